@@ -1,0 +1,5 @@
+"""`python -m wql` is the `wql` command."""
+
+from wql.cli import run
+
+run()

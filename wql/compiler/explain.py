@@ -1,0 +1,132 @@
+"""What `wql explain` reports about a query, as plain data.
+
+One structure serves the text rendering (rich), `--json` and the notebook, so
+they cannot drift apart. Plans are added by the optimizer when it has run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from wql.compiler.analysis import Query
+from wql.compiler.classify import describe_kind, extent_formula, wids_formula
+from wql.compiler.schema import Domain
+from wql.compiler.units import quantity_text
+from wql.compiler.windows import SlideOn, WindowKind
+
+
+@dataclass(frozen=True)
+class PlanChoice:
+    name: str
+    cost: float | None  # estimated cost in row-operations; None when the plan cannot run
+    note: str
+    chosen: bool = False
+
+
+@dataclass(frozen=True)
+class Explanation:
+    statement: int
+    line: int
+    query: str
+    stream: str
+    window: dict[str, Any]
+    kind: str
+    window_class: str
+    context: str
+    reason: str
+    wids: str
+    extent: str
+    aggregates: tuple[dict[str, str], ...]
+    columns: tuple[str, ...]
+    plans: tuple[PlanChoice, ...] = ()
+    plan: str | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "statement": self.statement,
+            "line": self.line,
+            "query": self.query,
+            "stream": self.stream,
+            "window": self.window,
+            "kind": self.kind,
+            "class": self.window_class,
+            "context": self.context,
+            "class_reason": self.reason,
+            "wids": self.wids,
+            "extent": self.extent,
+            "aggregates": list(self.aggregates),
+            "columns": list(self.columns),
+            "plans": [{"plan": p.name, "cost": p.cost, "note": p.note, "chosen": p.chosen} for p in self.plans],
+            "plan": self.plan,
+            "notes": list(self.notes),
+        }
+
+
+def window_facts(query: Query) -> dict[str, Any]:
+    window = query.window
+    domain = window.attr.domain
+    range_unit, slide_unit = window.units
+    if window.kind is WindowKind.KAFKA:
+        slide = "KAFKA"
+    elif window.slide_on is SlideOn.ATTRIBUTE:
+        assert window.slide is not None
+        slide = quantity_text(window.slide, domain, slide_unit)
+    else:
+        assert window.slide is not None
+        slide = quantity_text(window.slide, Domain.ROW_NUM)
+    slide_attr = {
+        SlideOn.ATTRIBUTE: window.attr.name,
+        SlideOn.ROW_NUM: "row_num",
+        SlideOn.RANK: f"rank({window.attr.name})",
+    }[window.slide_on]
+    return {
+        "spec": window.spec_text(),
+        "kind": window.kind.value,
+        "range": "UNBOUNDED" if window.range is None else quantity_text(window.range, domain, range_unit),
+        "slide": slide,
+        "range_attribute": window.attr.name
+        if window.end_attr is None
+        else f"({window.attr.name}, {window.end_attr.name})",
+        "slide_attribute": slide_attr if window.kind is not WindowKind.KAFKA else None,
+        "partition_by": list(window.partition_by),
+        "slack": None
+        if window.slack is None
+        else {
+            "amount": quantity_text(window.slack.amount, domain, range_unit),
+            "mode": window.slack.mode,
+        },
+        "defaults": list(window.defaults),
+    }
+
+
+def explain_query(query: Query, statement: int, line: int, plans: tuple[PlanChoice, ...] = ()) -> Explanation:
+    classification = query.classification
+    chosen = next((p.name for p in plans if p.chosen), None)
+    return Explanation(
+        statement=statement,
+        line=line,
+        query=query.text,
+        stream=query.stream.name,
+        window=window_facts(query),
+        kind=describe_kind(query.window),
+        window_class=classification.window_class.value,
+        context=classification.context,
+        reason=classification.reason,
+        wids=wids_formula(query.window),
+        extent=extent_formula(query.window),
+        aggregates=tuple(
+            {
+                "call": call.sql,
+                "column": call.name,
+                "kind": call.info.kind.value,
+                "family": call.info.family.value,
+                "approximate": "yes" if call.info.approximate else "no",
+            }
+            for call in query.aggregates
+        ),
+        columns=query.columns,
+        plans=plans,
+        plan=chosen,
+    )

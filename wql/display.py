@@ -1,0 +1,97 @@
+"""Rich renderings shared by the CLI, the REPL and the notebook magic.
+
+Presentation only: every function takes public API objects (errors,
+explanations, result rows) and returns something rich can print.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from wql.compiler.explain import Explanation
+from wql.grammar.errors import WQLError
+
+
+def error_renderable(error: WQLError) -> Text:
+    """An error as the CLI shows it: message, location, the line with a caret, the hint."""
+    out = Text()
+    out.append(f"{error.kind}: ", style="bold red")
+    out.append(error.message + "\n", style="bold")
+    out.append(f"  --> {error.location()}\n", style="cyan")
+    for number, line, column, width in error.excerpt():
+        gutter = " " * len(str(number))
+        out.append(f"{gutter} |\n", style="cyan")
+        out.append(f"{number} | ", style="cyan")
+        out.append(line + "\n")
+        out.append(f"{gutter} | ", style="cyan")
+        out.append(" " * (column - 1) + "^" * width + "\n", style="bold red")
+    if error.hint:
+        out.append("  = hint: ", style="bold cyan")
+        out.append(error.hint + "\n")
+    out.rstrip()
+    return out
+
+
+def explanation_renderable(explanation: Explanation) -> Group:
+    facts = Table.grid(padding=(0, 2))
+    facts.add_column(style="bold cyan", no_wrap=True)
+    facts.add_column()
+    window = explanation.window
+    facts.add_row("window", window["spec"])
+    for note in window["defaults"]:
+        facts.add_row("", Text(f"default: {note}", style="dim"))
+    facts.add_row("kind", explanation.kind)
+    facts.add_row("class", Text.assemble((explanation.window_class, "bold"), f" — context: {explanation.context}"))
+    facts.add_row("why", explanation.reason)
+    facts.add_row("wids", explanation.wids)
+    facts.add_row("extent", explanation.extent)
+    if explanation.aggregates:
+        for index, agg in enumerate(explanation.aggregates):
+            label = "aggregates" if index == 0 else ""
+            kind = f"{agg['kind']}, {agg['family']}" + (", approximate" if agg["approximate"] == "yes" else "")
+            facts.add_row(label, f"{agg['call']} → {agg['column']}  ({kind})")
+    facts.add_row("columns", ", ".join(explanation.columns))
+    parts: list[Any] = [
+        Text(f"query {explanation.statement} (line {explanation.line}) on stream {explanation.stream}", style="bold"),
+        facts,
+    ]
+    if explanation.plans:
+        plans = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
+        plans.add_column("plan")
+        plans.add_column("est. cost", justify="right")
+        plans.add_column("")
+        for plan in explanation.plans:
+            cost = "—" if plan.cost is None else f"{plan.cost:,.0f}"
+            marker = Text("← chosen", style="bold green") if plan.chosen else Text("")
+            name = Text(plan.name, style="bold" if plan.chosen else "")
+            plans.add_row(name, cost, Text.assemble(marker, (" " if plan.chosen else "") + plan.note))
+        parts.append(plans)
+    return Group(*parts)
+
+
+def results_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], total: int | None = None) -> Table:
+    table = Table(show_header=True, header_style="bold", caption=None)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*("NULL" if v is None else str(v) for v in row))
+    if total is not None:
+        shown = len(rows)
+        table.caption = f"{total:,} row{'s' if total != 1 else ''}" + (
+            f" (first {shown} shown)" if shown < total else ""
+        )
+    return table
+
+
+def plain_text(renderable: Any, width: int = 110) -> str:
+    """A renderable as plain text (no colour), e.g. for golden tests and logs."""
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, color_system=None, force_terminal=False, legacy_windows=False)
+    console.print(renderable)
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"

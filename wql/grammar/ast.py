@@ -1,0 +1,214 @@
+"""The syntax tree of WQL scripts.
+
+Nodes are frozen dataclasses. Each carries the span it was parsed from, and the
+span is excluded from equality, so `parse(format(tree)) == tree` holds even though
+the formatted text puts things at other offsets. Expressions keep sqlglot's tree
+for analysis, but compare by their canonical Spark SQL text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from enum import Enum
+from typing import Literal
+
+from sqlglot import exp
+
+from wql.grammar.errors import Span
+
+NO_SPAN = Span(0, 0, 1, 1, 1, 1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Node:
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Name(Node):
+    """An identifier as written (without backticks). Resolution is case-insensitive, as in Spark."""
+
+    text: str
+
+    @property
+    def key(self) -> str:
+        return self.text.lower()
+
+
+class Unit(Enum):
+    """Units of RANGE/SLIDE/SLACK/ALIGN quantities; the value is the length in microseconds."""
+
+    ROWS = 0
+    MICROSECONDS = 1
+    MILLISECONDS = 1_000
+    SECONDS = 1_000_000
+    MINUTES = 60_000_000
+    HOURS = 3_600_000_000
+    DAYS = 86_400_000_000
+    WEEKS = 604_800_000_000
+
+    @property
+    def is_time(self) -> bool:
+        return self is not Unit.ROWS
+
+    @property
+    def micros(self) -> int:
+        return self.value
+
+    @staticmethod
+    def parse(word: str) -> Unit:
+        upper = word.upper()
+        return Unit[upper if upper.endswith("S") else upper + "S"]
+
+    def spelled(self, amount: Decimal) -> str:
+        """The unit word for an amount, singular for exactly one ('1 MINUTE', '5 MINUTES')."""
+        word = self.name
+        return word[:-1] if amount == 1 else word
+
+
+@dataclass(frozen=True, kw_only=True)
+class Quantity(Node):
+    value: Decimal
+    unit: Unit | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Expr(Node):
+    """A Spark SQL expression; `sql` is sqlglot's canonical rendering, `tree` its parse."""
+
+    sql: str
+    tree: exp.Expression = field(compare=False, repr=False, hash=False)
+    text: str = field(default="", compare=False, repr=False)  # as written, for positions inside it
+
+
+# ------------------------------------------------------------------ CREATE STREAM
+
+
+@dataclass(frozen=True, kw_only=True)
+class TypeName(Node):
+    name: str  # upper-case canonical spelling, e.g. BIGINT
+    params: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ColumnDef(Node):
+    name: Name
+    type: TypeName
+
+
+OptionValue = str | Decimal | bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class Option(Node):
+    key: str
+    value: OptionValue
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreateStream(Node):
+    name: Name
+    columns: tuple[ColumnDef, ...]
+    path: str | None = None
+    format: str | None = None
+    options: tuple[Option, ...] = ()
+    row_num: Name | None = None
+
+
+# ------------------------------------------------------------------ window spec
+
+
+@dataclass(frozen=True, kw_only=True)
+class RangeClause(Node):
+    quantity: Quantity | None  # None: RANGE UNBOUNDED (landmark)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SlideClause(Node):
+    quantity: Quantity | None  # None: SLIDE KAFKA (Kafka Streams sliding windows)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WattrClause(Node):
+    attrs: tuple[Name, ...]  # one attribute, or (start, end) for interval events
+
+
+@dataclass(frozen=True, kw_only=True)
+class RattrClause(Node):
+    attr: Name
+
+
+@dataclass(frozen=True, kw_only=True)
+class SattrClause(Node):
+    attr: Name
+    rank: bool = False  # SATTR rank(attr)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PattrClause(Node):
+    attrs: tuple[Name, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AlignClause(Node):
+    value: Quantity | str  # a number/duration, or a timestamp literal's text
+    anchor: Literal["end", "start"] = "end"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SlackClause(Node):
+    quantity: Quantity
+    mode: Literal["consistent", "generous"] | None = None
+
+
+WindowClause = (
+    RangeClause | SlideClause | WattrClause | RattrClause | SattrClause | PattrClause | AlignClause | SlackClause
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WindowSpec(Node):
+    clauses: tuple[WindowClause, ...]
+
+
+# ------------------------------------------------------------------ SELECT
+
+
+@dataclass(frozen=True, kw_only=True)
+class SelectItem(Node):
+    expr: Expr
+    alias: Name | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class OrderItem(Node):
+    expr: Expr
+    descending: bool = False
+    nulls: Literal["first", "last"] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Select(Node):
+    items: tuple[SelectItem, ...]
+    stream: Name
+    window: WindowSpec | None = None
+    where: Expr | None = None
+    group_by: tuple[Expr, ...] = ()
+    having: Expr | None = None
+    order_by: tuple[OrderItem, ...] = ()
+    limit: int | None = None
+    emit_empty: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Explain(Node):
+    select: Select
+
+
+Statement = CreateStream | Select | Explain
+
+
+@dataclass(frozen=True, kw_only=True)
+class Script(Node):
+    statements: tuple[Statement, ...]

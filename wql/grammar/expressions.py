@@ -1,0 +1,80 @@
+"""Spark SQL expressions inside WQL, parsed by sqlglot.
+
+Lark hands over the exact text of each expression; sqlglot parses it with its
+Spark dialect. Its error positions are relative to that fragment, so they are
+shifted back onto the whole script here.
+"""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from wql.grammar.ast import Expr
+from wql.grammar.errors import Span, WQLSyntaxError
+
+DIALECT = "spark"
+
+
+def render_sql(tree: exp.Expression) -> str:
+    """Canonical Spark SQL for an expression tree: comments dropped, keywords upper-case."""
+    return tree.sql(dialect=DIALECT, comments=False)
+
+
+def parse_expression(fragment: str, span: Span, source: str) -> Expr:
+    """Parse one expression whose text sits at `span` in `source`."""
+    try:
+        tree = sqlglot.parse_one(fragment, read=DIALECT)
+    except ParseError as error:
+        raise _positioned(error, fragment, span, source) from None
+    except Exception as error:  # sqlglot's tokenizer raises several types; all are syntax errors
+        raise WQLSyntaxError(f"cannot parse expression: {_first_line(error)}", span=span) from None
+    if tree is None:
+        raise WQLSyntaxError("expected an expression", span=span)
+    if isinstance(tree, exp.Alias):
+        alias = tree.alias
+        raise WQLSyntaxError(
+            f"an alias needs AS: found '{alias}' after the expression",
+            span=span,
+            hint=f"write '{render_sql(tree.this)} AS {alias}'",
+        )
+    try:
+        sql = render_sql(tree)
+    except Exception as error:  # sqlglot accepts some trees it cannot print back
+        raise WQLSyntaxError(f"unsupported expression: {_first_line(error)}", span=span) from None
+    return Expr(sql=sql, tree=tree, span=span, text=fragment)
+
+
+def _positioned(error: ParseError, fragment: str, span: Span, source: str) -> WQLSyntaxError:
+    details = error.errors[0] if error.errors else {}
+    message = str(details.get("description") or _first_line(error))
+    message = _friendly(message)
+    line = int(details.get("line") or 1)
+    col = int(details.get("col") or 1)
+    highlight = str(details.get("highlight") or "")
+    lines = fragment.split("\n")
+    line = max(1, min(line, len(lines)))
+    end = sum(len(text) + 1 for text in lines[: line - 1]) + min(col, len(lines[line - 1]))
+    start = max(0, end - len(highlight)) if highlight else max(0, end - 1)
+    if start >= end:
+        end = start + 1
+    absolute = Span.of_text(source, span.start + start, min(span.end, span.start + end))
+    if absolute.start >= absolute.end:
+        absolute = span
+    return WQLSyntaxError(message, span=absolute)
+
+
+def _friendly(description: str) -> str:
+    if description.startswith("Required keyword:"):
+        return "incomplete expression: an operand is missing"
+    if description.startswith("Expecting )"):
+        return "missing ')'"
+    if description.startswith("Invalid expression / Unexpected token"):
+        return "unexpected token in expression"
+    return description[:1].lower() + description[1:]
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__

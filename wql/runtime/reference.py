@@ -1,0 +1,339 @@
+"""The reference evaluator: window semantics straight from `extent` (semantics.md §2).
+
+Window-centric and deliberately naive: it enumerates candidate window-ids,
+decides each window's contents with the extent predicate alone, then groups and
+aggregates in plain Python. It never uses a wids range or any plan's trick, so
+it can judge every physical plan. Quadratic on purpose; use it on small
+streams.
+
+Conventions it fixes for every plan (README, "Semantics"):
+- `row_num` is the 0-based arrival position over the whole input, before WHERE;
+  with PATTR and a row-based window it is the position within the partition.
+- The window spec applies to the stream; WHERE filters window contents. So
+  WHERE never renumbers rows and never removes a window-id, only its tuples.
+- A tuple whose window attribute is NULL belongs to no window.
+- Grid windows are reported when non-empty; landmark windows from the first
+  non-empty window to the one holding the stream's largest value.
+- Interval events [start, end): a point event (start = end) belongs where its
+  start does; an open-ended event (end NULL) lasts to the end of the data: it is
+  reported in windows up to the last one that starts at or before the largest
+  start or end in the data; end < start is malformed and belongs nowhere.
+- Slide-by-tuple and rank: windows are the RATTR values of the qualifying
+  tuples (PATTR: per partition); rank orders non-NULL values, ties by arrival.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from wql.compiler.analysis import Query
+from wql.compiler.schema import Domain
+from wql.compiler.units import EPOCH_DATE
+from wql.compiler.windows import SlideOn, Window, WindowKind
+from wql.runtime.sqleval import aggregate, evaluate
+
+Number = int | float
+_EPOCH = datetime(1970, 1, 1)
+
+
+# ------------------------------------------------------------------ values in base units
+
+
+def to_base(value: Any, domain: Domain) -> Number | None:
+    """An attribute value in base units: µs for timestamps, days for dates."""
+    if value is None:
+        return None
+    if domain is Domain.TIMESTAMP:
+        if isinstance(value, int):
+            return value
+        moment = value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
+        delta = moment - _EPOCH
+        return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    if domain is Domain.DATE:
+        return value if isinstance(value, int) else (value - EPOCH_DATE).days
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def from_base(value: Number | None, domain: Domain) -> Any:
+    """Base units back to the attribute's Python type (naive UTC datetimes for timestamps)."""
+    if value is None:
+        return None
+    if domain is Domain.TIMESTAMP:
+        return _EPOCH + timedelta(microseconds=int(value))
+    if domain is Domain.DATE:
+        return EPOCH_DATE + timedelta(days=int(value))
+    if domain is Domain.ROW_NUM:
+        return int(value)
+    return value
+
+
+# ------------------------------------------------------------------ prepared tuples
+
+
+@dataclass
+class _Tuple:
+    row: Mapping[str, Any]
+    row_num: int  # arrival position (or the stream's ROW_NUM column)
+    a: Number | None  # window attribute value, base units (per-partition rank for FCF windows)
+    end: Number | None = None  # interval end; None also for open-ended
+    open_ended: bool = False
+    partition: tuple[Any, ...] = ()
+    passes: bool = True  # WHERE holds
+    slide_pos: int = 0  # position that decides slide-by-n membership (row_num or rank)
+    group: tuple[Any, ...] = field(default=())
+
+
+def _prepare(query: Query, rows: Sequence[Mapping[str, Any]]) -> list[_Tuple]:
+    window = query.window
+    tuples: list[_Tuple] = []
+    for index, row in enumerate(rows):
+        row_num = int(row[query.stream.row_num]) if query.stream.row_num else index
+        partition = tuple(row.get(p) for p in window.partition_by)
+        if window.attr.is_row_num:
+            a: Number | None = row_num
+        else:
+            a = to_base(row.get(window.attr.name), window.attr.domain)
+        item = _Tuple(row=row, row_num=row_num, a=a, partition=partition)
+        if window.end_attr is not None:
+            end = to_base(row.get(window.end_attr.name), window.end_attr.domain)
+            item.end = end
+            item.open_ended = end is None and a is not None
+        if query.where is not None:
+            item.passes = evaluate(query.where, row) is True
+        item.group = tuple(evaluate(k.sql, row) for k in query.keys if k.origin == "group")
+        tuples.append(item)
+
+    if window.per_partition_rows:
+        # rank(t, row_num, p): the arrival position within the partition, counted over all tuples.
+        counters: dict[tuple[Any, ...], int] = {}
+        for item in sorted(tuples, key=lambda t: t.row_num):
+            position = counters.get(item.partition, 0)
+            counters[item.partition] = position + 1
+            if window.attr.is_row_num:
+                item.a = position
+            item.slide_pos = position
+    else:
+        for item in tuples:
+            item.slide_pos = item.row_num
+    if window.slide_on is SlideOn.RANK:
+        for part in _partitions(tuples):
+            ranked = sorted((t for t in part if t.a is not None), key=lambda t: (t.a, t.row_num))
+            for position, item in enumerate(ranked):
+                item.slide_pos = position
+    return tuples
+
+
+def _partitions(tuples: Iterable[_Tuple]) -> list[list[_Tuple]]:
+    groups: dict[tuple[Any, ...], list[_Tuple]] = {}
+    for item in tuples:
+        groups.setdefault(item.partition, []).append(item)
+    return list(groups.values())
+
+
+# ------------------------------------------------------------------ extents
+
+
+@dataclass
+class Extent:
+    wid: Any
+    start: Any  # window_start, in the attribute's type (None: unbounded)
+    end: Any  # window_end
+    partition: tuple[Any, ...]
+    members: list[_Tuple]
+    order: tuple[Any, ...] = ()
+
+
+def _bounds(window: Window, w: int) -> tuple[Number, Number]:
+    """[lo, hi) of grid window w, computed exactly as the extent formula reads."""
+    assert window.slide is not None
+    hi = window.origin + (w + 1) * window.slide
+    lo = hi - window.range if window.range is not None else -math.inf
+    return lo, hi
+
+
+def _grid_candidates(window: Window, values: list[Number]) -> range:
+    assert window.slide is not None
+    if not values:
+        return range(0)
+    reach = (window.range or 0) / window.slide
+    low = math.floor((min(values) - window.origin) / window.slide) - 2
+    high = math.floor((max(values) - window.origin) / window.slide + reach) + 2
+    return range(low, high + 1)
+
+
+def _in_grid_window(window: Window, item: _Tuple, lo: Number, hi: Number) -> bool:
+    if item.a is None:
+        return False
+    if window.end_attr is None:
+        return lo <= item.a < hi
+    if item.open_ended:
+        return item.a < hi
+    if item.end is None or item.end < item.a:
+        return False
+    if item.end == item.a:
+        return lo <= item.a < hi
+    return item.a < hi and lo < item.end
+
+
+def grid_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
+    domain = window.attr.domain
+    values = [t.a for t in tuples if t.a is not None]
+    ends = [t.end for t in tuples if t.end is not None and t.a is not None and t.end >= t.a]
+    candidates = _grid_candidates(window, values + ends)
+    horizon = max(values + ends) if values else None
+    extents = []
+    for part in _partitions(tuples):
+        for w in candidates:
+            lo, hi = _bounds(window, w)
+            if window.kind is WindowKind.LANDMARK:
+                if w < 0 or horizon is None or w > math.floor((horizon - window.origin) / window.slide):
+                    continue
+            elif window.is_interval and any(t.open_ended for t in tuples) and horizon is not None and lo > horizon:
+                continue
+            members = [t for t in part if _in_grid_window(window, t, lo, hi)]
+            start = None if window.kind is WindowKind.LANDMARK else from_base(lo, domain)
+            extents.append(Extent(w, start, from_base(hi, domain), part[0].partition, members, (w,)))
+    return extents
+
+
+def tuple_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
+    """Slide-by-tuple, slide by n rows, slide by n over rank: windows named by RATTR values."""
+    assert window.range is not None and window.slide is not None
+    domain = window.attr.domain
+    extents = []
+    for part in _partitions(tuples):
+        names = sorted({t.a for t in part if t.a is not None and t.slide_pos % window.slide == 0})
+        for w in names:
+            members = [t for t in part if t.a is not None and w - window.range < t.a <= w]
+            extents.append(
+                Extent(
+                    from_base(w, domain),
+                    from_base(w - window.range, domain),
+                    from_base(w, domain),
+                    part[0].partition,
+                    members,
+                    (w,),
+                )
+            )
+    return extents
+
+
+def kafka_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
+    """Kafka Streams sliding windows, as KIP-450 places them (see wql.runtime.kafka)."""
+    from wql.runtime.kafka import kafka_windows
+
+    assert window.range is not None
+    domain = window.attr.domain
+    tick = 1_000 if domain is Domain.TIMESTAMP else 1
+    extents = []
+    for part in _partitions(tuples):
+        present = [t for t in part if t.a is not None]
+        for lo, hi in kafka_windows(sorted(t.a for t in present), window.range, tick):  # type: ignore[misc]
+            members = [t for t in present if lo <= t.a <= hi]  # type: ignore[operator]
+            extents.append(
+                Extent(
+                    from_base(lo, domain),
+                    from_base(lo, domain),
+                    from_base(hi, domain),
+                    part[0].partition,
+                    members,
+                    (lo,),
+                )
+            )
+    return extents
+
+
+def extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
+    if window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}:
+        return grid_extents(window, tuples)
+    if window.kind is WindowKind.KAFKA:
+        return kafka_extents(window, tuples)
+    return tuple_extents(window, tuples)
+
+
+# ------------------------------------------------------------------ evaluation
+
+
+def evaluate_query(query: Query, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Result rows of `query` over `rows` (dicts by column name, in arrival order)."""
+    window = query.window
+    tuples = _prepare(query, rows)
+    if window.kind is WindowKind.KAFKA:
+        tuples = [t for t in tuples if t.passes]  # Kafka filters records before placing windows
+    partition_keys = [k for k in query.keys if k.origin == "partition"]
+
+    # (partition, group) -> {window order: (extent, members that pass WHERE)}
+    cells: dict[tuple[Any, ...], dict[tuple[Any, ...], tuple[Extent, list[_Tuple]]]] = {}
+    by_partition: dict[tuple[Any, ...], list[Extent]] = {}
+    for extent in extents(window, tuples):
+        by_partition.setdefault(extent.partition, []).append(extent)
+        for member in extent.members:
+            if member.passes:
+                cell = cells.setdefault((extent.partition, member.group), {})
+                cell.setdefault(extent.order, (extent, []))[1].append(member)
+
+    results: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    for (partition, group), windows in cells.items():
+        chosen = list(windows.values())
+        if query.emit_empty:
+            low, high = min(windows), max(windows)
+            chosen = [windows.get(e.order, (e, [])) for e in by_partition[partition] if low <= e.order <= high]
+        for extent, members in chosen:
+            order = (*extent.order, *_sortable(partition), *_sortable(group))
+            results.append((order, _result_row(query, extent, group, members, partition_keys)))
+
+    rows_out = [row for _, row in sorted(results, key=lambda pair: pair[0])]
+    if query.having is not None:
+        rows_out = [r for r in rows_out if evaluate(query.having, r) is True]
+    rows_out = _order(query, rows_out)
+    if query.limit is not None:
+        rows_out = rows_out[: query.limit]
+    return [{c: r[c] for c in query.columns} for r in rows_out]
+
+
+def _sortable(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple((v is not None, v if v is not None else 0) for v in values)
+
+
+def _result_row(
+    query: Query,
+    extent: Extent,
+    group: tuple[Any, ...],
+    members: list[_Tuple],
+    partition_keys: list[Any],
+) -> dict[str, Any]:
+    row: dict[str, Any] = {"wid": extent.wid, "window_start": extent.start, "window_end": extent.end}
+    for key, value in zip(partition_keys, extent.partition, strict=True):
+        row[key.name] = value
+    for key, value in zip([k for k in query.keys if k.origin == "group"], group, strict=True):
+        row[key.name] = value
+    contents = [m.row for m in members]
+    for call in query.aggregates:
+        row[call.name] = aggregate(call.sql, contents)
+    for output in query.outputs:
+        row[output.name] = evaluate(output.sql, row)
+    return row
+
+
+def _order(query: Query, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for key in reversed(query.order_by):
+        nulls_first = key.nulls == "first" if key.nulls else not key.descending
+
+        def sort_key(row: dict[str, Any], sql: str = key.sql) -> Any:
+            value = evaluate(sql, row)
+            return (0 if value is None else 1, value if value is not None else 0)
+
+        present = [r for r in rows if evaluate(key.sql, r) is not None]
+        absent = [r for r in rows if evaluate(key.sql, r) is None]
+        present.sort(key=sort_key, reverse=key.descending)
+        rows = absent + present if nulls_first else present + absent
+    return rows
+
+
+__all__ = ["Extent", "evaluate_query", "from_base", "to_base"]

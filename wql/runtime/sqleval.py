@@ -1,0 +1,317 @@
+"""A small interpreter for Spark SQL expressions, for the reference evaluator.
+
+It covers what differential tests generate: arithmetic, comparisons,
+three-valued logic, CASE, CAST to the basic types, a handful of functions, and
+the aggregates WQL plans. It follows Spark's rules where they matter for
+results (NULL propagation, `/` always divides as double, integer `%` keeps the
+dividend's sign). Anything else raises `NotImplementedError`. It is a test
+oracle, not an engine.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from datetime import date, datetime
+from decimal import Decimal
+from functools import cache
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+
+from wql.compiler.aggregates import aggregate_name
+
+Row = Mapping[str, Any]
+
+
+@cache
+def parse_sql(sql: str) -> exp.Expression:
+    return sqlglot.parse_one(sql, read="spark")
+
+
+def evaluate(sql: str, row: Row) -> Any:
+    """Value of a scalar expression on one row (keys: column names, case-insensitive)."""
+    lowered = {k.lower(): v for k, v in row.items()}
+    return _eval(parse_sql(sql), lowered)
+
+
+def _num(value: Any) -> Any:
+    return float(value) if isinstance(value, Decimal) else value
+
+
+def _binary(node: exp.Binary, row: Row, op: Callable[[Any, Any], Any]) -> Any:
+    left = _eval(node.left, row)
+    right = _eval(node.right, row)
+    if left is None or right is None:
+        return None
+    return op(_num(left), _num(right))
+
+
+def _divide(a: Any, b: Any) -> Any:
+    if b == 0:
+        raise ZeroDivisionError("division by zero")
+    return float(a) / float(b)
+
+
+def _mod(a: Any, b: Any) -> Any:
+    if b == 0:
+        raise ZeroDivisionError("division by zero")
+    if isinstance(a, int) and isinstance(b, int):
+        return int(math.fmod(a, b))
+    return math.fmod(a, b)
+
+
+def _truth(value: Any) -> bool | None:
+    return None if value is None else bool(value)
+
+
+_COMPARE: dict[type, Callable[[Any, Any], bool]] = {
+    exp.EQ: lambda a, b: a == b,
+    exp.NEQ: lambda a, b: a != b,
+    exp.LT: lambda a, b: a < b,
+    exp.LTE: lambda a, b: a <= b,
+    exp.GT: lambda a, b: a > b,
+    exp.GTE: lambda a, b: a >= b,
+}
+_ARITH: dict[type, Callable[[Any, Any], Any]] = {
+    exp.Add: lambda a, b: a + b,
+    exp.Sub: lambda a, b: a - b,
+    exp.Mul: lambda a, b: a * b,
+    exp.Div: _divide,
+    exp.Mod: _mod,
+}
+
+
+def _cast(value: Any, to: str) -> Any:
+    if value is None:
+        return None
+    to = to.upper()
+    if to in {"INT", "BIGINT", "SMALLINT", "TINYINT", "LONG"}:
+        if isinstance(value, str):
+            value = float(value.strip())
+        return int(value) if not isinstance(value, float) else math.trunc(value)
+    if to in {"DOUBLE", "FLOAT"}:
+        return float(value)
+    if to == "STRING":
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, float) and value == int(value) and abs(value) < 1e7:
+            return f"{value:.1f}"
+        return str(value)
+    if to == "BOOLEAN":
+        if isinstance(value, str):
+            return {"true": True, "false": False}.get(value.strip().lower())
+        return bool(value)
+    raise NotImplementedError(f"CAST to {to}")
+
+
+def _eval(node: exp.Expression, row: Row) -> Any:
+    if isinstance(node, exp.Paren):
+        return _eval(node.this, row)
+    if isinstance(node, exp.Column):
+        name = str(node.name).lower()
+        if name not in row:
+            raise KeyError(f"no column {node.name!r} in row")
+        return row[name]
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return node.this
+        text = node.this
+        if any(c in text for c in ".eE"):
+            return float(text)
+        return int(text)
+    if isinstance(node, exp.Null):
+        return None
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    if isinstance(node, exp.Neg):
+        value = _eval(node.this, row)
+        return None if value is None else -_num(value)
+    if type(node) in _ARITH:
+        return _binary(node, row, _ARITH[type(node)])  # type: ignore[arg-type]
+    if type(node) in _COMPARE:
+        return _binary(node, row, _COMPARE[type(node)])  # type: ignore[arg-type]
+    if isinstance(node, exp.NullSafeEQ):
+        return _eval(node.left, row) == _eval(node.right, row)
+    if isinstance(node, exp.And):
+        left, right = _truth(_eval(node.left, row)), _truth(_eval(node.right, row))
+        if left is False or right is False:
+            return False
+        return None if left is None or right is None else True
+    if isinstance(node, exp.Or):
+        left, right = _truth(_eval(node.left, row)), _truth(_eval(node.right, row))
+        if left is True or right is True:
+            return True
+        return None if left is None or right is None else False
+    if isinstance(node, exp.Not):
+        value = _truth(_eval(node.this, row))
+        return None if value is None else not value
+    if isinstance(node, exp.Is):
+        value = _eval(node.this, row)
+        if isinstance(node.expression, exp.Null):
+            return value is None
+        raise NotImplementedError(node.sql(dialect="spark"))
+    if isinstance(node, exp.Between):
+        value, low, high = _eval(node.this, row), _eval(node.args["low"], row), _eval(node.args["high"], row)
+        if value is None or low is None or high is None:
+            return None
+        return low <= value <= high
+    if isinstance(node, exp.In):
+        value = _eval(node.this, row)
+        options = [_eval(e, row) for e in node.expressions]
+        if value is None:
+            return None
+        if value in options:
+            return True
+        return None if None in options else False
+    if isinstance(node, exp.Case):
+        subject = _eval(node.this, row) if node.this is not None else None
+        for branch in node.args.get("ifs") or []:
+            condition = _eval(branch.this, row)
+            hit = condition == subject if node.this is not None else condition is True
+            if hit:
+                return _eval(branch.args["true"], row)
+        default = node.args.get("default")
+        return _eval(default, row) if default is not None else None
+    if isinstance(node, exp.If):
+        condition = _eval(node.this, row)
+        branch = node.args.get("true") if condition is True else node.args.get("false")
+        return _eval(branch, row) if branch is not None else None
+    if isinstance(node, exp.Cast):
+        return _cast(_eval(node.this, row), node.to.sql(dialect="spark"))
+    if isinstance(node, exp.Coalesce):
+        for arg in [node.this, *node.expressions]:
+            value = _eval(arg, row)
+            if value is not None:
+                return value
+        return None
+    if isinstance(node, exp.Abs):
+        value = _eval(node.this, row)
+        return None if value is None else abs(_num(value))
+    if isinstance(node, exp.Floor | exp.Ceil):
+        value = _eval(node.this, row)
+        if value is None:
+            return None
+        return math.floor(value) if isinstance(node, exp.Floor) else math.ceil(value)
+    if isinstance(node, exp.Round):
+        value = _eval(node.this, row)
+        places = _eval(node.args["decimals"], row) if node.args.get("decimals") is not None else 0
+        if value is None:
+            return None
+        scaled = Decimal(repr(value)).quantize(Decimal(1).scaleb(-int(places)), rounding="ROUND_HALF_UP")
+        return float(scaled) if isinstance(value, float) else int(scaled)
+    if isinstance(node, exp.Upper | exp.Lower):
+        value = _eval(node.this, row)
+        if value is None:
+            return None
+        return str(value).upper() if isinstance(node, exp.Upper) else str(value).lower()
+    if isinstance(node, exp.Greatest | exp.Least):
+        values = [_eval(e, row) for e in [node.this, *node.expressions]]
+        present = [v for v in values if v is not None]
+        if not present:
+            return None
+        return max(present) if isinstance(node, exp.Greatest) else min(present)
+    raise NotImplementedError(f"reference evaluator: {node.sql(dialect='spark')}")
+
+
+# ------------------------------------------------------------------ aggregates
+
+
+def aggregate(sql: str, rows: Sequence[Row]) -> Any:
+    """Value of one aggregate call over a group of rows."""
+    node = parse_sql(sql)
+    name = aggregate_name(node)
+    lowered = [{k.lower(): v for k, v in r.items()} for r in rows]
+    if name is None:
+        raise NotImplementedError(sql)
+    if isinstance(node, exp.Count) and isinstance(node.this, exp.Star):
+        return len(lowered)
+    args = list(node.iter_expressions())
+    if name == "count_distinct":
+        inner = node.this.expressions  # type: ignore[union-attr]
+        seen = {tuple(_eval(e, r) for e in inner) for r in lowered}
+        return sum(1 for values in seen if None not in values)
+    first = args[0]
+    values = [_eval(first, r) for r in lowered]
+    present = [_num(v) for v in values if v is not None]
+    return _AGGREGATES[name](present, values, args, lowered)
+
+
+def _sum(present: list[Any], *_: Any) -> Any:
+    if not present:
+        return None
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return sum(present)
+    return math.fsum(present)
+
+
+def _avg(present: list[Any], *_: Any) -> Any:
+    return math.fsum(present) / len(present) if present else None
+
+
+def _var(present: list[Any], population: bool) -> float | None:
+    need = 1 if population else 2
+    if len(present) < need:
+        return None
+    floats = [float(v) for v in present]
+    return statistics.pvariance(floats) if population else statistics.variance(floats)
+
+
+def _percentile(values: list[float], p: float) -> float | None:
+    """Spark's exact percentile: linear interpolation between closest ranks."""
+    if not values:
+        return None
+    ordered = sorted(float(v) for v in values)
+    position = p * (len(ordered) - 1)
+    lower = math.floor(position)
+    upper = math.ceil(position)
+    if lower == upper:
+        return ordered[lower]
+    return ordered[lower] + (position - lower) * (ordered[upper] - ordered[lower])
+
+
+def _by(present: list[Any], values: list[Any], args: list[exp.Expression], rows: list[Row], pick: Callable) -> Any:
+    pairs = [(o, v) for v, o in zip(values, (_eval(args[1], r) for r in rows), strict=True) if o is not None]
+    if not pairs:
+        return None
+    return pick(pairs, key=lambda pair: pair[0])[1]
+
+
+def _stddev(population: bool) -> Callable[..., Any]:
+    def run(present: list[Any], *_: Any) -> Any:
+        variance = _var(present, population)
+        return None if variance is None else math.sqrt(variance)
+
+    return run
+
+
+_AGGREGATES: dict[str, Callable[..., Any]] = {
+    "count": lambda present, *_: len(present),
+    "sum": _sum,
+    "avg": _avg,
+    "min": lambda present, *_: min(present) if present else None,
+    "max": lambda present, *_: max(present) if present else None,
+    "stddev": _stddev(False),
+    "stddev_samp": _stddev(False),
+    "stddev_pop": _stddev(True),
+    "variance": lambda present, *_: _var(present, False),
+    "var_pop": lambda present, *_: _var(present, True),
+    "median": lambda present, *_: _percentile(present, 0.5),
+    "percentile": lambda present, values, args, rows: _percentile(present, float(_eval(args[1], {}))),
+    "count_if": lambda present, *_: sum(1 for v in present if v is True),
+    "bool_and": lambda present, *_: all(present) if present else None,
+    "bool_or": lambda present, *_: any(present) if present else None,
+    "min_by": lambda present, values, args, rows: _by(present, values, args, rows, min),
+    "max_by": lambda present, values, args, rows: _by(present, values, args, rows, max),
+    "collect_list": lambda present, *_: sorted(present, key=_sort_key),
+    "collect_set": lambda present, *_: sorted(set(present), key=_sort_key),
+    "approx_count_distinct": lambda present, *_: len(set(present)),
+}
+
+
+def _sort_key(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return (1, value.isoformat())
+    return (0, value)

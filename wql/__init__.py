@@ -7,6 +7,7 @@ these functions:
     wql.check(text)                  # [] or a list of WQLError
     wql.explain(text)                # one Explanation per query
     program = wql.load("q.wql")      # every statement of a file, analyzed
+    q = wql.compile(text)            # a CompiledQuery: .code, .explain(), .run(spark, stream=df)
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from wql.compiler.explain import Explanation, explain_query
+from wql.compiler.compile import Compiled, compile_query
+from wql.compiler.explain import Explanation, PlanChoice, explain_query
 from wql.compiler.program import Program, Statement, analyze_program
 from wql.compiler.schema import Catalog, Stream, schema_from_mapping
 from wql.grammar.ast import Script
@@ -101,12 +103,132 @@ def explain(text: str, path: str | None = None, *, streams: StreamSchemas | None
     return [explain_statement(s) for s in program.queries]
 
 
-def explain_statement(statement: Statement) -> Explanation:
+def explain_statement(statement: Statement, *, plan: str | None = None) -> Explanation:
+    """The explanation of one analyzed query, with the candidate plans and the choice."""
+    from wql.compiler.optimizer import candidates, choose
+
     assert statement.query is not None
-    return explain_query(statement.query, statement.number, statement.line)
+    try:
+        _, choices = choose(statement.query, plan)
+    except WQLNotSupportedError:
+        if plan not in (None, "auto"):
+            raise
+        choices = tuple(PlanChoice(c.kind.value, None, c.note) for c in candidates(statement.query))
+    return explain_query(statement.query, statement.number, statement.line, choices)
+
+
+class CompiledQuery:
+    """One query, planned and turned into a PySpark program.
+
+    `code` is the whole program (what `wql compile` prints); `run` executes
+    that same code on a SparkSession and returns the result DataFrame.
+    """
+
+    def __init__(self, compiled: Compiled, source_path: str | None = None) -> None:
+        self._compiled = compiled
+        self.source_path = source_path
+        self._module: Any = None
+
+    @property
+    def code(self) -> str:
+        return self._compiled.code
+
+    @property
+    def plan(self) -> str:
+        return self._compiled.plan.kind.value
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self._compiled.query.columns
+
+    @property
+    def stream(self) -> Stream:
+        return self._compiled.query.stream
+
+    @property
+    def query(self) -> Any:
+        return self._compiled.query
+
+    def explain(self) -> Explanation:
+        return self._compiled.explain()
+
+    def module(self) -> Any:
+        """The generated program, loaded as a module (once)."""
+        if self._module is None:
+            from wql.runtime.execute import load_job
+
+            self._module = load_job(self.code)
+        return self._module
+
+    def load_inputs(self, spark: Any, **paths: str) -> tuple[dict[str, Any], list[str]]:
+        """Read the declared streams (FROM paths, or these overrides) as the job does: DataFrames by
+        stream name, and report lines (rows read, malformed rows skipped, NULL window attributes)."""
+        from wql.runtime.errors import translate
+
+        module = self.module()
+        try:
+            frames, report = module.load_inputs(spark, module.STREAMS, paths)
+        except Exception as error:
+            raise translate(error, f"stream {self.stream.name}") from None
+        by_name = {name: frames[spec["parameter"]] for name, spec in module.STREAMS.items()}
+        return by_name, report
+
+    def run(self, spark: Any, **inputs: Any) -> Any:
+        """The result DataFrame. Inputs are DataFrames by stream name; without them the declared
+        FROM paths are read (malformed rows dropped and counted, as `wql run` does)."""
+        from wql.runtime.execute import check_input, run_query
+
+        if not inputs:
+            inputs, _ = self.load_inputs(spark)
+        else:
+            needed = tuple(self.query.input_columns)
+            for name, frame in inputs.items():
+                if name.lower() == self.stream.name.lower():
+                    check_input(self.stream, frame, needed)
+        return run_query(self.module(), inputs)
+
+    def write(self, result: Any, path: str, fmt: str = "csv") -> str:
+        """Write a result as the job does: csv/json as one file, parquet as a directory."""
+        return str(self.module().write_result(result, path, fmt))
+
+
+def compile_statement(program: Program, statement: Statement, *, plan: str | None = None) -> CompiledQuery:
+    assert statement.query is not None
+    compiled = compile_query(
+        statement.query, plan=plan, statement=statement.number, line=statement.line, source_path=program.path
+    )
+    return CompiledQuery(compiled, program.path)
+
+
+def compile(  # noqa: A001 - wql.compile is the natural name
+    text: str,
+    path: str | None = None,
+    *,
+    streams: StreamSchemas | None = None,
+    plan: str | None = None,
+    query: int | None = None,
+) -> CompiledQuery:
+    """Compile the query in `text` (with its CREATE STREAMs). With several queries, `query` picks one
+    (1-based among the queries). `plan` forces bucket, pane, slice, … instead of the cheapest."""
+    program = analyze(text, path, streams=streams)
+    if program.errors:
+        raise program.errors[0]
+    queries = program.queries
+    if not queries:
+        raise WQLSemanticError("no query to compile: the text has no SELECT")
+    if query is None and len(queries) > 1:
+        raise WQLSemanticError(f"the text has {len(queries)} queries; choose one with query=1…{len(queries)}")
+    index = (query or 1) - 1
+    if not 0 <= index < len(queries):
+        raise WQLSemanticError(f"there is no query {query}; the text has {len(queries)}")
+    try:
+        return compile_statement(program, queries[index], plan=plan)
+    except WQLError as error:
+        raise error.with_source(text, path) from None
 
 
 __all__ = [
+    "CompiledQuery",
     "Explanation",
     "Program",
     "Statement",
@@ -121,6 +243,8 @@ __all__ = [
     "analyze",
     "catalog",
     "check",
+    "compile",
+    "compile_statement",
     "explain",
     "format",
     "load",

@@ -13,10 +13,15 @@ import wql
 from wql.display import error_renderable, explanation_renderable
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+PLANS = ("auto", "bucket", "pane", "slice", "bins", "over")
 
 
 def _consoles() -> tuple[Console, Console]:
-    return Console(highlight=False), Console(stderr=True, highlight=False)
+    """Rich consoles; when output is not a terminal, wide enough that tables do not wrap."""
+    out = Console(highlight=False)
+    if not out.is_terminal:
+        out = Console(highlight=False, width=200)
+    return out, Console(stderr=True, highlight=False)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,10 +37,28 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("files", nargs="+", metavar="FILE", help=".wql files")
 
     explain = commands.add_parser(
-        "explain", help="show each query's window with defaults, class, wids and aggregate kinds"
+        "explain", help="show each query's window with defaults, class, wids, aggregate kinds and plans"
     )
     explain.add_argument("file", metavar="FILE")
     explain.add_argument("--json", action="store_true", help="one JSON object per query, one per line")
+    explain.add_argument("--plan", choices=PLANS, help="explain as if this plan were forced")
+
+    compile_ = commands.add_parser("compile", help="print the PySpark program for a query")
+    compile_.add_argument("file", metavar="FILE")
+    compile_.add_argument("-o", "--output", metavar="JOB.py", help="write the program here")
+    compile_.add_argument("--plan", choices=PLANS, help="force a plan instead of the cheapest")
+    compile_.add_argument("--query", type=int, metavar="N", help="which query of the file (1-based)")
+
+    run = commands.add_parser("run", help="run the queries of a file on Spark")
+    run.add_argument("file", metavar="FILE")
+    run.add_argument("--input", action="append", default=[], metavar="STREAM=PATH", help="read a stream from PATH")
+    run.add_argument("--output", metavar="PATH", help="write the result (csv/json: one file) instead of printing it")
+    run.add_argument("--format", choices=("csv", "json", "parquet"), default="csv", help="output format")
+    run.add_argument("--master", default=None, metavar="URL", help="Spark master (default local[*])")
+    run.add_argument("--plan", choices=PLANS, help="force a plan instead of the cheapest")
+    run.add_argument("--query", type=int, metavar="N", help="run only this query (1-based)")
+    run.add_argument("--limit", type=int, default=20, metavar="N", help="rows to print (default 20)")
+    run.add_argument("--verbose", action="store_true", help="show Spark's own log")
     return parser
 
 
@@ -50,7 +73,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "check":
             return _check(args.files, out, err)
         if args.command == "explain":
-            return _explain(args.file, args.json, out, err)
+            return _explain(args.file, args.json, args.plan, out, err)
+        if args.command == "compile":
+            return _compile(args, out, err)
+        if args.command == "run":
+            from wql.runner import run_file
+
+            return run_file(args, out, err)
     except wql.WQLError as error:
         err.print(error_renderable(error))
         return EXIT_ERRORS
@@ -81,14 +110,47 @@ def _check(files: Sequence[str], out: Console, err: Console) -> int:
     return EXIT_ERRORS if failed else EXIT_OK
 
 
-def _explain(path: str, as_json: bool, out: Console, err: Console) -> int:
+def _chosen(program: wql.Program, number: int | None) -> list[wql.Statement]:
+    queries = program.queries
+    if number is None:
+        return queries
+    if not 1 <= number <= len(queries):
+        raise wql.WQLSemanticError(f"there is no query {number}; {program.path} has {len(queries)}")
+    return [queries[number - 1]]
+
+
+def _compile(args: argparse.Namespace, out: Console, err: Console) -> int:
+    program = wql.load(args.file)
+    for error in program.errors:
+        err.print(error_renderable(error))
+    if program.errors:
+        return EXIT_ERRORS
+    queries = _chosen(program, args.query)
+    if not queries:
+        raise wql.WQLSemanticError(f"{args.file} has no query to compile")
+    if len(queries) > 1:
+        raise wql.WQLSemanticError(f"{args.file} has {len(queries)} queries; pick one with --query 1…{len(queries)}")
+    compiled = wql.compile_statement(program, queries[0], plan=args.plan)
+    if args.output:
+        try:
+            with open(args.output, "w", encoding="utf-8") as handle:
+                handle.write(compiled.code)
+        except OSError as error:
+            raise wql.WQLRuntimeError(f"cannot write {args.output}: {error.strerror}") from None
+        err.print(f"[green]✓[/] wrote {args.output} (plan: {compiled.plan})")
+    else:
+        sys.stdout.write(compiled.code)
+    return EXIT_OK
+
+
+def _explain(path: str, as_json: bool, plan: str | None, out: Console, err: Console) -> int:
     program = wql.load(path)
     for error in program.errors:
         err.print(error_renderable(error))
     if program.errors:
         return EXIT_ERRORS
     for index, statement in enumerate(program.queries):
-        explanation = wql.explain_statement(statement)
+        explanation = wql.explain_statement(statement, plan=plan)
         if as_json:
             sys.stdout.write(json.dumps(explanation.to_dict(), ensure_ascii=False) + "\n")
             continue

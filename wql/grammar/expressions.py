@@ -7,6 +7,8 @@ shifted back onto the whole script here.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
@@ -20,6 +22,16 @@ DIALECT = "spark"
 def render_sql(tree: exp.Expression) -> str:
     """Canonical Spark SQL for an expression tree: comments dropped, keywords upper-case."""
     return tree.sql(dialect=DIALECT, comments=False)
+
+
+@lru_cache(maxsize=4096)
+def _parse_cached(sql: str) -> exp.Expression:
+    return sqlglot.parse_one(sql, read=DIALECT)
+
+
+def parse_sql_expression(sql: str) -> exp.Expression:
+    """A fresh tree for canonical SQL that WQL produced itself (so it is known to parse)."""
+    return _parse_cached(sql).copy()
 
 
 def parse_expression(fragment: str, span: Span, source: str) -> Expr:

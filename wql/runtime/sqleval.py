@@ -15,20 +15,18 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 from decimal import Decimal
-from functools import cache
 from typing import Any
 
-import sqlglot
 from sqlglot import exp
 
 from wql.compiler.aggregates import aggregate_name
+from wql.grammar.expressions import parse_sql_expression
 
 Row = Mapping[str, Any]
 
 
-@cache
 def parse_sql(sql: str) -> exp.Expression:
-    return sqlglot.parse_one(sql, read="spark")
+    return parse_sql_expression(sql)
 
 
 def evaluate(sql: str, row: Row) -> Any:

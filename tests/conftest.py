@@ -1,0 +1,41 @@
+"""Shared fixtures: golden files and one session-scoped local SparkSession."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+# Python workers must run this interpreter (with numpy/pyarrow), and times are UTC everywhere.
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+os.environ["TZ"] = "UTC"
+
+
+def check_golden(name: str, actual: str) -> None:
+    """Compare with tests/golden/NAME; WQL_UPDATE_GOLDEN=1 rewrites the file instead."""
+    path = GOLDEN / name
+    if os.environ.get("WQL_UPDATE_GOLDEN") == "1" or not path.exists():
+        if not path.exists() and os.environ.get("WQL_UPDATE_GOLDEN") != "1":
+            pytest.fail(f"golden file {path} is missing; run with WQL_UPDATE_GOLDEN=1 to create it")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(actual, encoding="utf-8")
+        return
+    expected = path.read_text(encoding="utf-8")
+    assert actual == expected, f"{name} differs from its golden file (WQL_UPDATE_GOLDEN=1 to accept)"
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local[2] SparkSession for the whole run: UI off, quiet logs, UTC."""
+    from wql.runtime.session import local_session
+
+    session = local_session(master="local[2]", shuffle_partitions=2)
+    yield session
+    session.stop()

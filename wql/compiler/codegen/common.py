@@ -1,0 +1,281 @@
+"""What every plan's query function shares: reading rows into window terms, and finishing results.
+
+The prologue numbers rows (before WHERE, so WHERE never renumbers them), applies
+WHERE, computes key columns and the window attribute in base units, and drops
+tuples whose attribute is NULL. The epilogue turns window-ids into bounds,
+names keys and computes select expressions, HAVING, ORDER BY and LIMIT.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from wql.compiler.analysis import Key, Query
+from wql.compiler.codegen.emit import Code, col, comment, expr, number, py
+from wql.compiler.plans import Plan
+from wql.compiler.schema import ROW_NUM, Domain
+from wql.compiler.units import format_date, format_timestamp, quantity_text
+from wql.compiler.windows import Window, WindowKind
+
+ATTR = "_t"  # the window attribute in base units
+END_ATTR = "_e"  # interval events: the end attribute in base units
+POSITION = "_pos"  # partitioned row-based windows: the position within the partition
+
+COUNT_LIKE = {"count", "count_if", "count_distinct", "approx_count_distinct"}
+ARRAY_LIKE = {"collect_list", "collect_set"}
+
+
+@dataclass
+class Context:
+    query: Query
+    plan: Plan
+    param: str  # the query function's parameter: the stream's DataFrame
+    code: Code = field(default_factory=Code)
+    constants: list[tuple[str, str, str]] = field(default_factory=list)  # (name, literal, comment)
+    helpers: set[str] = field(default_factory=set)  # support functions the job must include
+    key_columns: dict[str, str] = field(default_factory=dict)  # key name -> column holding it before the epilogue
+
+    @property
+    def window(self) -> Window:
+        return self.query.window
+
+    def constant(self, name: str, value: int | float, note: str = "") -> str:
+        if name not in {c[0] for c in self.constants}:
+            self.constants.append((name, number(value), note))
+        return name
+
+    def keys(self) -> list[str]:
+        """Key columns in the rows/windows frames, in key order."""
+        return [self.key_columns[k.name] for k in self.query.keys]
+
+    def key_list(self) -> str:
+        return ", ".join(col(c) for c in self.keys())
+
+
+def unit_note(window: Window, amount: int | float) -> str:
+    domain = window.attr.domain
+    if domain is Domain.TIMESTAMP:
+        return quantity_text(amount, domain).lower() + " in µs"
+    if domain is Domain.DATE:
+        return quantity_text(amount, domain).lower()
+    if domain is Domain.ROW_NUM:
+        return quantity_text(amount, domain).lower()
+    return ""
+
+
+def origin_note(window: Window) -> str:
+    if window.attr.domain is Domain.TIMESTAMP:
+        return format_timestamp(int(window.origin)) + " UTC"
+    if window.attr.domain is Domain.DATE:
+        return format_date(int(window.origin))
+    return ""
+
+
+def declare_window_constants(ctx: Context) -> None:
+    window = ctx.window
+    if window.range is not None:
+        ctx.constant("RANGE", window.range, unit_note(window, window.range))
+    if window.slide is not None:
+        note = unit_note(window, window.slide) if window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK} else "rows"
+        ctx.constant("SLIDE", window.slide, note)
+    if window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}:
+        ctx.constant("ORIGIN", window.origin, origin_note(window))
+
+
+def _attribute(ctx: Context, name: str) -> str:
+    """Spark expression for an attribute in base units."""
+    window = ctx.window
+    stream = ctx.query.stream
+    if name == ROW_NUM:
+        if window.per_partition_rows:
+            return col(POSITION)
+        return col(stream.row_num) if stream.row_num else col(ROW_NUM)
+    domain = stream.require(name, None).domain
+    if domain is Domain.TIMESTAMP:
+        return f"F.unix_micros({col(name)})"
+    if domain is Domain.DATE:
+        return f"F.unix_date({col(name)})"
+    return col(name)
+
+
+def prologue(ctx: Context) -> None:
+    """rows: one row per tuple that can belong to a window, with keys, aggregate inputs and _t."""
+    code, query, window = ctx.code, ctx.query, ctx.window
+    code(f"rows = {ctx.param}")
+    if window.uses_row_num and not query.stream.row_num:
+        ctx.helpers.add("number_rows")
+        code.comment("row_num: arrival position 0, 1, 2, …, numbered before WHERE so WHERE never renumbers rows.")
+        code("rows = number_rows(rows)")
+    if window.per_partition_rows:
+        parts = ", ".join(col(p) for p in window.partition_by)
+        order = col(query.stream.row_num) if query.stream.row_num else col(ROW_NUM)
+        code.comment(
+            f"PATTR {', '.join(window.partition_by)}: count rows within each partition (backward context, FCF)."
+        )
+        code(f"by_partition = Window.partitionBy({parts}).orderBy({order})")
+        code(f"rows = rows.withColumn({py(POSITION)}, F.row_number().over(by_partition) - 1)")
+        ctx.helpers.add("Window")
+    if query.where is not None:
+        code.comment("WHERE filters window contents.")
+        code(f"rows = rows.where({expr(query.where)})")
+    columns = []
+    for index, key in enumerate(query.keys):
+        if key.column is not None:
+            ctx.key_columns[key.name] = key.column
+        else:
+            internal = f"_key{index}"
+            ctx.key_columns[key.name] = internal
+            columns.append(f"{expr(key.sql)}.alias({py(internal)})")
+    kept = [c for c in query.input_columns if c in aggregate_inputs(query) or c in ctx.key_columns.values()]
+    columns = [col(c) for c in kept] + columns
+    columns.append(f"{_attribute(ctx, window.attr.name)}.alias({py(ATTR)})")
+    if window.end_attr is not None:
+        columns.append(f"{_attribute(ctx, window.end_attr.name)}.alias({py(END_ATTR)})")
+    note = {
+        Domain.TIMESTAMP: f"{window.attr.name} in microseconds since the epoch",
+        Domain.DATE: f"{window.attr.name} in days since the epoch",
+        Domain.ROW_NUM: "the row number",
+    }.get(window.attr.domain, window.attr.name)
+    code.comment(f"Keys, aggregate inputs and the window attribute ({ATTR}: {note}).")
+    code("rows = rows.select(")
+    code.indent()
+    for column in columns:
+        code(column + ",")
+    code.dedent()
+    code(")")
+    if not window.attr.is_row_num:
+        code.comment(f"A tuple whose {window.attr.name} is NULL belongs to no window.")
+        code(f"rows = rows.where({col(ATTR)}.isNotNull())")
+
+
+def aggregate_inputs(query: Query) -> set[str]:
+    """Input columns the aggregates read."""
+    from sqlglot import exp
+
+    from wql.grammar.expressions import parse_sql_expression
+
+    names = {c.name.lower(): c.name for c in query.stream.columns}
+    used = set()
+    for call in query.aggregates:
+        for arg in call.args:
+            for column in parse_sql_expression(arg).find_all(exp.Column):
+                used.add(names.get(str(column.name).lower(), str(column.name)))
+    return used
+
+
+def emit_empty(ctx: Context) -> None:
+    """EMIT EMPTY: every window between each key's first and last, empty ones with zero/NULL aggregates."""
+    code, query = ctx.code, ctx.query
+    keys = ctx.keys()
+    code.comment("EMIT EMPTY: add the empty windows between each key's first and last window.")
+    group = ", ".join(col(k) for k in keys)
+    span = f"windows.groupBy({group})" if keys else "windows"
+    code(f'span = {span}.agg(F.min("wid").alias("_lo"), F.max("wid").alias("_hi"))')
+    selected = ", ".join([*(col(k) for k in keys), 'F.explode(F.sequence("_lo", "_hi")).alias("wid")'])
+    code(f"every = span.select({selected})")
+    matches = " & ".join(
+        [
+            *(f"F.col({py('e.' + _q(k))}).eqNullSafe(F.col({py('w.' + _q(k))}))" for k in keys),
+            'F.col("e.wid") == F.col("w.wid")',
+        ]
+    )
+    code(f'joined = every.alias("e").join(windows.alias("w"), {matches}, "left")')
+    filled = []
+    for call in query.aggregates:
+        column = f"F.col({py('w.' + _q(call.name))})"
+        if call.function in COUNT_LIKE:
+            filled.append(f"F.coalesce({column}, F.lit(0)).alias({py(call.name)})")
+        elif call.function in ARRAY_LIKE:
+            filled.append(f"F.coalesce({column}, F.array()).alias({py(call.name)})")
+        else:
+            filled.append(f"{column}.alias({py(call.name)})")
+    keep = [*(f"F.col({py('e.' + _q(k))}).alias({py(k)})" for k in keys), 'F.col("e.wid").alias("wid")', *filled]
+    code("windows = joined.select(")
+    code.indent()
+    for item in keep:
+        code(item + ",")
+    code.dedent()
+    code(")")
+
+
+def _q(name: str) -> str:
+    from wql.compiler.codegen.emit import spark_name
+
+    return spark_name(name)
+
+
+def grid_bounds(ctx: Context) -> list[str]:
+    """window_start and window_end expressions for grid windows (window w = [end − RANGE, end))."""
+    window = ctx.window
+    domain = window.attr.domain
+    convert = {
+        Domain.TIMESTAMP: "F.timestamp_micros({})",
+        Domain.DATE: "F.date_from_unix_date({})",
+    }.get(domain, "({})")
+    end = 'ORIGIN + (F.col("wid") + 1) * SLIDE'
+    if window.kind is WindowKind.LANDMARK:
+        kind = {Domain.TIMESTAMP: "timestamp", Domain.DATE: "date", Domain.FLOAT: "double"}.get(domain, "bigint")
+        start = f'F.lit(None).cast("{kind}")'
+    else:
+        start = convert.format(f"{end} - RANGE")
+    return [f'{start}.alias("window_start")', f'{convert.format(end)}.alias("window_end")']
+
+
+def epilogue(ctx: Context, bounds: list[str]) -> None:
+    """result: wid, bounds, keys, then select expressions; HAVING, ORDER BY, LIMIT."""
+    code, query = ctx.code, ctx.query
+    items = ['F.col("wid")', *bounds]
+    for key in query.keys:
+        items.append(f"{col(ctx.key_columns[key.name])}.alias({py(key.name)})")
+    names = {k.name for k in query.keys}
+    for call in query.aggregates:
+        if call.name not in names:
+            items.append(col(call.name))
+    code.comment("Window bounds from the window-id; keys and aggregates under their result names.")
+    code("result = windows.select(")
+    code.indent()
+    for item in items:
+        code(item + ",")
+    code.dedent()
+    code(")")
+    aggregate_names = {a.name for a in query.aggregates}
+    computed = [o for o in query.outputs if not (o.name in aggregate_names and o.sql.strip("`") == o.name)]
+    if computed:
+        code.comment("Select expressions over the aggregates.")
+        for output in computed:
+            code(f"result = result.withColumn({py(output.name)}, {expr(output.sql)})")
+    if query.having is not None:
+        code.comment("HAVING filters windows.")
+        code(f"result = result.where({expr(query.having)})")
+    if query.order_by:
+        orders = []
+        for key in query.order_by:
+            direction = "desc" if key.descending else "asc"
+            nulls = key.nulls or ("last" if key.descending else "first")
+            orders.append(f"{expr(key.sql)}.{direction}_nulls_{nulls}()")
+        code(f"result = result.orderBy({', '.join(orders)})")
+    if query.limit is not None:
+        code(f"result = result.limit({query.limit})")
+    columns = ", ".join(py(c) for c in query.columns)
+    code(
+        f"return result.select({', '.join(col(c) for c in query.columns)})"
+        if _needs_quoting(query)
+        else f"return result.select({columns})"
+    )
+
+
+def _needs_quoting(query: Query) -> bool:
+    from wql.compiler.codegen.emit import spark_name
+
+    return any(spark_name(c) != c for c in query.columns)
+
+
+def aggregate_items(query: Query) -> list[str]:
+    return [f"{expr(call.sql)}.alias({py(call.name)})" for call in query.aggregates]
+
+
+def key_items(keys: list[Key], ctx: Context) -> list[str]:
+    return [col(ctx.key_columns[k.name]) for k in keys]
+
+
+__all__ = ["ATTR", "END_ATTR", "Context", "comment", "epilogue", "prologue"]

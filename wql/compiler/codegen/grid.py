@@ -1,0 +1,234 @@
+"""Query bodies for grid windows (CF and FCF): bucket, pane and slice plans.
+
+Window w is [ORIGIN + (w+1)·SLIDE − RANGE, ORIGIN + (w+1)·SLIDE) on the window
+attribute (semantics.md §2). Integral attributes (timestamps in µs, dates,
+integers, row numbers) use exact integer arithmetic: for |t| < 2^52, floor of a
+double quotient of two integers is exact. DOUBLE attributes compare against the
+same double expressions the definition uses, correcting a floor estimate by
+one where rounding moved it (see first_window/last_window in the job).
+"""
+
+from __future__ import annotations
+
+from wql.compiler.codegen.common import (
+    ATTR,
+    END_ATTR,
+    Context,
+    aggregate_items,
+    declare_window_constants,
+    emit_empty,
+    epilogue,
+    grid_bounds,
+    prologue,
+)
+from wql.compiler.codegen.emit import col, expr, number, py
+from wql.compiler.plans import Grid, PlanKind
+from wql.compiler.schema import Domain
+from wql.compiler.windows import WindowKind
+
+T = f"F.col({py(ATTR)})"
+E = f"F.col({py(END_ATTR)})"
+
+
+def generate(ctx: Context) -> None:
+    declare_window_constants(ctx)
+    prologue(ctx)
+    ctx.code.blank()
+    if ctx.plan.kind is PlanKind.BUCKET:
+        bucket(ctx)
+    else:
+        cells(ctx)
+    ctx.code.blank()
+    if ctx.query.emit_empty:
+        emit_empty(ctx)
+        ctx.code.blank()
+    epilogue(ctx, grid_bounds(ctx))
+
+
+def _float(ctx: Context) -> bool:
+    return ctx.window.attr.domain is Domain.FLOAT
+
+
+def _first(ctx: Context, value: str = T) -> str:
+    if _float(ctx):
+        ctx.helpers.add("float_edges")
+        return f"first_window({value})"
+    return f"F.floor(({value} - ORIGIN) / SLIDE)"
+
+
+def _last(ctx: Context, value: str = T) -> str:
+    if _float(ctx):
+        ctx.helpers.add("float_edges")
+        return f"last_window({value})"
+    return f"F.floor(({value} - ORIGIN + RANGE) / SLIDE) - 1"
+
+
+def _group_by(ctx: Context, lead: str) -> str:
+    keys = ctx.key_list()
+    return f"{lead}, {keys}" if keys else lead
+
+
+def bucket(ctx: Context) -> None:
+    code, window = ctx.code, ctx.window
+    assert window.slide is not None
+    if window.kind is WindowKind.LANDMARK:
+        _landmark_limit(ctx)
+        code.comment("Bucket (WID), landmark: a tuple belongs to its own window and every later one, up to the")
+        code.comment("last window of the stream; aggregate by window-id and key.")
+        code(f"first = F.greatest({_first(ctx)}, F.lit(0))")
+        code(
+            'tagged = rows.crossJoin(F.broadcast(final_window)).withColumn("wid", F.explode(F.sequence(first, F.col("_last"))))'
+        )
+    elif window.is_interval:
+        _interval_bucket(ctx)
+    else:
+        assert window.range is not None
+        code.comment("Bucket (WID): tag each tuple with its window-ids wids(t) = ⌊(t − o)/s⌋ … ⌊(t − o + r)/s⌋ − 1")
+        code.comment("and aggregate by window-id and key: an ordinary group-by.")
+        code(f"first = {_first(ctx)}")
+        if window.range == window.slide:
+            code.comment("Tumbling: each tuple is in exactly one window.")
+            code('tagged = rows.withColumn("wid", first)')
+        elif window.range < window.slide:
+            code(f"last = {_last(ctx)}")
+            code.comment("SLIDE > RANGE: a tuple is in one window, or in a gap between windows and in none.")
+            code('tagged = rows.where(first <= last).withColumn("wid", first)')
+        else:
+            code(f"last = {_last(ctx)}")
+            code('tagged = rows.withColumn("wid", F.explode(F.sequence(first, last)))')
+    group_by = _group_by(ctx, 'F.col("wid")')
+    code("windows = (")
+    code.indent()
+    code("tagged")
+    code(f".groupBy({group_by})")
+    code(".agg(")
+    code.indent()
+    for item in aggregate_items(ctx.query):
+        code(item + ",")
+    code.dedent()
+    code(")")
+    code.dedent()
+    code(")")
+
+
+def _landmark_limit(ctx: Context) -> None:
+    code = ctx.code
+    code.comment("Landmark windows are reported up to the window holding the stream's last value.")
+    last = _first(ctx, f"F.max({py(ATTR)})")
+    code(f'final_window = rows.agg(({last}).alias("_last"))')
+
+
+def _interval_bucket(ctx: Context) -> None:
+    code = ctx.code
+    if _float(ctx):
+        from wql.grammar.errors import WQLNotSupportedError
+
+        raise WQLNotSupportedError("interval events over a DOUBLE attribute", hint="use TIMESTAMP or integer bounds")
+    code.comment("Interval events [start, end): an event is in every window its interval overlaps. A point")
+    code.comment("event (end = start) is where its start is; an open-ended one (end NULL) lasts to the end of")
+    code.comment("the data, the last window starting at or before the largest start or end; end < start is")
+    code.comment("malformed and in no window.")
+    code(f"rows = rows.where({E}.isNull() | ({E} >= {T}))")
+    code(f'horizon = rows.agg(F.greatest(F.max({py(ATTR)}), F.max({py(END_ATTR)})).alias("_h"))')
+    code('horizon = horizon.select((F.floor((F.col("_h") - ORIGIN + RANGE) / SLIDE) - 1).alias("_last"))')
+    code(f"first = {_first(ctx)}")
+    code("last = (")
+    code.indent()
+    code(f'F.when({E}.isNull(), F.col("_last"))')
+    code(f".when({E} == {T}, F.floor(({T} - ORIGIN + RANGE) / SLIDE) - 1)")
+    code(f".otherwise(F.ceil(({E} - ORIGIN + RANGE) / SLIDE) - 2)")
+    code.dedent()
+    code(")")
+    code('tagged = rows.crossJoin(F.broadcast(horizon)).withColumn("wid", F.explode(F.sequence(first, last)))')
+
+
+def _cell(ctx: Context, grid: Grid) -> str:
+    """The Spark expression for a tuple's cell index."""
+    code = ctx.code
+    if grid.kind == "slice":
+        ctx.constant("SLICE_SPLIT", grid.delta, "where in each slide the second slice starts")
+        code.comment("Slices (Pairs): two per slide, cut where windows end (at each slide) and where they start")
+        code.comment("(SLICE_SPLIT into each slide); window w is the slices between its start and end.")
+        slide_no = f"F.floor(({T} - ORIGIN) / SLIDE)"
+        if _float(ctx):
+            ctx.helpers.add("float_edges")
+            slide_no = f"cell_of({T}, SLIDE)"
+        code(f"slide_no = {slide_no}")
+        return f"(2 * slide_no + F.when({T} - ORIGIN - slide_no * SLIDE >= SLICE_SPLIT, 1).otherwise(0))"
+    width = "SLIDE" if grid.kind == "landmark" else ctx.constant("PANE", grid.width, "gcd(RANGE, SLIDE)")
+    if _float(ctx):
+        ctx.helpers.add("float_edges")
+        return f"cell_of({T}, {width})"
+    return f"F.floor(({T} - ORIGIN) / {width})"
+
+
+def cells(ctx: Context) -> None:
+    code, query, plan = ctx.code, ctx.query, ctx.plan
+    grid, decomposition = plan.grid, plan.decomposition
+    assert grid is not None and decomposition is not None
+    ctx.helpers.add("sliding_combine")
+    keys = ctx.keys()
+    if grid.kind == "landmark":
+        _landmark_limit(ctx)
+        code.comment("Panes of one slide: pre-aggregate each (key, pane) once; window w is every pane up to w.")
+    elif grid.kind == "pane":
+        code.comment(f"Panes of PANE = gcd(RANGE, SLIDE): pre-aggregate each (key, pane) once. Window w is the")
+        code.comment(f"{grid.size} panes ending at pane (w + 1)·{grid.step} − 1.")
+    cell = _cell(ctx, grid)
+    shuffle = f"rows.repartition({ctx.key_list()})" if keys else "rows"
+    if (
+        grid.kind == "slice"
+        and query.window.range is not None
+        and query.window.slide is not None
+        and (query.window.range < query.window.slide)
+    ):
+        code.comment("SLIDE > RANGE: the first slice of each slide is a gap between windows.")
+        shuffle += f".where({cell} % 2 == 1)"
+    code("cells = (")
+    code.indent()
+    if keys:
+        code.comment("Shuffle by key once, so every key's cells are in one partition for the combine.")
+    code(shuffle)
+    cell_column = f'{cell}.alias("_cell")'
+    code(f".groupBy({', '.join([*(col(k) for k in keys), cell_column])})")
+    code(".agg(")
+    code.indent()
+    for group in decomposition.groups:
+        for column, lift in zip(group.columns, group.lifts, strict=True):
+            code(f"{expr(lift)}.alias({py(column)}),")
+    code.dedent()
+    code(")")
+    code.dedent()
+    code(")")
+    if grid.kind == "landmark":
+        code('cells = cells.crossJoin(F.broadcast(final_window.select(F.col("_last").cast("bigint"))))')
+    if not keys:
+        code("cells = cells.coalesce(1)  # no keys: all cells combine in one task")
+    states = [(g.operation, list(g.columns)) for g in decomposition.groups]
+    code.blank()
+    if grid.kind == "landmark":
+        code.comment("Combine: a running combine over each key's ordered panes, one pass.")
+    else:
+        code.comment(f"Combine: slide over each key's ordered cells in blocks of {grid.size}; each window is a block")
+        code.comment("suffix plus the next block's prefix, so the cost does not grow with RANGE / SLIDE.")
+    code("combine = sliding_combine(")
+    code.indent()
+    code(f"keys={py(keys)},")
+    code('cell="_cell",')
+    code(f"states={py(states)},")
+    code(f"size={number(grid.size)},")
+    code(f"step={number(grid.step)},")
+    if grid.kind == "landmark":
+        code('last="_last",')
+    code.dedent()
+    code(")")
+    code('windows = cells.mapInArrow(combine, cells.schema).withColumnRenamed("_cell", "wid")')
+    code.comment("Each aggregate from its partial states.")
+    items = ['F.col("wid")', *(col(k) for k in keys)]
+    items += [f"{expr(sql)}.alias({py(name)})" for name, sql in decomposition.lowers]
+    code("windows = windows.select(")
+    code.indent()
+    for item in items:
+        code(item + ",")
+    code.dedent()
+    code(")")

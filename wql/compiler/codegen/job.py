@@ -1,0 +1,209 @@
+"""Assembling a complete, standalone PySpark program for one query.
+
+The program is what `wql compile` prints and what `wql run` executes: a header
+that explains the query, the window constants, the stream declarations, the
+`query` function (the plan), and the support code it needs, copied from
+`wql.compiler.kernels` so the job runs with plain PySpark and no WQL install.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from importlib import resources
+
+from wql.compiler.analysis import Query
+from wql.compiler.classify import describe_kind
+from wql.compiler.codegen.common import Context
+from wql.compiler.codegen.emit import Code, comment, identifier, py
+from wql.compiler.explain import PlanChoice
+from wql.compiler.plans import Plan
+from wql.compiler.schema import ROW_NUM, Stream
+from wql.compiler.windows import WindowKind
+
+VERSION = "0.1.0"
+
+# Support functions, in the order a reader meets them, with what each needs.
+_SUPPORT_ORDER = (
+    "sliding_combine",
+    "number_rows",
+    "read_stream",
+    "inspect_stream",
+    "load_inputs",
+    "write_result",
+    "main",
+)
+
+_FLOAT_EDGES = '''
+def first_window(t):
+    """The first window holding t: the least w with t < ORIGIN + (w + 1) * SLIDE, exact on doubles."""
+    w = F.floor((t - ORIGIN) / SLIDE)
+    return F.when(t < ORIGIN + w * SLIDE, w - 1).when(t >= ORIGIN + (w + 1) * SLIDE, w + 1).otherwise(w)
+
+
+def last_window(t):
+    """The last window holding t: the greatest w with ORIGIN + (w + 1) * SLIDE - RANGE <= t."""
+    w = F.floor((t - ORIGIN + RANGE) / SLIDE) - 1
+    too_late = ORIGIN + (w + 1) * SLIDE - RANGE > t
+    one_more = ORIGIN + (w + 2) * SLIDE - RANGE <= t
+    return F.when(too_late, w - 1).when(one_more, w + 1).otherwise(w)
+
+
+def cell_of(t, width):
+    """The cell of t on the grid ORIGIN + k * width, exact on doubles for whole-number widths."""
+    c = F.floor((t - ORIGIN) / width)
+    return F.when(t < ORIGIN + c * width, c - 1).when(t >= ORIGIN + (c + 1) * width, c + 1).otherwise(c)
+'''
+
+
+@cache
+def _support_sources() -> dict[str, str]:
+    """Top-level definitions of the kernel modules, by name."""
+    sources: dict[str, str] = {}
+    for module in ("job_support.py", "sliding_combine.py"):
+        text = resources.files("wql.compiler.kernels").joinpath(module).read_text(encoding="utf-8")
+        tree = ast.parse(text)
+        for node in tree.body:
+            segment = ast.get_source_segment(text, node)
+            if segment is None:
+                continue
+            if isinstance(node, ast.FunctionDef):
+                sources[node.name] = segment
+            elif isinstance(node, ast.Assign):
+                sources.setdefault("_constants", "")
+                sources["_constants"] += segment + "\n"
+    return sources
+
+
+def stream_declaration(query: Query, parameter: str) -> dict[str, object]:
+    stream: Stream = query.stream
+    window = query.window
+    attributes = [a.name for a in (window.attr, window.end_attr) if a is not None and not a.is_row_num]
+    return {
+        "parameter": parameter,
+        "path": stream.path,
+        "format": stream.format or "csv",
+        "schema": stream.ddl(),
+        "options": {k: _option_text(v) for k, v in stream.options},
+        "numbered": bool(window.uses_row_num and not stream.row_num),
+        "window_attributes": attributes,
+    }
+
+
+def _option_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def generate_job(
+    query: Query,
+    plan: Plan,
+    choices: tuple[PlanChoice, ...],
+    *,
+    source_path: str | None = None,
+    statement: int = 1,
+    line: int = 1,
+) -> str:
+    """The whole program for one query."""
+    parameter = identifier(query.stream.name)
+    ctx = Context(query=query, plan=plan, param=parameter)
+    body(ctx)
+
+    code = Code()
+    _header(code, query, plan, choices, source_path, statement, line)
+    code(f'"""WQL job for one window query on stream {py(query.stream.name)[1:-1]}."""')
+    code.blank()
+    code("import sys")
+    code.blank()
+    code("from pyspark.sql import DataFrame, SparkSession  # noqa: F401 (SparkSession: used by main)")
+    if "Window" in ctx.helpers or "number_rows" in ctx.helpers:
+        code("from pyspark.sql import Window")
+    code("from pyspark.sql import functions as F")
+    code.blank()
+    code(f"APP_NAME = {py('wql: ' + (source_path or 'query') + f' #{statement}')}")
+    code.blank()
+    if ctx.constants:
+        code.comment("The window spec in the window attribute's own units.")
+        for name, literal, note in ctx.constants:
+            code(f"{name} = {literal}" + (f"  # {comment(note, '')[0]}" if note else ""))
+        code.blank()
+    code.comment("The streams the query reads: where, in which format, with which schema.")
+    declaration = {query.stream.name: stream_declaration(query, parameter)}
+    code("STREAMS = {")
+    code.indent()
+    for name, fields in declaration.items():
+        code(f"{py(name)}: {{")
+        code.indent()
+        for key, value in fields.items():
+            code(f"{py(key)}: {py(value)},")
+        code.dedent()
+        code("},")
+    code.dedent()
+    code("}")
+    code.blank(2)
+    code(f"def query({parameter}: DataFrame) -> DataFrame:")
+    code.indent()
+    code('"""The query as DataFrame operations; see the header for the plan."""')
+    for text in ctx.code.lines:
+        code(text)
+    code.dedent()
+    code.blank(2)
+    support = _support_sources()
+    if "float_edges" in ctx.helpers:
+        code(*_FLOAT_EDGES.strip("\n").splitlines())
+        code.blank(2)
+    wanted = set(ctx.helpers) | {"read_stream", "inspect_stream", "load_inputs", "write_result", "main"}
+    code(*support["_constants"].rstrip().splitlines())
+    code.blank(2)
+    for name in _SUPPORT_ORDER:
+        if name in wanted:
+            code(*support[name].splitlines())
+            code.blank(2)
+    code('if __name__ == "__main__":')
+    code("    sys.exit(main())")
+    return code.render()
+
+
+def body(ctx: Context) -> None:
+    if ctx.window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}:
+        from wql.compiler.codegen import grid
+
+        grid.generate(ctx)
+    else:
+        from wql.compiler.codegen import tuples
+
+        tuples.generate(ctx)
+
+
+def _header(
+    code: Code,
+    query: Query,
+    plan: Plan,
+    choices: tuple[PlanChoice, ...],
+    source_path: str | None,
+    statement: int,
+    line: int,
+) -> None:
+    origin = f"{source_path}, query {statement} (line {line})" if source_path else f"query {statement}"
+    code.comment(f"Generated by WQL {VERSION} from {origin}.")
+    code.comment("Edit the query and recompile rather than editing this file.")
+    code("#")
+    code(*comment(query.text, "#   "))
+    code("#")
+    code.comment(f"Window  {query.window.spec_text()}")
+    code.comment(f"Kind    {describe_kind(query.window)}")
+    code.comment(f"Class   {query.classification.window_class.value}: {query.classification.reason}")
+    chosen = next((c for c in choices if c.chosen), None)
+    costs = ", ".join(f"{c.name} {c.cost:,.0f}" for c in choices if c.cost is not None)
+    code.comment(f"Plan    {plan.kind.value}" + (f" (estimated costs: {costs})" if chosen and costs else ""))
+    if chosen is not None and chosen.note:
+        code.comment(f"        {chosen.note}")
+    code("#")
+    name = query.stream.name
+    code.comment(f"Run:  python job.py [--input {name}=PATH] [--output PATH] [--format csv|json|parquet]")
+    code.comment("  or: spark-submit job.py …")
+    code.blank()
+
+
+__all__ = ["ROW_NUM", "generate_job"]

@@ -1,0 +1,38 @@
+"""From an analyzed query to a plan and its program."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from wql.compiler.analysis import Query
+from wql.compiler.codegen import generate_job
+from wql.compiler.explain import Explanation, PlanChoice, explain_query
+from wql.compiler.optimizer import Statistics, choose
+from wql.compiler.plans import Plan
+
+
+@dataclass(frozen=True)
+class Compiled:
+    query: Query
+    plan: Plan
+    choices: tuple[PlanChoice, ...]
+    code: str
+    statement: int
+    line: int
+
+    def explain(self) -> Explanation:
+        return explain_query(self.query, self.statement, self.line, self.choices)
+
+
+def compile_query(
+    query: Query,
+    *,
+    plan: str | None = None,
+    statement: int = 1,
+    line: int = 1,
+    source_path: str | None = None,
+    stats: Statistics | None = None,
+) -> Compiled:
+    chosen, choices = choose(query, plan, stats)
+    code = generate_job(query, chosen, choices, source_path=source_path, statement=statement, line=line)
+    return Compiled(query=query, plan=chosen, choices=choices, code=code, statement=statement, line=line)

@@ -1,0 +1,159 @@
+CORRUPT = "_corrupt_record"
+
+
+def read_stream(spark, name, stream, path=None):
+    """Read a declared stream with its schema.
+
+    Malformed csv/json lines are kept in _corrupt_record so they can be counted,
+    never silently dropped. When the query numbers rows, each row also carries
+    the file and block it came from, which fixes its arrival position.
+    """
+    from pyspark.sql import functions as F
+
+    path = path or stream["path"]
+    if not path:
+        raise ValueError(f"stream {name!r} has no FROM path; give one with --input {name}=PATH")
+    textual = stream["format"] in ("csv", "json")
+    schema = stream["schema"] + (f", `{CORRUPT}` STRING" if textual else "")
+    reader = spark.read.format(stream["format"]).schema(schema)
+    if textual:
+        reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
+    for key, value in stream["options"].items():
+        reader = reader.option(key, value)
+    frame = reader.load(path)
+    if stream["numbered"]:
+        frame = frame.select(
+            "*",
+            F.col("_metadata.file_path").alias("_file"),
+            F.col("_metadata.file_block_start").alias("_block"),
+        )
+    return frame
+
+
+def inspect_stream(name, frame, stream):
+    """Count what the query will not see, and drop malformed rows; returns (frame, report lines)."""
+    from pyspark.sql import functions as F
+
+    frame = frame.cache()
+    textual = CORRUPT in frame.columns
+    ok = F.col(CORRUPT).isNull() if textual else F.lit(True)
+    checks = [F.count(F.lit(1)).alias("rows")]
+    if textual:
+        checks.append(F.count(F.col(CORRUPT)).alias("malformed"))
+    for attribute in stream["window_attributes"]:
+        checks.append(F.count_if(ok & F.col(f"`{attribute}`").isNull()).alias(f"null:{attribute}"))
+    stats = frame.agg(*checks).first().asDict()
+    report = [f"{name}: {stats['rows']:,} rows read"]
+    if textual:
+        malformed = stats["malformed"]
+        if malformed:
+            sample = frame.where(F.col(CORRUPT).isNotNull()).select(CORRUPT).first()[0]
+            report.append(f"{name}: {malformed:,} malformed rows skipped (e.g. {sample.strip()[:80]!r})")
+        frame = frame.where(ok).drop(CORRUPT)
+    for attribute in stream["window_attributes"]:
+        nulls = stats[f"null:{attribute}"]
+        if nulls:
+            report.append(f"{name}: {nulls:,} rows with NULL {attribute} belong to no window")
+    return frame, report
+
+
+def number_rows(frame):
+    """Add row_num, the arrival position 0, 1, 2, ...: consecutive, unlike monotonically_increasing_id.
+
+    Arrival order is file order (files by path, then line) for file sources, and
+    partition order otherwise. Rows are counted per block, the blocks' offsets
+    summed, and each row numbered within its block.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    blocks = ["_file", "_block"] if "_file" in frame.columns else ["_part"]
+    ids = frame.withColumn("_part", F.spark_partition_id()).withColumn("_id", F.monotonically_increasing_id())
+    sizes = ids.groupBy(*blocks).agg(F.min("_id").alias("_first"), F.count(F.lit(1)).alias("_rows"))
+    before = Window.orderBy(*blocks).rowsBetween(Window.unboundedPreceding, -1)
+    offsets = sizes.withColumn("_offset", F.coalesce(F.sum("_rows").over(before), F.lit(0)))
+    numbered = ids.join(F.broadcast(offsets), blocks)
+    numbered = numbered.withColumn("row_num", F.col("_offset") + F.col("_id") - F.col("_first"))
+    return numbered.drop("_part", "_id", "_first", "_rows", "_offset", "_file", "_block")
+
+
+def load_inputs(spark, streams, paths=None):
+    """Read and inspect every stream; returns ({parameter: DataFrame}, report lines)."""
+    paths = paths or {}
+    unknown = sorted(set(paths) - set(streams))
+    if unknown:
+        raise ValueError(f"unknown stream {unknown[0]!r}; the query reads {', '.join(streams)}")
+    inputs, report = {}, []
+    for name, stream in streams.items():
+        frame = read_stream(spark, name, stream, paths.get(name))
+        frame, lines = inspect_stream(name, frame, stream)
+        inputs[stream["parameter"]] = frame
+        report.extend(lines)
+    return inputs, report
+
+
+def write_result(result, path, fmt="csv"):
+    """Write the result: csv and json as one file at `path`, parquet as Spark's directory of parts."""
+    import glob
+    import os
+    import shutil
+
+    from pyspark.sql import functions as F
+
+    if fmt == "csv":
+        nested = [f.name for f in result.schema.fields if f.dataType.typeName() in ("array", "map", "struct")]
+        result = result.select(
+            *(F.to_json(F.col(f"`{c}`")).alias(c) if c in nested else F.col(f"`{c}`") for c in result.columns)
+        )
+    local = "://" not in path or path.startswith("file:")
+    if fmt == "parquet" or not local:
+        result.write.mode("overwrite").format(fmt).save(path)
+        return path
+    target = path[len("file:") :] if path.startswith("file:") else path
+    parts = target + ".parts"
+    writer = result.coalesce(1).write.mode("overwrite").format(fmt)
+    if fmt == "csv":
+        writer = writer.option("header", True)
+    writer.save(parts)
+    produced = sorted(glob.glob(os.path.join(parts, "part-*")))
+    if os.path.isdir(target):
+        shutil.rmtree(target)
+    if produced:
+        shutil.move(produced[0], target)
+    else:
+        open(target, "w").close()
+    shutil.rmtree(parts, ignore_errors=True)
+    return target
+
+
+def main(argv=None):
+    """Run the query as a job: python job.py [--input STREAM=PATH] [--output PATH] [--format csv]."""
+    import argparse
+    import sys
+
+    from pyspark.sql import SparkSession
+
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0] if __doc__ else None)
+    parser.add_argument("--input", action="append", default=[], metavar="STREAM=PATH", help="read a stream from PATH")
+    parser.add_argument("--output", metavar="PATH", help="write the result here instead of printing it")
+    parser.add_argument("--format", choices=("csv", "json", "parquet"), default="csv")
+    parser.add_argument("--show", type=int, default=20, metavar="N", help="rows to print without --output")
+    args = parser.parse_args(argv)
+    paths = {}
+    for item in args.input:
+        name, sep, path = item.partition("=")
+        if not sep:
+            parser.error(f"--input takes STREAM=PATH, got {item!r}")
+        paths[name] = path
+    spark = SparkSession.builder.appName(APP_NAME).config("spark.sql.session.timeZone", "UTC").getOrCreate()
+    inputs, report = load_inputs(spark, STREAMS, paths)
+    for line in report:
+        print(f"wql: {line}", file=sys.stderr)
+    result = query(**inputs)
+    if args.output:
+        written = write_result(result, args.output, args.format)
+        print(f"wql: wrote {written}", file=sys.stderr)
+    else:
+        result.show(args.show, truncate=False)
+    spark.stop()
+    return 0

@@ -1,0 +1,172 @@
+def sliding_combine(keys, cell, states, size, step, last=None):
+    """Build a mapInArrow function that combines ordered cells (panes or slices) into windows.
+
+    Input rows: one per (keys, cell) with partial aggregate states; all cells of a
+    key must be in the same partition. Window w is the `size` cells that end at
+    cell (w + 1) * step - 1. The cells of each key are laid out densely and cut
+    into blocks of `size`; a window is then the suffix of one block combined with
+    the prefix of the next (van Herk / Gil-Werman). Each cell takes part in a
+    constant number of combines, however large size / step is, and no inverse is
+    needed, so min and max share work as well as sum does.
+
+    With `last` (landmark windows), window w is every cell up to w (size and step
+    are 1) and windows run from a key's first cell to the value of column `last`,
+    the stream's last window.
+
+    states: (operation, columns) pairs; operation is "sum", "min", "max" or
+    "moments" (count, mean, M2, combined with Chan's parallel formula). Output rows
+    have the input's schema, with the cell column holding the window-id.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def identity(operation, dtype):
+        dtype = np.dtype(dtype)
+        if operation == "min":
+            return np.iinfo(dtype).max if dtype.kind in "iu" else np.nan
+        if operation == "max":
+            return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
+        return 0
+
+    def combine(operation, left, right):
+        if operation == "sum":
+            return [left[0] + right[0]]
+        if operation == "min":
+            return [np.fmin(left[0], right[0])]  # Spark orders NaN above all numbers
+        if operation == "max":
+            return [np.maximum(left[0], right[0])]
+        (n1, mean1, m2_1), (n2, mean2, m2_2) = left, right
+        n = n1 + n2
+        safe = np.where(n > 0, n, 1)
+        delta = mean2 - mean1
+        return [n, mean1 + delta * n2 / safe, m2_1 + m2_2 + delta * delta * n1 * n2 / safe]
+
+    def scan(operation, blocks):
+        """Running combine along each block's cells: prefix (and, on reversed blocks, suffix)."""
+        ufunc = {"sum": np.add, "min": np.fmin, "max": np.maximum}.get(operation)
+        if ufunc is not None:
+            return [ufunc.accumulate(blocks[0], axis=1)]
+        out = [b.copy() for b in blocks]
+        for j in range(1, out[0].shape[1]):
+            merged = combine(operation, [o[:, j - 1] for o in out], [b[:, j] for b in blocks])
+            for o, m in zip(out, merged):
+                o[:, j] = m
+        return out
+
+    def running(operation, values):
+        """Running combine along one long sequence, in blocks of about sqrt(n) to keep loops short."""
+        n = len(values[0])
+        width = max(1, int(np.sqrt(n)))
+        rows = -(-n // width)
+        padded = []
+        for v in values:
+            p = np.full(rows * width, identity(operation, v.dtype), dtype=v.dtype)
+            p[:n] = v
+            padded.append(p.reshape(rows, width))
+        inside = scan(operation, padded)  # within each block
+        totals = scan(operation, [i[:, -1][None, :] for i in inside])  # across blocks
+        carry = [np.r_[identity(operation, t.dtype), t[0, :-1]] for t in totals]
+        merged = combine(operation, [c[:, None] for c in carry], inside)
+        return [m.ravel()[:n] for m in merged]
+
+    def key_codes(table):
+        codes = []
+        for name in keys:
+            column = pc.dictionary_encode(table.column(name)).combine_chunks()
+            codes.append(pc.fill_null(column.indices, -1).to_numpy(zero_copy_only=False))
+        return codes
+
+    def run(batches):
+        batches = list(batches)
+        if not batches or sum(b.num_rows for b in batches) == 0:
+            return
+        table = pa.Table.from_batches(batches)
+        final = None if last is None else table.column(last)[0].as_py()
+        cells = table.column(cell).to_numpy()
+        codes = key_codes(table)
+        order = np.lexsort([cells, *reversed(codes)])
+        cells = cells[order]
+        new_key = np.zeros(len(order), dtype=bool)
+        new_key[0] = True
+        for code in codes:
+            sorted_code = code[order]
+            new_key[1:] |= sorted_code[1:] != sorted_code[:-1]
+        if last is None:
+            starts_run = new_key.copy()
+            starts_run[1:] |= (cells[1:] - cells[:-1]) >= size  # too far apart to share a window
+        else:
+            starts_run = new_key
+        run_first = np.flatnonzero(starts_run)
+        run_last = np.r_[run_first[1:], len(order)] - 1
+        lo, hi = cells[run_first], cells[run_last]
+
+        # Dense, block-aligned layout per run: one block before the first window's start.
+        if last is None:
+            base = size * np.floor_divide(lo - size + 1, size)
+            end = size * (np.floor_divide(hi + size - 1, size) + 1)
+        else:
+            base = np.minimum(lo, 0)
+            end = np.full_like(hi, max(int(final), 0) + 1)
+            end = np.maximum(end, hi + 1)
+        length = end - base
+        offset = np.r_[0, np.cumsum(length)[:-1]]
+        run_of_row = np.repeat(np.arange(len(run_first)), run_last - run_first + 1)
+        position = offset[run_of_row] + (cells - base[run_of_row])
+        total = int(length.sum())
+
+        # Window ends, per run: every cell e with (e + 1) % step == 0 that a window can end at.
+        if last is None:
+            first_end = -(-(lo + 1) // step) * step - 1
+            last_end = ((hi + size) // step) * step - 1
+        else:
+            first_end = np.maximum(lo, 0)
+            last_end = np.full_like(hi, int(final))
+        count = np.maximum((last_end - first_end) // step + 1, 0)
+        run_of_window = np.repeat(np.arange(len(run_first)), count)
+        within = np.arange(int(count.sum())) - np.repeat(np.r_[0, np.cumsum(count)[:-1]], count)
+        ends = first_end[run_of_window] + step * within
+        dense_end = offset[run_of_window] + (ends - base[run_of_window])
+
+        columns = {}
+        for operation, names in states:
+            dense = []
+            for n in names:
+                column = table.column(n)
+                v = pc.fill_null(column, identity(operation, column.type.to_pandas_dtype()))
+                v = v.to_numpy(zero_copy_only=False)[order]
+                d = np.full(total, identity(operation, v.dtype), dtype=v.dtype)
+                d[position] = v
+                dense.append(d)
+            if last is not None:
+                # Landmark: window w holds every cell up to w, a running combine along each run.
+                result = [np.empty_like(d) for d in dense]
+                for r in range(len(run_first)):
+                    part = slice(offset[r], offset[r] + length[r])
+                    for out, values in zip(result, running(operation, [d[part] for d in dense])):
+                        out[part] = values
+                merged = [r[dense_end] for r in result]
+            else:
+                blocks = [d.reshape(-1, size) for d in dense]
+                prefix = [p.ravel() for p in scan(operation, blocks)]
+                suffix = [s[:, ::-1].ravel() for s in scan(operation, [b[:, ::-1] for b in blocks])]
+                dense_start = dense_end - size + 1
+                aligned = (ends - size + 1) % size == 0
+                left = [np.where(aligned, identity(operation, s.dtype), s[dense_start]) for s in suffix]
+                merged = combine(operation, left, [p[dense_end] for p in prefix])
+            for name, array in zip(names, merged):
+                columns[name] = array
+
+        keep = columns[states[0][1][0]] > 0  # the first state counts the window's rows
+        representative = order[run_first][run_of_window][keep]
+        out = []
+        for field in table.schema:
+            if field.name == cell:
+                out.append(pa.array((ends[keep] + 1) // step - 1, type=field.type))
+            elif field.name in columns:
+                out.append(pa.array(columns[field.name][keep], type=field.type))
+            else:
+                out.append(table.column(field.name).take(pa.array(representative)).combine_chunks())
+        yield pa.RecordBatch.from_arrays(out, schema=table.schema)
+
+    return run

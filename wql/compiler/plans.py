@@ -1,0 +1,255 @@
+"""Physical plans (semantics.md §5) as an immutable IR, and how aggregates decompose for them.
+
+- bucket: tag each tuple with its window-ids and group by (window, keys).
+- pane: cells of gcd(r, s); size = r/g cells per window, step = s/g.
+- slice: two cells per slide (the Pairs cut at window ends and starts); size = 2⌈r/s⌉ − 1, step = 2.
+Pane and slice plans pre-aggregate each (keys, cell) into partial states (lift),
+combine states across the cells of a window (combine), and finish each
+aggregate from its states (lower). Only aggregates with a fixed-size state can
+do that; holistic ones go by bucket.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import Enum
+from typing import Literal
+
+from sqlglot import exp
+
+from wql.compiler.aggregates import AggKind
+from wql.compiler.analysis import AggregateCall, Query
+from wql.compiler.schema import Domain
+from wql.compiler.windows import Window, WindowKind
+from wql.grammar.expressions import parse_sql_expression
+
+
+class PlanKind(Enum):
+    BUCKET = "bucket"
+    PANE = "pane"
+    SLICE = "slice"
+    BINS = "bins"
+    OVER = "over"
+
+
+Operation = Literal["sum", "min", "max", "moments"]
+
+
+@dataclass(frozen=True)
+class Grid:
+    """How pane and slice plans cut the attribute axis into cells.
+
+    A value a lies in cell ⌊(a − o)/width⌋ (panes), or for slices in cell 2j or
+    2j + 1 of slide j = ⌊(a − o)/s⌋ depending on whether it lies before or after
+    `delta` into the slide. Window w is the `size` cells ending at cell
+    (w + 1)·step − 1; landmark windows are every cell up to w.
+    """
+
+    kind: Literal["pane", "slice", "landmark"]
+    width: int | float  # pane width g, or the slide s for slices and landmarks
+    size: int
+    step: int
+    delta: int | float = 0  # slices: where in each slide the second cell starts
+
+
+@dataclass(frozen=True)
+class StateGroup:
+    """Partial-state columns that combine together: `lifts` are cell-level Spark SQL aggregates."""
+
+    operation: Operation
+    columns: tuple[str, ...]
+    lifts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    groups: tuple[StateGroup, ...]  # the first counts rows (non-empty windows)
+    lowers: tuple[tuple[str, str], ...]  # (aggregate column, Spark SQL over state columns)
+
+
+@dataclass(frozen=True)
+class Plan:
+    kind: PlanKind
+    grid: Grid | None = None
+    decomposition: Decomposition | None = None
+
+
+# ------------------------------------------------------------------ grids
+
+
+def pane_grid(window: Window) -> Grid:
+    assert window.slide is not None
+    if window.kind is WindowKind.LANDMARK:
+        return Grid("landmark", window.slide, 1, 1)
+    assert window.range is not None
+    width = _gcd(window.range, window.slide)
+    return Grid("pane", width, round(window.range / width), round(window.slide / width))
+
+
+def slice_grid(window: Window) -> Grid | None:
+    """Two cells per slide, or None when SLIDE divides RANGE (then slices are panes)."""
+    assert window.range is not None and window.slide is not None
+    q = math.ceil(window.range / window.slide)
+    delta = q * window.slide - window.range
+    if delta == 0:
+        return None
+    return Grid("slice", window.slide, 2 * q - 1, 2, delta)
+
+
+def _gcd(a: int | float, b: int | float) -> int | float:
+    if isinstance(a, int) and isinstance(b, int):
+        return math.gcd(a, b)
+    return float(math.gcd(int(a), int(b)))
+
+
+def grid_exact(window: Window) -> bool:
+    """Cells can only replace the extent test when every edge is a whole number of units."""
+    if window.attr.domain is not Domain.FLOAT:
+        return True
+    values = [window.range or 0, window.slide or 0, window.origin]
+    return all(float(v).is_integer() for v in values)
+
+
+# ------------------------------------------------------------------ aggregate decomposition
+
+_INTEGRAL = {"TINYINT", "SMALLINT", "INT", "BIGINT"}
+_FLOATING = {"FLOAT", "DOUBLE"}
+
+
+def _argument_type(query: Query, sql: str) -> str | None:
+    """The Spark type of an aggregate argument, inferred from the stream's schema (None if unknown)."""
+    from sqlglot.optimizer.annotate_types import annotate_types
+    from sqlglot.optimizer.qualify import qualify
+
+    schema = {"s": {c.name: c.type for c in query.stream.columns}}
+    select = exp.select(parse_sql_expression(sql)).from_(exp.to_table("s"))
+    try:
+        annotated = annotate_types(qualify(select, schema=schema, dialect="spark"), schema=schema, dialect="spark")
+    except Exception:  # sqlglot cannot type it: treat the type as unknown
+        return None
+    data_type = annotated.selects[0].type
+    if data_type is None or data_type.this == exp.DataType.Type.UNKNOWN:
+        return None
+    return data_type.sql(dialect="spark").split("(")[0].upper()
+
+
+def decompose(query: Query, names: set[str]) -> Decomposition | None:
+    """States for every aggregate of the query, or None if any aggregate has no fixed-size state."""
+    builder = _Decomposer(query, names)
+    for call in query.aggregates:
+        if not builder.add(call):
+            return None
+    return builder.result()
+
+
+def _clean(sql: str) -> str:
+    import re
+
+    return re.sub(r"[^0-9a-zA-Z]+", "_", sql).strip("_").lower()[:40] or "x"
+
+
+class _Decomposer:
+    def __init__(self, query: Query, taken: set[str]) -> None:
+        self.query = query
+        self.taken = set(taken)
+        self.groups: list[StateGroup] = []
+        self.by_lift: dict[tuple[str, str], str] = {}
+        self.lowers: list[tuple[str, str]] = []
+        self.rows = self.state("sum", "COUNT(*)", "_rows")
+
+    def column(self, wanted: str) -> str:
+        name, n = wanted, 1
+        while name.lower() in self.taken:
+            n += 1
+            name = f"{wanted}_{n}"
+        self.taken.add(name.lower())
+        return name
+
+    def state(self, operation: Operation, lift: str, wanted: str) -> str:
+        known = self.by_lift.get((operation, lift))
+        if known is not None:
+            return known
+        name = self.column(wanted)
+        self.by_lift[(operation, lift)] = name
+        self.groups.append(StateGroup(operation, (name,), (lift,)))
+        return name
+
+    def add(self, call: AggregateCall) -> bool:
+        info = call.info
+        if info.kind is AggKind.HOLISTIC or call.function in {"min_by", "max_by"}:
+            return False
+        base = "_" + _clean(call.args[0]) if call.args else f"_{call.name}"
+        if call.star:
+            self.lowers.append((call.name, self.rows))
+            return True
+        if len(call.args) != 1 and call.function not in {"count"}:
+            return False
+        arg = call.args[0] if call.args else "*"
+        if call.function == "count":
+            if len(call.args) != 1:
+                return False
+            self.lowers.append((call.name, self.state("sum", f"COUNT({arg})", f"_n{base}")))
+            return True
+        if call.function == "count_if":
+            self.lowers.append((call.name, self.state("sum", f"COUNT_IF({arg})", f"_count_if{base}")))
+            return True
+        arg_type = _argument_type(self.query, arg)
+        if arg_type is None:
+            return False
+        count = self.state("sum", f"COUNT({arg})", f"_n{base}")
+        if call.function in {"sum", "try_sum"}:
+            if arg_type not in _INTEGRAL | _FLOATING:
+                return False
+            total = self.state("sum", f"SUM({arg})", f"_sum{base}")
+            self.lowers.append((call.name, f"CASE WHEN {count} > 0 THEN {total} END"))
+            return True
+        if call.function in {"avg", "try_avg"}:
+            if arg_type not in _INTEGRAL | _FLOATING:
+                return False
+            total = self.state("sum", f"SUM(CAST({arg} AS DOUBLE))", f"_sum{base}")
+            self.lowers.append((call.name, f"CASE WHEN {count} > 0 THEN {total} / {count} END"))
+            return True
+        if call.function in {"min", "max", "bool_and", "bool_or"}:
+            return self._extreme(call, arg, arg_type, count, base)
+        if call.function in {"stddev", "stddev_samp", "stddev_pop", "variance", "var_pop"}:
+            if arg_type not in _INTEGRAL | _FLOATING:
+                return False
+            value = f"CAST({arg} AS DOUBLE)"
+            key = ("moments", value)
+            if key not in self.by_lift:
+                columns = (self.column(f"_n{base}"), self.column(f"_mean{base}"), self.column(f"_m2{base}"))
+                lifts = (f"COUNT({arg})", f"AVG({value})", f"VAR_POP({value}) * COUNT({arg})")
+                self.groups.append(StateGroup("moments", columns, lifts))
+                self.by_lift[key] = ",".join(columns)
+            n, _, m2 = self.by_lift[key].split(",")
+            m2 = f"GREATEST({m2}, 0D)"
+            lowers = {
+                "stddev": f"CASE WHEN {n} > 1 THEN SQRT({m2} / ({n} - 1)) END",
+                "stddev_samp": f"CASE WHEN {n} > 1 THEN SQRT({m2} / ({n} - 1)) END",
+                "stddev_pop": f"CASE WHEN {n} > 0 THEN SQRT({m2} / {n}) END",
+                "variance": f"CASE WHEN {n} > 1 THEN {m2} / ({n} - 1) END",
+                "var_pop": f"CASE WHEN {n} > 0 THEN {m2} / {n} END",
+            }
+            self.lowers.append((call.name, lowers[call.function]))
+            return True
+        return False
+
+    def _extreme(self, call: AggregateCall, arg: str, arg_type: str, count: str, base: str) -> bool:
+        operation: Operation = "min" if call.function in {"min", "bool_and"} else "max"
+        if arg_type in _INTEGRAL or arg_type in _FLOATING:
+            lift, back = f"{call.function.upper()}({arg})", "{}"
+        elif arg_type == "TIMESTAMP":
+            lift, back = f"{operation.upper()}(UNIX_MICROS({arg}))", "TIMESTAMP_MICROS({})"
+        elif arg_type == "DATE":
+            lift, back = f"{operation.upper()}(UNIX_DATE({arg}))", "DATE_FROM_UNIX_DATE({})"
+        elif arg_type == "BOOLEAN":
+            lift, back = f"{operation.upper()}(CAST({arg} AS INT))", "({} = 1)"
+        else:
+            return False
+        value = self.state(operation, lift, f"_{operation}{base}")
+        self.lowers.append((call.name, f"CASE WHEN {count} > 0 THEN {back.format(value)} END"))
+        return True
+
+    def result(self) -> Decomposition:
+        return Decomposition(tuple(self.groups), tuple(self.lowers))

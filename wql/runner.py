@@ -1,0 +1,127 @@
+"""`wql run`: the generated programs of a file, executed on Spark with progress and readable output.
+
+Part of the CLI shell: it only calls the public API and the generated code's own
+functions (load_inputs, query, write_result), the same ones the job's main() uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from rich.console import Console
+
+import wql
+from wql.display import error_renderable, explanation_renderable, results_table
+
+EXIT_OK, EXIT_ERRORS = 0, 1
+
+
+def _paths(items: list[str]) -> dict[str, str]:
+    paths = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise wql.WQLRuntimeError(f"--input takes STREAM=PATH, got '{item}'")
+        paths[name] = path
+    return paths
+
+
+def _preflight(compiled: list[wql.CompiledQuery], paths: dict[str, str]) -> None:
+    """Fail before Spark starts when an input is missing: a clear message instead of a Spark error."""
+    streams = {c.stream.name.lower(): c.stream for c in compiled}
+    for name in paths:
+        if name.lower() not in streams:
+            known = ", ".join(sorted(s.name for s in streams.values()))
+            raise wql.WQLRuntimeError(f"--input names stream '{name}', but the queries read {known}")
+    for stream in streams.values():
+        given = next((p for n, p in paths.items() if n.lower() == stream.name.lower()), None)
+        path = given or stream.path
+        if path is None:
+            raise wql.WQLRuntimeError(
+                f"stream '{stream.name}' has no FROM path",
+                hint=f"add FROM 'file' to its CREATE STREAM, or pass --input {stream.name}=PATH",
+            )
+        local = "://" not in path or path.startswith("file:")
+        if local and not os.path.exists(path.removeprefix("file:")):
+            where = "--input" if given else "its FROM clause"
+            raise wql.WQLRuntimeError(f"stream '{stream.name}': no such file or directory: {path} (from {where})")
+
+
+def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from wql.runtime.errors import translate
+    from wql.runtime.progress import spark_progress
+    from wql.runtime.session import DEFAULT_MASTER, default_jvm_log, local_session
+
+    program = wql.load(args.file)
+    for error in program.errors:
+        err.print(error_renderable(error))
+    if program.errors:
+        return EXIT_ERRORS
+    statements = program.queries
+    if args.query is not None:
+        if not 1 <= args.query <= len(statements):
+            raise wql.WQLSemanticError(f"there is no query {args.query}; {args.file} has {len(statements)}")
+        statements = [statements[args.query - 1]]
+    if not statements:
+        err.print(f"{args.file} has no queries to run")
+        return EXIT_OK
+
+    explains = [s for s in statements if s.is_explain]
+    runs = [s for s in statements if not s.is_explain]
+    for statement in explains:
+        out.print(explanation_renderable(wql.explain_statement(statement, plan=args.plan)))
+    compiled = [wql.compile_statement(program, s, plan=args.plan) for s in runs]
+    if not compiled:
+        return EXIT_OK
+    paths = _paths(args.input)
+    _preflight(compiled, paths)
+
+    log = None if args.verbose else default_jvm_log()
+    with err.status("starting Spark…", spinner="dots"):
+        spark = local_session(
+            args.master or DEFAULT_MASTER, app_name=f"wql run {args.file}", verbose=args.verbose, jvm_log=log
+        )
+    try:
+        for index, (statement, query) in enumerate(zip(runs, compiled, strict=True), start=1):
+            label = f"query {statement.number} (line {statement.line}, plan {query.plan})"
+            try:
+                with spark_progress(spark, err, f"reading input for {label}"):
+                    inputs, report = query.load_inputs(spark, **_for_stream(paths, query))
+                for line in report:
+                    style = "yellow" if ("malformed" in line or "NULL" in line) else "dim"
+                    err.print(f"[{style}]{line}[/]")
+                result = query.run(spark, **inputs)
+                if args.output:
+                    target = args.output if len(compiled) == 1 else _numbered(args.output, index)
+                    with spark_progress(spark, err, f"running {label}"):
+                        written = query.write(result, target, args.format)
+                    err.print(f"[green]✓[/] {label}: wrote {written}")
+                else:
+                    with spark_progress(spark, err, f"running {label}"):
+                        result = result.cache()
+                        total = result.count()
+                        rows = result.limit(args.limit).collect()
+                    out.print(results_table(result.columns, [tuple(r) for r in rows], total))
+            except KeyboardInterrupt:
+                err.print("[red]cancelled[/]")
+                return 130
+            except wql.WQLError:
+                raise
+            except Exception as error:  # Spark and Py4J errors become one clear line
+                message = translate(error, label)
+                if log:
+                    message.hint = (message.hint or "") + f" (Spark's log: {log})"
+                raise message from None
+    finally:
+        spark.stop()
+    return EXIT_OK
+
+
+def _for_stream(paths: dict[str, str], query: wql.CompiledQuery) -> dict[str, str]:
+    return {name: path for name, path in paths.items() if name.lower() == query.stream.name.lower()}
+
+
+def _numbered(path: str, index: int) -> str:
+    root, ext = os.path.splitext(path)
+    return f"{root}_{index}{ext}"

@@ -1,0 +1,34 @@
+"""Spark's failures, told the way a WQL user needs to hear them."""
+
+from __future__ import annotations
+
+import re
+
+from wql.grammar.errors import WQLError, WQLRuntimeError
+
+
+def translate(error: BaseException, context: str = "") -> WQLError:
+    """A WQLRuntimeError for an exception raised while Spark ran a job (or the error itself if it is one)."""
+    if isinstance(error, WQLError):
+        return error
+    text = str(error)
+    prefix = f"{context}: " if context else ""
+    missing = re.search(r"\[PATH_NOT_FOUND\] Path does not exist: (\S+?)\.?(\s|$)", text)
+    if missing:
+        return WQLRuntimeError(f"{prefix}no such file or directory: {missing.group(1)}")
+    if "UNABLE_TO_INFER_SCHEMA" in text:
+        return WQLRuntimeError(f"{prefix}cannot read the input: it is empty or not in the declared format")
+    if isinstance(error, ValueError):
+        return WQLRuntimeError(prefix + text)
+    name = type(error).__name__
+    first = _first_meaningful_line(text)
+    hint = "run with --verbose to see Spark's log" if name in {"Py4JJavaError", "PythonException"} else None
+    return WQLRuntimeError(f"{prefix}Spark failed: {first}", hint=hint)
+
+
+def _first_meaningful_line(text: str) -> str:
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("at ", "File ", "Traceback", "JVM stacktrace")):
+            return line[:300]
+    return "unknown error"

@@ -1,0 +1,121 @@
+"""SparkSessions as WQL starts them: quiet, UTC, and with Python workers on this interpreter.
+
+Starting Spark costs seconds, so nothing here runs at import time; `wql check`,
+`explain` and `compile` never call it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+import warnings
+from collections.abc import Iterator
+from importlib import resources
+from typing import Any
+
+from wql.grammar.errors import WQLRuntimeError
+
+DEFAULT_MASTER = "local[*]"
+
+
+def _quiet_logging_options() -> str:
+    config = resources.files("wql.runtime").joinpath("log4j2.properties")
+    return f"-Dlog4j2.configurationFile=file:{config}"
+
+
+def session_conf(
+    master: str = DEFAULT_MASTER,
+    *,
+    app_name: str = "wql",
+    shuffle_partitions: int | None = None,
+    verbose: bool = False,
+    extra: dict[str, str] | None = None,
+) -> dict[str, str]:
+    """The settings WQL starts Spark with (also what generated jobs set)."""
+    conf = {
+        "spark.master": master,
+        "spark.app.name": app_name,
+        "spark.sql.session.timeZone": "UTC",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",
+        "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
+        "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
+    }
+    if shuffle_partitions is None and master.startswith("local"):
+        shuffle_partitions = max(4, 2 * (os.cpu_count() or 2))  # Spark's 200 only suits clusters
+    if shuffle_partitions is not None:
+        conf["spark.sql.shuffle.partitions"] = str(shuffle_partitions)
+    if not verbose:
+        logging = _quiet_logging_options()
+        conf["spark.driver.extraJavaOptions"] += " " + logging
+        conf["spark.executor.extraJavaOptions"] += " " + logging
+    conf.update(extra or {})
+    return conf
+
+
+def local_session(
+    master: str = DEFAULT_MASTER,
+    *,
+    app_name: str = "wql",
+    shuffle_partitions: int | None = None,
+    verbose: bool = False,
+    extra: dict[str, str] | None = None,
+    jvm_log: str | None = None,
+) -> Any:
+    """Start (or reuse) a SparkSession. Raises WQLRuntimeError when Spark or Java is missing.
+
+    With `jvm_log`, the JVM's own stderr (warnings log4j cannot silence) goes to that file.
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"pyspark(\..*)?")
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as error:  # pragma: no cover - pyspark is a hard dependency
+        raise WQLRuntimeError(f"pyspark is not installed ({error})") from None
+    builder = SparkSession.builder
+    for key, value in session_conf(
+        master, app_name=app_name, shuffle_partitions=shuffle_partitions, verbose=verbose, extra=extra
+    ).items():
+        builder = builder.config(key, value)
+    try:
+        with _stderr_to(jvm_log):
+            spark = builder.getOrCreate()
+    except Exception as error:
+        message = str(error)
+        if "JAVA_HOME" in message or "Java gateway" in message:
+            raise WQLRuntimeError(
+                "cannot start Spark: Java 17 or newer must be installed and on PATH (or JAVA_HOME set)",
+                hint=message.splitlines()[0] if message else None,
+            ) from None
+        raise WQLRuntimeError(f"cannot start Spark: {message.splitlines()[0] if message else error}") from None
+    spark.sparkContext.setLogLevel("INFO" if verbose else "ERROR")
+    return spark
+
+
+@contextlib.contextmanager
+def _stderr_to(path: str | None) -> Iterator[None]:
+    """Point file descriptor 2 at `path` while the JVM is spawned, so it inherits that, not the terminal."""
+    if path is None:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(target, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(target)
+
+
+def default_jvm_log() -> str:
+    """Where the CLI and REPL send Spark's JVM output: a per-user file in the temp directory."""
+    folder = os.path.join(tempfile.gettempdir(), f"wql-{os.getuid() if hasattr(os, 'getuid') else 'user'}")
+    os.makedirs(folder, exist_ok=True)
+    return os.path.join(folder, "spark.log")

@@ -221,7 +221,9 @@ FUNCTIONS = st.sampled_from(["max", "min", "sum", "avg", "abs", "round", "coales
 def _compound(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     return st.one_of(
         st.tuples(inner, st.sampled_from(["+", "-", "*", "/", "%"]), inner).map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
-        st.tuples(inner, st.sampled_from(["=", "<>", "!=", "<", "<=", ">", ">=", "=="]), inner).map(" ".join),
+        st.tuples(inner, st.sampled_from(["=", "<>", "!=", "<", "<=", ">", ">=", "=="]), inner).map(
+            lambda t: f"({t[0]} {t[1]} {t[2]})"
+        ),
         st.tuples(inner, st.sampled_from(["AND", "OR"]), inner).map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
         inner.map(lambda e: f"NOT ({e})"),
         inner.map(lambda e: f"-({e})"),
@@ -229,9 +231,9 @@ def _compound(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
         st.tuples(inner, inner).map(lambda t: f"coalesce({t[0]}, {t[1]})"),
         st.tuples(inner, inner, inner).map(lambda t: f"CASE WHEN {t[0]} THEN {t[1]} ELSE {t[2]} END"),
         st.tuples(inner, inner).map(lambda t: f"CASE WHEN {t[0]} THEN {t[1]} END"),
-        inner.map(lambda e: f"{e} IS NOT NULL"),
-        st.tuples(inner, inner, inner).map(lambda t: f"{t[0]} BETWEEN {t[1]} AND {t[2]}"),
-        st.tuples(inner, st.lists(inner, min_size=1, max_size=3)).map(lambda t: f"{t[0]} IN ({', '.join(t[1])})"),
+        inner.map(lambda e: f"({e} IS NOT NULL)"),
+        st.tuples(inner, inner, inner).map(lambda t: f"({t[0]} BETWEEN {t[1]} AND {t[2]})"),
+        st.tuples(inner, st.lists(inner, min_size=1, max_size=3)).map(lambda t: f"({t[0]} IN ({', '.join(t[1])}))"),
         inner.map(lambda e: f"CAST({e} AS BIGINT)"),
     )
 

@@ -200,7 +200,7 @@ def compile_statement(program: Program, statement: Statement, *, plan: str | Non
     return CompiledQuery(compiled, program.path)
 
 
-def compile(  # noqa: A001 - wql.compile is the natural name
+def compile(  # wql.compile is the natural name, shadowing the builtin here
     text: str,
     path: str | None = None,
     *,

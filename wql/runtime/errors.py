@@ -27,8 +27,8 @@ def translate(error: BaseException, context: str = "") -> WQLError:
 
 
 def _first_meaningful_line(text: str) -> str:
-    for line in text.splitlines():
-        line = line.strip()
+    for raw in text.splitlines():
+        line = raw.strip()
         if line and not line.startswith(("at ", "File ", "Traceback", "JVM stacktrace")):
             return line[:300]
     return "unknown error"

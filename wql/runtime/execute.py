@@ -23,7 +23,7 @@ def load_job(code: str) -> types.ModuleType:
     name = f"wql_job_{next(_counter)}"
     module = types.ModuleType(name)
     module.__file__ = f"<{name}>"
-    exec(compile(code, module.__file__, "exec"), module.__dict__)  # noqa: S102 - our own generated code
+    exec(compile(code, module.__file__, "exec"), module.__dict__)  # our own generated code
     return module
 
 

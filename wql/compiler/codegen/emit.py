@@ -9,6 +9,7 @@ early, and Python identifiers are sanitized.
 from __future__ import annotations
 
 import keyword
+import math
 import re
 from collections.abc import Iterable
 
@@ -19,7 +20,7 @@ _UNSAFE_COMMENT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029\ufeff]")
 def py(value: object) -> str:
     """A Python literal for a str, int, float, bool, None, or list/tuple/dict of them."""
     if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
+        if math.isnan(value) or math.isinf(value):
             return f"float({str(value)!r})"
         return repr(value)
     if isinstance(value, str):

@@ -172,7 +172,7 @@ def cells(ctx: Context) -> None:
         _landmark_limit(ctx)
         code.comment("Panes of one slide: pre-aggregate each (key, pane) once; window w is every pane up to w.")
     elif grid.kind == "pane":
-        code.comment(f"Panes of PANE = gcd(RANGE, SLIDE): pre-aggregate each (key, pane) once. Window w is the")
+        code.comment("Panes of PANE = gcd(RANGE, SLIDE): pre-aggregate each (key, pane) once. Window w is the")
         code.comment(f"{grid.size} panes ending at pane (w + 1)·{grid.step} − 1.")
     cell = _cell(ctx, grid)
     shuffle = f"rows.repartition({ctx.key_list()})" if keys else "rows"

@@ -50,7 +50,7 @@ def sliding_combine(keys, cell, states, size, step, last=None):
         out = [b.copy() for b in blocks]
         for j in range(1, out[0].shape[1]):
             merged = combine(operation, [o[:, j - 1] for o in out], [b[:, j] for b in blocks])
-            for o, m in zip(out, merged):
+            for o, m in zip(out, merged, strict=True):
                 o[:, j] = m
         return out
 
@@ -143,7 +143,7 @@ def sliding_combine(keys, cell, states, size, step, last=None):
                 result = [np.empty_like(d) for d in dense]
                 for r in range(len(run_first)):
                     part = slice(offset[r], offset[r] + length[r])
-                    for out, values in zip(result, running(operation, [d[part] for d in dense])):
+                    for out, values in zip(result, running(operation, [d[part] for d in dense]), strict=True):
                         out[part] = values
                 merged = [r[dense_end] for r in result]
             else:
@@ -154,7 +154,7 @@ def sliding_combine(keys, cell, states, size, step, last=None):
                 aligned = (ends - size + 1) % size == 0
                 left = [np.where(aligned, identity(operation, s.dtype), s[dense_start]) for s in suffix]
                 merged = combine(operation, left, [p[dense_end] for p in prefix])
-            for name, array in zip(names, merged):
+            for name, array in zip(names, merged, strict=True):
                 columns[name] = array
 
         keep = columns[states[0][1][0]] > 0  # the first state counts the window's rows

@@ -362,10 +362,6 @@ def test_row_num_column_declared_with_row_num_is_the_arrival_position() -> None:
     assert "seq" in statement.query.input_columns
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: [RANGE 10 ROWS SATTR row_num] is tumbling (SLIDE 10 ROWS); the documented default is SLIDE 1 ROW",
-)
 def test_sattr_row_num_over_row_num_defaults_to_slide_one_row() -> None:
     window = window_of("[RANGE 10 ROWS SATTR row_num]")
     assert window.slide == 1
@@ -450,20 +446,12 @@ def test_spec_text_spells_every_default() -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: spec_text writes years before 1000 without padding ('999-06-01'), which does not re-parse",
-)
 def test_spec_text_round_trips_early_years() -> None:
     spec = "[RANGE 1 HOUR WATTR ts ALIGN TIMESTAMP '0999-06-01 00:00:00']"
     window = window_of(spec)
     assert window_of(window.spec_text()) == window
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: an ALIGN far outside the TIMESTAMP range passes check, then spec_text raises OverflowError",
-)
 def test_align_outside_the_timestamp_range_is_a_wql_error() -> None:
     text = "SELECT count(*) AS n FROM traffic [RANGE 5 MINUTES WATTR ts ALIGN 100000000000000000000 WEEKS]"
     errors = wql.check(text, streams=STREAMS)
@@ -747,7 +735,6 @@ def test_unknown_columns(text: str, snippet: str, hint: str) -> None:
     assert_points_at(error, text, snippet)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: an unknown WATTR/RATTR/SATTR column is a WQLTypeError, not a WQLNameError")
 def test_unknown_window_attribute_is_a_name_error() -> None:
     error, text = spec_error("[RANGE 5 MINUTES WATTR sped]")
     assert error.hint == "did you mean 'speed'?"
@@ -943,7 +930,6 @@ def test_count_star_is_allowed() -> None:
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="bug: first_value()/last_value() are accepted as aggregates, though REJECTED")
 @pytest.mark.parametrize("function", ["first_value", "last_value"])
 def test_first_value_and_last_value_are_rejected(function: str) -> None:
     error = only_error(f"SELECT {function}(speed) AS f FROM traffic [RANGE 10 ROWS]")
@@ -962,7 +948,6 @@ def test_over_windows_are_rejected() -> None:
     assert "OVER windows are not allowed in ORDER BY" in error.message
 
 
-@pytest.mark.xfail(strict=True, reason="bug: the caret of an OVER error stops before the closing parenthesis")
 def test_over_error_covers_the_whole_window_call() -> None:
     text = "SELECT sum(speed) OVER (PARTITION BY seg_id) AS s FROM traffic [RANGE 10 ROWS]"
     assert_points_at(only_error(text), text, "sum(speed) OVER (PARTITION BY seg_id)")
@@ -985,7 +970,6 @@ def test_subqueries_are_not_supported(clause: str, context: str) -> None:
     assert error.line == 1
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a subquery error points inside the subquery (e.g. at '1'), not at it")
 def test_subquery_error_points_at_the_subquery() -> None:
     text = "SELECT count(*) AS n FROM traffic [RANGE 10 ROWS] WHERE speed > (SELECT max(speed) FROM traffic)"
     error = only_error(text)
@@ -993,7 +977,6 @@ def test_subquery_error_points_at_the_subquery() -> None:
     assert error.span.start in {text.index("(SELECT"), text.index("SELECT max")}
 
 
-@pytest.mark.xfail(strict=True, reason="bug: Spark's higher-order exists(array, lambda) is rejected as a subquery")
 def test_higher_order_exists_is_not_a_subquery() -> None:
     errors = wql.check(
         "SELECT count(*) AS n FROM traffic [RANGE 10 ROWS] WHERE exists(array(1, 2), x -> x > lane)",
@@ -1002,9 +985,6 @@ def test_higher_order_exists_is_not_a_subquery() -> None:
     assert errors == []
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bug: a FILTER (WHERE col ...) clause is reported as a non-aggregated column in the select list"
-)
 def test_aggregate_filter_clause_is_supported_or_clearly_rejected() -> None:
     errors = wql.check("SELECT max(speed) FILTER (WHERE lane > 1) AS m FROM traffic [RANGE 10 ROWS]", streams=STREAMS)
     assert errors == [] or isinstance(errors[0], WQLNotSupportedError)
@@ -1036,7 +1016,6 @@ def test_min_max_count_of_strings_are_fine() -> None:
     assert len(query.aggregates) == 4
 
 
-@pytest.mark.xfail(strict=True, reason="bug: the caret of 'sum() needs a number' covers only 'sum', not the call")
 def test_numeric_aggregate_error_covers_the_call() -> None:
     text = "SELECT sum(seg_id) AS x FROM traffic [RANGE 10 ROWS]"
     assert_points_at(only_error(text), text, "sum(seg_id)")
@@ -1062,7 +1041,6 @@ def test_non_aggregated_columns_must_be_keys(text: str, column: str, snippet: st
     assert_points_at(error, text, snippet, occurrence)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: the caret for a bare column points at an aggregated use of the same name")
 @pytest.mark.parametrize(
     "text",
     [
@@ -1160,7 +1138,6 @@ def test_limit_and_emit_empty_are_recorded() -> None:
     assert analyze_one("SELECT count(*) AS n FROM traffic [RANGE 10 MINUTES]").emit_empty is False
 
 
-@pytest.mark.xfail(strict=True, reason="bug: HAVING/ORDER BY cannot name the alias of a GROUP BY or PATTR key")
 @pytest.mark.parametrize(
     "text",
     [
@@ -1174,7 +1151,6 @@ def test_having_and_order_by_key_aliases(text: str) -> None:
     assert wql.check(text, streams=STREAMS) == []
 
 
-@pytest.mark.xfail(strict=True, reason="bug: ORDER BY an alias in another case keeps the user spelling ('N', not 'n')")
 def test_order_by_alias_is_resolved_to_its_spelling() -> None:
     query = analyze_one("SELECT count(*) AS n FROM traffic [RANGE 10 ROWS] HAVING N > 1 ORDER BY N")
     assert query.having == "n > 1"
@@ -1288,9 +1264,6 @@ def test_bad_aliases(items: str, alias: str, message: str) -> None:
 
 CUMULATIVE, SELECTIVE = AggFamily.CUMULATIVE, AggFamily.SELECTIVE
 DISTRIBUTIVE, ALGEBRAIC, HOLISTIC = AggKind.DISTRIBUTIVE, AggKind.ALGEBRAIC, AggKind.HOLISTIC
-MEDIAN_BUG = pytest.mark.xfail(
-    strict=True, reason="bug: median/percentile are marked selective; semantics.md §4 (seed 001) says cumulative"
-)
 
 
 @pytest.mark.parametrize(
@@ -1310,8 +1283,8 @@ MEDIAN_BUG = pytest.mark.xfail(
         ("count(DISTINCT seg_id)", "count_distinct", HOLISTIC, CUMULATIVE),
         ("collect_list(seg_id)", "collect_list", HOLISTIC, CUMULATIVE),
         ("array_agg(seg_id)", "collect_list", HOLISTIC, CUMULATIVE),
-        pytest.param("median(speed)", "median", HOLISTIC, CUMULATIVE, marks=MEDIAN_BUG),
-        pytest.param("percentile(speed, 0.9)", "percentile", HOLISTIC, CUMULATIVE, marks=MEDIAN_BUG),
+        pytest.param("median(speed)", "median", HOLISTIC, CUMULATIVE),
+        pytest.param("percentile(speed, 0.9)", "percentile", HOLISTIC, CUMULATIVE),
     ],
 )
 def test_aggregate_kinds(call: str, function: str, kind: AggKind, family: AggFamily) -> None:
@@ -1413,7 +1386,7 @@ def test_class_reasons_explain_the_context() -> None:
         ("CREATE STREAM s (a INT, seq DOUBLE) ROW_NUM seq", WQLTypeError, "seq", "ROW_NUM needs an integer column"),
         ("CREATE STREAM s (a INT, seq STRING) ROW_NUM seq", WQLTypeError, "seq", "'seq' is STRING"),
         ("CREATE STREAM s (a INT, seq INT) ROW_NUM sq", WQLNameError, "sq", "unknown column 'sq'"),
-        ("CREATE STREAM s (a INT) FROM 'x.txt'", WQLSemanticError, "CREATE STREAM s (a INT) FROM 'x.txt'", "format"),
+        ("CREATE STREAM s (a INT) FROM 'x.txt'", WQLSemanticError, "FROM 'x.txt'", "format"),
         ("CREATE STREAM s (a INT) FROM 'x.txt' FORMAT xml", WQLSyntaxError, "xml", "unknown format 'xml'"),
         ("CREATE STREAM s (a INTEGR)", WQLTypeError, "INTEGR", "unknown type 'INTEGR'"),
     ],
@@ -1438,9 +1411,6 @@ def test_create_stream_hints() -> None:
     assert wid.hint is not None and "rename the column" in wid.hint
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bug: a repeated OPTIONS key is reported at its first occurrence, not the repeat"
-)
 def test_duplicate_option_points_at_the_repeat() -> None:
     ddl = "CREATE STREAM s (a INT) FROM 'x.csv' OPTIONS (header = true, Header = false)"
     [error] = wql.check(ddl)

@@ -229,9 +229,6 @@ def test_check_failures_as_a_subprocess(in_tmp: Path) -> None:
         assert result.stderr.splitlines()[0] == message
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bug: `wql check` prints paths as Rich markup ('[bold]' vanishes, '[/e]' crashes)"
-)
 @pytest.mark.parametrize("folder", ["x[bold]y", "d[/e]"])
 def test_check_prints_paths_verbatim(folder: str, in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
     directory = in_tmp / folder
@@ -289,7 +286,6 @@ def test_explain_unreadable_paths(
     one_line_failure(err, out, message)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: explain crashes with rich MarkupError on a column alias like `[/x]`")
 def test_explain_bracketed_alias_does_not_crash(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write(in_tmp, "alias.wql", "CREATE STREAM s (ts TIMESTAMP);\nSELECT count(*) AS `[/x]` FROM s [RANGE 1 HOUR];\n")
     code, out, err = run(["explain", "alias.wql"], capsys)

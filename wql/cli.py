@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
 from rich.console import Console
+from rich.text import Text
 
 import wql
 from wql.display import error_renderable, explanation_renderable
@@ -19,7 +21,7 @@ PLANS = ("auto", "bucket", "pane", "slice", "bins", "over")
 def _consoles() -> tuple[Console, Console]:
     """Rich consoles; when output is not a terminal, wide enough that tables do not wrap."""
     out = Console(highlight=False)
-    if not out.is_terminal:
+    if not out.is_terminal and "COLUMNS" not in os.environ:
         out = Console(highlight=False, width=200)
     return out, Console(stderr=True, highlight=False)
 
@@ -106,7 +108,7 @@ def _check(files: Sequence[str], out: Console, err: Console) -> int:
             failed += 1
         else:
             count = len(program.queries)
-            out.print(f"[green]✓[/] {path}: {count} quer{'y' if count == 1 else 'ies'} OK")
+            out.print(Text.assemble(("✓ ", "green"), f"{path}: {count} quer{'y' if count == 1 else 'ies'} OK"))
     return EXIT_ERRORS if failed else EXIT_OK
 
 
@@ -137,7 +139,7 @@ def _compile(args: argparse.Namespace, out: Console, err: Console) -> int:
                 handle.write(compiled.code)
         except OSError as error:
             raise wql.WQLRuntimeError(f"cannot write {args.output}: {error.strerror}") from None
-        err.print(f"[green]✓[/] wrote {args.output} (plan: {compiled.plan})")
+        err.print(Text.assemble(("✓ ", "green"), f"wrote {args.output} (plan: {compiled.plan})"))
     else:
         sys.stdout.write(compiled.code)
     return EXIT_OK

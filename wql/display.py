@@ -23,7 +23,8 @@ def error_renderable(error: WQLError) -> Text:
     out = Text()
     out.append(f"{error.kind}: ", style="bold red")
     out.append(error.message + "\n", style="bold")
-    out.append(f"  --> {error.location()}\n", style="cyan")
+    if error.span is not None or (error.path and error.path not in error.message):
+        out.append(f"  --> {error.location()}\n", style="cyan")
     for number, line, column, width in error.excerpt():
         gutter = " " * len(str(number))
         out.append(f"{gutter} |\n", style="cyan")
@@ -43,20 +44,22 @@ def explanation_renderable(explanation: Explanation) -> Group:
     facts.add_column(style="bold cyan", no_wrap=True)
     facts.add_column()
     window = explanation.window
-    facts.add_row("window", window["spec"])
+    # Every value is Text, never a markup string: queries may contain '[' anywhere.
+    facts.add_row("window", Text(window["spec"]))
     for note in window["defaults"]:
         facts.add_row("", Text(f"default: {note}", style="dim"))
-    facts.add_row("kind", explanation.kind)
+    facts.add_row("kind", Text(explanation.kind))
     facts.add_row("class", Text.assemble((explanation.window_class, "bold"), f" — context: {explanation.context}"))
-    facts.add_row("why", explanation.reason)
-    facts.add_row("wids", explanation.wids)
-    facts.add_row("extent", explanation.extent)
+    facts.add_row("why", Text(explanation.reason))
+    facts.add_row("wids", Text(explanation.wids))
+    facts.add_row("extent", Text(explanation.extent))
     if explanation.aggregates:
         for index, agg in enumerate(explanation.aggregates):
             label = "aggregates" if index == 0 else ""
             kind = f"{agg['kind']}, {agg['family']}" + (", approximate" if agg["approximate"] == "yes" else "")
-            facts.add_row(label, f"{agg['call']} → {agg['column']}  ({kind})")
-    facts.add_row("columns", ", ".join(explanation.columns))
+            target = agg["column"] if agg.get("result", True) else f"(inside {agg['used_by']})"
+            facts.add_row(label, Text(f"{agg['call']} → {target}  ({kind})"))
+    facts.add_row("columns", Text(", ".join(explanation.columns)))
     parts: list[Any] = [
         Text(f"query {explanation.statement} (line {explanation.line}) on stream {explanation.stream}", style="bold"),
         facts,
@@ -70,7 +73,7 @@ def explanation_renderable(explanation: Explanation) -> Group:
             cost = "—" if plan.cost is None else f"{plan.cost:,.0f}"
             marker = Text("← chosen", style="bold green") if plan.chosen else Text("")
             name = Text(plan.name, style="bold" if plan.chosen else "")
-            plans.add_row(name, cost, Text.assemble(marker, (" " if plan.chosen else "") + plan.note))
+            plans.add_row(name, Text(cost), Text.assemble(marker, (" " if plan.chosen else "") + plan.note))
         parts.append(plans)
     return Group(*parts)
 
@@ -78,9 +81,9 @@ def explanation_renderable(explanation: Explanation) -> Group:
 def results_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], total: int | None = None) -> Table:
     table = Table(show_header=True, header_style="bold", caption=None)
     for column in columns:
-        table.add_column(column, overflow="fold")
+        table.add_column(Text(column), overflow="fold")
     for row in rows:
-        table.add_row(*("NULL" if v is None else str(v) for v in row))
+        table.add_row(*(Text("NULL", style="dim") if v is None else Text(str(v)) for v in row))
     if total is not None:
         shown = len(rows)
         table.caption = f"{total:,} row{'s' if total != 1 else ''}" + (

@@ -10,6 +10,7 @@ import argparse
 import os
 
 from rich.console import Console
+from rich.text import Text
 
 import wql
 from wql.display import error_renderable, explanation_renderable, results_table
@@ -90,13 +91,13 @@ def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
                     inputs, report = query.load_inputs(spark, **_for_stream(paths, query))
                 for line in report:
                     style = "yellow" if ("malformed" in line or "NULL" in line) else "dim"
-                    err.print(f"[{style}]{line}[/]")
+                    err.print(Text(line, style=style))
                 result = query.run(spark, **inputs)
                 if args.output:
                     target = args.output if len(compiled) == 1 else _numbered(args.output, index)
                     with spark_progress(spark, err, f"running {label}"):
                         written = query.write(result, target, args.format)
-                    err.print(f"[green]✓[/] {label}: wrote {written}")
+                    err.print(Text.assemble(("✓ ", "green"), f"{label}: wrote {written}"))
                 else:
                     with spark_progress(spark, err, f"running {label}"):
                         result = result.cache()
@@ -104,7 +105,7 @@ def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
                         rows = result.limit(args.limit).collect()
                     out.print(results_table(result.columns, [tuple(r) for r in rows], total))
             except KeyboardInterrupt:
-                err.print("[red]cancelled[/]")
+                err.print(Text("cancelled", style="red"))
                 return 130
             except wql.WQLError:
                 raise

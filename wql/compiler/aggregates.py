@@ -70,11 +70,11 @@ _TABLE = [
     AggregateInfo("covar_samp", A, C, numeric=True),
     AggregateInfo("min_by", A, S),
     AggregateInfo("max_by", A, S),
-    AggregateInfo("median", H, S, numeric=True),
-    AggregateInfo("percentile", H, S, numeric=True),
-    AggregateInfo("percentile_cont", H, S, numeric=True),
-    AggregateInfo("percentile_disc", H, S, numeric=True),
-    AggregateInfo("percentile_approx", H, S, numeric=True, approximate=True),
+    AggregateInfo("median", H, C, numeric=True),
+    AggregateInfo("percentile", H, C, numeric=True),
+    AggregateInfo("percentile_cont", H, C, numeric=True),
+    AggregateInfo("percentile_disc", H, C, numeric=True),
+    AggregateInfo("percentile_approx", H, C, numeric=True, approximate=True),
     AggregateInfo("count_distinct", H, C),
     AggregateInfo("approx_count_distinct", H, C, approximate=True),
     AggregateInfo("collect_list", H, C),
@@ -141,6 +141,8 @@ _BY_CLASS: dict[type[exp.Expression], str] = {
     exp.Mode: "mode",
     exp.First: "first",
     exp.Last: "last",
+    exp.FirstValue: "first_value",
+    exp.LastValue: "last_value",
     exp.AnyValue: "any_value",
     exp.Any: "bool_or",
 }
@@ -185,8 +187,16 @@ def spark_aggregates() -> frozenset[str]:
     )
 
 
+def unwrap(node: exp.Expression) -> tuple[exp.Expression, exp.Expression | None]:
+    """An aggregate call without its FILTER (WHERE …), and the filter's condition."""
+    if isinstance(node, exp.Filter) and isinstance(node.expression, exp.Where):
+        return node.this, node.expression.this
+    return node, None
+
+
 def aggregate_name(node: exp.Expression) -> str | None:
     """The WQL name of an aggregate call node, or None if the node is not an aggregate."""
+    node, _ = unwrap(node)
     if isinstance(node, exp.Count) and isinstance(node.this, exp.Distinct):
         return "count_distinct"
     name = _BY_CLASS.get(type(node))

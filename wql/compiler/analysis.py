@@ -21,7 +21,14 @@ from typing import Literal
 
 from sqlglot import exp
 
-from wql.compiler.aggregates import REJECTED, AggregateInfo, aggregate_info, aggregate_name, spark_functions
+from wql.compiler.aggregates import (
+    REJECTED,
+    AggregateInfo,
+    aggregate_info,
+    aggregate_name,
+    spark_functions,
+    unwrap,
+)
 from wql.compiler.classify import Classification, classify
 from wql.compiler.schema import ROW_NUM, WINDOW_COLUMNS, Catalog, Stream
 from wql.compiler.windows import Window, WindowKind, resolve_window
@@ -46,6 +53,7 @@ class AggregateCall:
     sql: str  # the resolved call, over input columns
     args: tuple[str, ...]  # resolved argument SQL; () for count(*)
     star: bool = False
+    filter: str | None = None  # FILTER (WHERE …) condition, resolved
 
 
 @dataclass(frozen=True)
@@ -114,34 +122,46 @@ def quote(name: str) -> str:
 
 
 def node_span(node: exp.Expression, base: ast.Expr) -> Span:
-    """The span of a node inside an expression, from sqlglot's token positions."""
+    """The span of a node inside an expression, from sqlglot's token positions.
+
+    Tokens give the node's first and last names; the span then grows to take in
+    a call's argument list and any parentheses the node opened but did not close.
+    """
     metas = [n.meta for n in node.walk() if isinstance(n, exp.Expression) and n.meta.get("start") is not None]
     if not metas or not base.text:
         return base.span
+    text = base.text
     start = min(int(m["start"]) for m in metas)
     end = max(int(m["end"]) for m in metas) + 1
-    if isinstance(node, exp.Func):
-        end = _after_call(base.text, end)
-    return _inner_span(base, start, end)
+    if isinstance(node, exp.Subquery | exp.Select):
+        opening = re.search(r"\(\s*select\s+(distinct\s+)?$", text[:start], re.IGNORECASE)
+        if opening:
+            start = opening.start()
+    if isinstance(node, exp.Func) and not isinstance(node, exp.Column):
+        after = len(text[end:]) - len(text[end:].lstrip())
+        if text[end + after : end + after + 1] == "(":
+            end += after
+    return _inner_span(base, start, _balanced_end(text, start, end))
 
 
-def _after_call(text: str, end: int) -> int:
-    """Extend a span that ends inside a call to just after its closing parenthesis."""
+def _balanced_end(text: str, start: int, end: int) -> int:
+    """Extend `end` until every parenthesis opened in text[start:end] is closed."""
     depth = 0
-    i = end
-    while i < len(text):
+    i = start
+    while i < len(text) and (i < end or depth > 0):
         ch = text[i]
+        if ch in "'\"`":
+            close = text.find(ch, i + 1)
+            i = (close if close > 0 else len(text) - 1) + 1
+            continue
         if ch == "(":
             depth += 1
         elif ch == ")":
-            if depth == 0:
-                return i + 1
-            depth -= 1
-        elif ch in "'\"`":
-            close = text.find(ch, i + 1)
-            i = close if close > 0 else len(text)
+            if depth == 0 and i >= end:
+                break
+            depth = max(0, depth - 1)
         i += 1
-    return end
+    return max(end, i)
 
 
 def _inner_span(base: ast.Expr, start: int, end: int) -> Span:
@@ -178,6 +198,7 @@ class _Analyzer:
         self.inputs: list[str] = []
         self.names: set[str] = set(WINDOW_COLUMNS)
         self.aliases: dict[str, ast.Name] = {}
+        self.clash: str | None = None  # a key named like another item's alias, reported last
         for item in select.items:
             if item.alias is None:
                 continue
@@ -232,7 +253,9 @@ class _Analyzer:
                 span=node_span(node, expr),
                 hint="a WQL query's window goes in the brackets after the stream name",
             )
-        if isinstance(node, exp.Subquery | exp.Select | exp.Exists):
+        if isinstance(node, exp.Subquery | exp.Select) or (
+            isinstance(node, exp.Exists) and isinstance(node.this, exp.Subquery | exp.Select)
+        ):
             raise WQLNotSupportedError(f"subqueries in {context}", span=node_span(node, expr))
         if isinstance(node, exp.Anonymous):
             name = str(node.name).lower()
@@ -249,7 +272,7 @@ class _Analyzer:
                 hint="name the columns and aggregates to compute per window",
             )
         function = aggregate_name(node)
-        if function is None:
+        if function is None or (isinstance(node.parent, exp.Filter) and node.parent.this is node):
             return
         if function in REJECTED:
             raise WQLSemanticError(
@@ -261,7 +284,8 @@ class _Analyzer:
                 span=node_span(node, expr),
                 hint="filter windows on aggregates with HAVING" if context == "WHERE" else None,
             )
-        inner = next((n for n in node.walk() if n is not node and aggregate_name(n) is not None), None)
+        own, _ = unwrap(node)
+        inner = next((n for n in node.walk() if n is not node and n is not own and aggregate_name(n) is not None), None)
         if inner is not None:
             raise WQLSemanticError("aggregates cannot be nested", span=node_span(inner, expr))
 
@@ -305,7 +329,10 @@ class _Analyzer:
                 or f"columns are: {', '.join(self.stream.column_names)}",
             )
         self.use_input(column.name)
-        return exp.column(exp.to_identifier(column.name))
+        resolved = exp.column(exp.to_identifier(column.name))
+        if isinstance(node.this, exp.Expression):
+            resolved.this.meta.update(node.this.meta)  # keep positions for later error carets
+        return resolved
 
     # aggregates -----------------------------------------------------------------
     def aggregate(self, node: exp.Expression, expr: ast.Expr, wanted: str | None = None) -> AggregateCall:
@@ -317,12 +344,21 @@ class _Analyzer:
         function = aggregate_name(node)
         assert function is not None
         info = aggregate_info(function)
-        star = isinstance(node, exp.Count) and isinstance(node.this, exp.Star)
-        args = _arguments(node)
+        call_node, condition = unwrap(node)
+        star = isinstance(call_node, exp.Count) and isinstance(call_node.this, exp.Star)
+        args = _arguments(call_node)
         if info.numeric and args:
-            self._check_numeric(node, expr, function)
-        name = self.claim(wanted, alias=True) if wanted else self.claim(self.auto_name(node))
-        call = AggregateCall(name=name, function=function, info=info, sql=sql, args=args, star=star)
+            self._check_numeric(call_node, expr, function)
+        name = self.claim(wanted, alias=True) if wanted else self.claim(self.auto_name(call_node))
+        call = AggregateCall(
+            name=name,
+            function=function,
+            info=info,
+            sql=sql,
+            args=args,
+            star=star,
+            filter=render_sql(condition) if condition is not None else None,
+        )
         self.aggregates.append(call)
         return call
 
@@ -372,12 +408,16 @@ class _Analyzer:
 
         rewritten = _transform_outer_first(tree, replace_node)
         known = {k.name for k in keys} | {a.name for a in self.aggregates} | set(WINDOW_COLUMNS)
+        aliases.update({k.name.lower(): k.name for k in keys})
         for column in list(rewritten.find_all(exp.Column)):
             name = str(column.name)
             if name in known:
                 continue
             if name.lower() in aliases:
-                column.replace(exp.column(exp.to_identifier(aliases[name.lower()])))
+                spelled = exp.column(exp.to_identifier(aliases[name.lower()]))
+                if column is rewritten:
+                    return spelled
+                column.replace(spelled)
                 continue
             raise WQLSemanticError(
                 f"column '{name}' in {context} is neither aggregated nor a group key",
@@ -387,8 +427,10 @@ class _Analyzer:
         return rewritten
 
     def _column_span(self, expr: ast.Expr, name: str) -> Span:
+        """Where a bare (non-aggregated) use of a column is."""
         for node in expr.tree.find_all(exp.Column):
-            if str(node.name).lower() == name.lower():
+            inside = any(aggregate_name(a) is not None for a in _ancestors(node))
+            if str(node.name).lower() == name.lower() and not inside:
                 return node_span(node, expr)
         return expr.span
 
@@ -414,7 +456,7 @@ class _Analyzer:
 
         self.output_names: list[str] = []
         outputs = [o for o in (self.output(item, tree, keys) for item, tree in items) if o is not None]
-        alias_set = frozenset(name.lower() for name in self.output_names)
+        alias_set = frozenset(name.lower() for name in [*self.output_names, *(k.name for k in keys)])
 
         having = None
         if select.having is not None:
@@ -423,6 +465,8 @@ class _Analyzer:
             )
             having = render_sql(self.rewrite(tree, select.having, keys, "HAVING"))
         order = tuple(self.order_key(item, keys, outputs, alias_set) for item in select.order_by)
+        if self.clash is not None:
+            self._clash(self.clash)
         return Query(
             text=format_select(select),
             stream=self.stream,
@@ -483,9 +527,27 @@ class _Analyzer:
         wanted.update(k.column for k in keys if k.column)
         return tuple(c.name for c in self.stream.columns if c.name in wanted)
 
+    def _alias_elsewhere(self, column: str) -> bool:
+        """Whether some select item other than the bare column itself is aliased `column`."""
+        for item in self.select.items:
+            if item.alias is not None and item.alias.key == column.lower():
+                tree = item.expr.tree
+                return not (isinstance(tree, exp.Column) and str(tree.name).lower() == column.lower())
+        return False
+
+    def _clash(self, name: str) -> None:
+        alias = self.aliases[name.lower()]
+        raise WQLSemanticError(
+            f"two result columns would be named '{name}': a key and this alias",
+            span=alias.span,
+            hint="rename the alias",
+        )
+
     def partition_keys(self) -> list[Key]:
         keys = []
         for name in self.window.partition_by:
+            if self._alias_elsewhere(name):
+                self.clash = self.clash or name
             self.use_input(name)
             keys.append(Key(name=self.claim(name), sql=quote(name), origin="partition", column=name))
         return keys
@@ -524,6 +586,8 @@ class _Analyzer:
             if alias is not None:
                 name = self.claim(alias.text, alias=True)
             else:
+                if column is not None and self._alias_elsewhere(column):
+                    self.clash = self.clash or column
                 name = self.claim(column or self.auto_name(resolved))
             keys.append(Key(name=name, sql=sql, origin="group", column=column))
         return keys
@@ -552,6 +616,15 @@ class _Analyzer:
         )
         rewritten = self.rewrite(resolved, item.expr, keys, "ORDER BY")
         return OrderKey(render_sql(rewritten), item.descending, item.nulls)
+
+
+def _ancestors(node: exp.Expression) -> list[exp.Expression]:
+    found = []
+    parent = node.parent
+    while parent is not None:
+        found.append(parent)
+        parent = parent.parent
+    return found
 
 
 def _arguments(node: exp.Expression) -> tuple[str, ...]:

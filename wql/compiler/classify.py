@@ -15,6 +15,13 @@ from wql.compiler.units import format_date, format_timestamp, number_text, short
 from wql.compiler.windows import SlideOn, Window, WindowKind
 
 
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, …"""
+    if 10 <= n % 100 <= 20:
+        return f"{n}th"
+    return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th') }"
+
+
 class WindowClass(Enum):
     CF = "CF"
     FCF = "FCF"
@@ -45,7 +52,7 @@ def classify(window: Window) -> Classification:
             f"{what} grid window: wids(t) follows from t and the spec alone",
         )
     if window.kind is WindowKind.SLIDE_BY_TUPLE:
-        which = "every tuple" if window.slide == 1 else f"every {window.slide}th arrival"
+        which = "every tuple" if window.slide == 1 else f"every {ordinal(int(window.slide))} arrival"
         return Classification(
             WindowClass.FCB,
             "forward, bounded",
@@ -64,7 +71,7 @@ def classify(window: Window) -> Classification:
         return Classification(
             WindowClass.FCU,
             "forward, unbounded",
-            f"window-ids are the values of every {window.slide}th tuple in {window.attr.name} order; a tuple's rank "
+            f"window-ids are the values of every {ordinal(int(window.slide))} tuple in {window.attr.name} order; a tuple's rank "
             "can change with any later arrival, so no bound on its window-ids is known until the stream is ordered",
         )
     assert window.kind is WindowKind.KAFKA
@@ -103,7 +110,9 @@ def describe_kind(window: Window) -> str:
     if window.kind is WindowKind.SLIDE_BY_TUPLE:
         if window.slide == 1:
             return f"slide-by-tuple{partitioned} window (one window per arrival)"
-        return f"slide-by-{window.slide}-rows{partitioned} window (a window at every {window.slide}th arrival)"
+        return (
+            f"slide-by-{window.slide}-rows{partitioned} window (a window at every {ordinal(int(window.slide))} arrival)"
+        )
     if window.kind is WindowKind.SLIDE_BY_RANK:
         return f"slide-by-{window.slide}-rows over rank({attr.name}){partitioned} window"
     return f"Kafka sliding window{partitioned} (windows at records and just after them)"
@@ -139,7 +148,10 @@ def wids_formula(window: Window) -> str:
             assert window.range is not None and window.end_attr is not None
             r = short_text(window.range, d)
             end = f"t.{window.end_attr.name}"
-            formula = f"wids(t) = {first} … ⌈({end}{o} + {r}) / {s}⌉ − 2"
+            last = f"⌊({a}{o} + {r}) / {s}⌋ − 1"
+            formula = (
+                f"wids(t) = {first} … ⌈({end}{o} + {r}) / {s}⌉ − 2; for a point event (start = end) {first} … {last}"
+            )
         else:
             assert window.range is not None
             r = short_text(window.range, d)
@@ -162,12 +174,14 @@ def wids_formula(window: Window) -> str:
             f"{{ [u.{name} + {tick}, u.{name} + {tick} + {r}] | u.{name} < t.{name} ≤ u.{name} + {tick} + {r} }}"
             f"  (u ranges over records{scope})"
         )
+    part = "".join(f", {p}" for p in window.partition_by)
     if window.slide == 1:
         which = "u ∈ T"
     elif window.slide_on is SlideOn.ROW_NUM:
-        which = f"u.row_num mod {window.slide} = 0"
+        position = f"rank(u, row_num{part})" if window.partition_by else "u.row_num"
+        which = f"{position} mod {window.slide} = 0"
     else:
-        which = f"rank(u, {name}) mod {window.slide} = 0"
+        which = f"rank(u, {name}{part}) mod {window.slide} = 0"
     return f"wids(t) = {{ w ∈ windows | t.{name} ≤ w < t.{name} + {r} }},  windows = {{ u.{name} | {which}{scope} }}"
 
 

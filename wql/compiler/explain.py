@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from wql.compiler.analysis import Query
+from wql.compiler.analysis import AggregateCall, Query
 from wql.compiler.classify import describe_kind, extent_formula, wids_formula
 from wql.compiler.schema import Domain
 from wql.compiler.units import quantity_text
@@ -101,6 +101,32 @@ def window_facts(query: Query) -> dict[str, Any]:
     }
 
 
+def _aggregate_facts(query: Query, call: AggregateCall) -> dict[str, Any]:
+    """Kind and family; whether the aggregate is itself a result column, or what uses it."""
+    from sqlglot import exp
+
+    from wql.grammar.expressions import parse_sql_expression
+
+    def uses(sql: str | None) -> bool:
+        return sql is not None and any(str(c.name) == call.name for c in parse_sql_expression(sql).find_all(exp.Column))
+
+    result = call.name in query.columns
+    used_by = [o.name for o in query.outputs if o.name != call.name and uses(o.sql)]
+    if uses(query.having):
+        used_by.append("HAVING")
+    if any(uses(o.sql) for o in query.order_by):
+        used_by.append("ORDER BY")
+    return {
+        "call": call.sql,
+        "column": call.name,
+        "result": result,
+        "used_by": ", ".join(used_by),
+        "kind": call.info.kind.value,
+        "family": call.info.family.value,
+        "approximate": "yes" if call.info.approximate else "no",
+    }
+
+
 def explain_query(query: Query, statement: int, line: int, plans: tuple[PlanChoice, ...] = ()) -> Explanation:
     classification = query.classification
     chosen = next((p.name for p in plans if p.chosen), None)
@@ -116,16 +142,7 @@ def explain_query(query: Query, statement: int, line: int, plans: tuple[PlanChoi
         reason=classification.reason,
         wids=wids_formula(query.window),
         extent=extent_formula(query.window),
-        aggregates=tuple(
-            {
-                "call": call.sql,
-                "column": call.name,
-                "kind": call.info.kind.value,
-                "family": call.info.family.value,
-                "approximate": "yes" if call.info.approximate else "no",
-            }
-            for call in query.aggregates
-        ),
+        aggregates=tuple(_aggregate_facts(query, call) for call in query.aggregates),
         columns=query.columns,
         plans=plans,
         plan=chosen,

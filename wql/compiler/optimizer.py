@@ -68,6 +68,22 @@ def _fan_out(query: Query, stats: Statistics) -> float:
     return max(1.0, fan_out)
 
 
+def _why_not_shared(query: Query) -> str:
+    """Why cells cannot share partial states for this query's aggregates."""
+    sketches = [a.sql for a in query.aggregates if a.info.kind.value == "holistic" and a.info.approximate]
+    holistic = [a.sql for a in query.aggregates if a.info.kind.value == "holistic" and not a.info.approximate]
+    by = [a.sql for a in query.aggregates if a.function in {"min_by", "max_by"}]
+    if holistic:
+        return (
+            f"{', '.join(holistic)} need{'s' if len(holistic) == 1 else ''} whole multisets, which cells cannot share"
+        )
+    if sketches:
+        return f"not supported yet: merging the sketches of {', '.join(sketches)} across cells"
+    if by:
+        return f"not supported yet: partial states for {', '.join(by)}"
+    return "an aggregate's argument type (e.g. STRING or DECIMAL) has no partial state WQL can combine yet"
+
+
 def _grid_candidates(query: Query, stats: Statistics) -> list[Candidate]:
     window = query.window
     n = stats.rows
@@ -89,12 +105,7 @@ def _grid_candidates(query: Query, stats: Statistics) -> list[Candidate]:
     if window.is_interval:
         why_not = "not supported yet for interval events (they span several cells)"
     elif decomposition is None:
-        holistic = [a.sql for a in query.aggregates if a.info.kind.value == "holistic"]
-        why_not = (
-            f"{', '.join(holistic)} keep whole multisets, so cells cannot share partial states"
-            if holistic
-            else "an aggregate has no fixed-size partial state for this argument type"
-        )
+        why_not = _why_not_shared(query)
     elif not grid_exact(window):
         why_not = "RANGE, SLIDE and ALIGN must be whole numbers for exact cell edges on a DOUBLE attribute"
     grid = pane_grid(window)

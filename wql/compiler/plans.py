@@ -156,6 +156,7 @@ class _Decomposer:
         self.groups: list[StateGroup] = []
         self.by_lift: dict[tuple[str, str], str] = {}
         self.lowers: list[tuple[str, str]] = []
+        self.condition: str | None = None
         self.rows = self.state("sum", "COUNT(*)", "_rows")
 
     def column(self, wanted: str) -> str:
@@ -167,6 +168,7 @@ class _Decomposer:
         return name
 
     def state(self, operation: Operation, lift: str, wanted: str) -> str:
+        lift = self.filtered(lift)
         known = self.by_lift.get((operation, lift))
         if known is not None:
             return known
@@ -175,13 +177,19 @@ class _Decomposer:
         self.groups.append(StateGroup(operation, (name,), (lift,)))
         return name
 
+    def filtered(self, lift: str) -> str:
+        """A lift restricted by the current aggregate's FILTER (WHERE …), if it has one."""
+        return f"{lift} FILTER (WHERE {self.condition})" if self.condition else lift
+
     def add(self, call: AggregateCall) -> bool:
+        self.condition = call.filter
         info = call.info
         if info.kind is AggKind.HOLISTIC or call.function in {"min_by", "max_by"}:
             return False
         base = "_" + _clean(call.args[0]) if call.args else f"_{call.name}"
         if call.star:
-            self.lowers.append((call.name, self.rows))
+            rows = self.state("sum", "COUNT(*)", "_rows") if call.filter else self.rows
+            self.lowers.append((call.name, rows))
             return True
         if len(call.args) != 1 and call.function not in {"count"}:
             return False
@@ -197,6 +205,8 @@ class _Decomposer:
         arg_type = _argument_type(self.query, arg)
         if arg_type is None:
             return False
+        if call.function in {"stddev", "stddev_samp", "stddev_pop", "variance", "var_pop"}:
+            return self._moments(call, arg, arg_type, base)
         count = self.state("sum", f"COUNT({arg})", f"_n{base}")
         if call.function in {"sum", "try_sum"}:
             if arg_type not in _INTEGRAL | _FLOATING:
@@ -212,28 +222,30 @@ class _Decomposer:
             return True
         if call.function in {"min", "max", "bool_and", "bool_or"}:
             return self._extreme(call, arg, arg_type, count, base)
-        if call.function in {"stddev", "stddev_samp", "stddev_pop", "variance", "var_pop"}:
-            if arg_type not in _INTEGRAL | _FLOATING:
-                return False
-            value = f"CAST({arg} AS DOUBLE)"
-            key = ("moments", value)
-            if key not in self.by_lift:
-                columns = (self.column(f"_n{base}"), self.column(f"_mean{base}"), self.column(f"_m2{base}"))
-                lifts = (f"COUNT({arg})", f"AVG({value})", f"VAR_POP({value}) * COUNT({arg})")
-                self.groups.append(StateGroup("moments", columns, lifts))
-                self.by_lift[key] = ",".join(columns)
-            n, _, m2 = self.by_lift[key].split(",")
-            m2 = f"GREATEST({m2}, 0D)"
-            lowers = {
-                "stddev": f"CASE WHEN {n} > 1 THEN SQRT({m2} / ({n} - 1)) END",
-                "stddev_samp": f"CASE WHEN {n} > 1 THEN SQRT({m2} / ({n} - 1)) END",
-                "stddev_pop": f"CASE WHEN {n} > 0 THEN SQRT({m2} / {n}) END",
-                "variance": f"CASE WHEN {n} > 1 THEN {m2} / ({n} - 1) END",
-                "var_pop": f"CASE WHEN {n} > 0 THEN {m2} / {n} END",
-            }
-            self.lowers.append((call.name, lowers[call.function]))
-            return True
         return False
+
+    def _moments(self, call: AggregateCall, arg: str, arg_type: str, base: str) -> bool:
+        if arg_type not in _INTEGRAL | _FLOATING:
+            return False
+        value = f"CAST({arg} AS DOUBLE)"
+        key = ("moments", self.filtered(value))
+        if key not in self.by_lift:
+            columns = (self.column(f"_n{base}"), self.column(f"_mean{base}"), self.column(f"_m2{base}"))
+            lifts = tuple(self.filtered(lift) for lift in (f"COUNT({arg})", f"AVG({value})", f"VAR_POP({value})"))
+            lifts = (lifts[0], lifts[1], f"{lifts[2]} * {lifts[0]}")
+            self.groups.append(StateGroup("moments", columns, lifts))
+            self.by_lift[key] = ",".join(columns)
+        n, _, m2 = self.by_lift[key].split(",")
+        m2 = f"GREATEST({m2}, 0D)"
+        lowers = {
+            "stddev": f"CASE WHEN {n} > 1 THEN SQRT({m2} / ({n} - 1)) END",
+            "stddev_samp": f"CASE WHEN {n} > 1 THEN SQRT({m2} / ({n} - 1)) END",
+            "stddev_pop": f"CASE WHEN {n} > 0 THEN SQRT({m2} / {n}) END",
+            "variance": f"CASE WHEN {n} > 1 THEN {m2} / ({n} - 1) END",
+            "var_pop": f"CASE WHEN {n} > 0 THEN {m2} / {n} END",
+        }
+        self.lowers.append((call.name, lowers[call.function]))
+        return True
 
     def _extreme(self, call: AggregateCall, arg: str, arg_type: str, count: str, base: str) -> bool:
         operation: Operation = "min" if call.function in {"min", "bool_and"} else "max"

@@ -154,10 +154,11 @@ def stream_from_ast(stmt: ast.CreateStream, base_dir: str | None = None) -> Stre
         columns.append(Column(col.name.text, type_name))
     stream = Stream(name=stmt.name.text, columns=tuple(columns), span=stmt.span)
 
-    keys = [o.key.lower() for o in stmt.options]
-    for option, key in zip(stmt.options, keys, strict=True):
-        if keys.count(key) > 1:
+    seen_options: set[str] = set()
+    for option in stmt.options:
+        if option.key.lower() in seen_options:
             raise WQLSemanticError(f"option '{option.key}' is given twice", span=option.span)
+        seen_options.add(option.key.lower())
 
     row_num = None
     if stmt.row_num is not None:
@@ -183,7 +184,7 @@ def stream_from_ast(stmt: ast.CreateStream, base_dir: str | None = None) -> Stre
             if fmt is None:
                 raise WQLSemanticError(
                     f"cannot tell the format of '{path}' from its name",
-                    span=stmt.span,
+                    span=stmt.path_span or stmt.span,
                     hint=f"add FORMAT {' | '.join(FORMATS)}",
                 )
         path = resolve_path(path, base_dir)

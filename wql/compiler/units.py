@@ -85,14 +85,25 @@ def to_base(quantity: Quantity, domain: Domain, attr: str, what: str, *, allow_n
             )
         if domain is Domain.INTEGER:
             return _integral(value, quantity, f"{shown} is not a whole number, and '{attr}' is an integer")
+        if abs(value) >= LIMIT:
+            raise WQLTypeError("the value is out of range for a window attribute", span=quantity.span)
         return float(value)
     raise WQLTypeError(f"'{attr}' cannot order windows", span=quantity.span)
+
+
+LIMIT = 2**62  # base-unit values must fit Spark's 64-bit longs with room for window arithmetic
 
 
 def _integral(value: Decimal, quantity: Quantity, message: str) -> int:
     if value != value.to_integral_value():
         raise WQLTypeError(message, span=quantity.span)
-    return int(value)
+    return _bounded(int(value), quantity)
+
+
+def _bounded(value: int, quantity: Quantity) -> int:
+    if abs(value) >= LIMIT:
+        raise WQLTypeError("the value is out of range: it does not fit a 64-bit window attribute", span=quantity.span)
+    return value
 
 
 def _plain(value: Decimal) -> str:
@@ -116,14 +127,15 @@ def parse_date(text: str) -> int:
 
 def format_timestamp(micros: int) -> str:
     moment = EPOCH + timedelta(microseconds=micros)
-    text = moment.strftime("%Y-%m-%d %H:%M:%S")
+    text = f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d} {moment:%H:%M:%S}"
     if moment.microsecond:
         text += f".{moment.microsecond:06d}".rstrip("0")
     return text
 
 
 def format_date(days: int) -> str:
-    return (EPOCH_DATE + timedelta(days=days)).isoformat()
+    day = EPOCH_DATE + timedelta(days=days)
+    return f"{day.year:04d}-{day.month:02d}-{day.day:02d}"
 
 
 def best_time_unit(micros: int, preferred: Unit | None = None) -> tuple[int, Unit]:

@@ -24,7 +24,14 @@ from typing import Literal
 from wql.compiler.schema import ROW_NUM, Domain, Stream
 from wql.compiler.units import Number, origin_text, parse_date, parse_timestamp, quantity_text, to_base
 from wql.grammar import ast
-from wql.grammar.errors import Span, WQLNotSupportedError, WQLSemanticError, WQLTypeError, did_you_mean
+from wql.grammar.errors import (
+    Span,
+    WQLNameError,
+    WQLNotSupportedError,
+    WQLSemanticError,
+    WQLTypeError,
+    did_you_mean,
+)
 
 
 class WindowKind(Enum):
@@ -70,6 +77,7 @@ class Window:
     slack: Slack | None = None
     defaults: tuple[str, ...] = field(default=(), compare=False)
     units: tuple[ast.Unit | None, ast.Unit | None] = field(default=(None, None), compare=False)
+    slack_unit: ast.Unit | None = field(default=None, compare=False)
 
     @property
     def is_interval(self) -> bool:
@@ -123,7 +131,7 @@ class Window:
         if self.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}:
             parts.append(f"ALIGN {origin_text(self.origin, domain)}")
         if self.slack is not None:
-            parts.append(f"SLACK {quantity_text(self.slack.amount, domain, range_unit)} {self.slack.mode.upper()}")
+            parts.append(f"SLACK {quantity_text(self.slack.amount, domain, self.slack_unit)} {self.slack.mode.upper()}")
         return "[" + " ".join(parts) + "]"
 
 
@@ -170,7 +178,7 @@ class _Resolver:
         column = self.stream.column(name.text)
         if column is None:
             candidates = [*self.stream.column_names, ROW_NUM]
-            raise WQLTypeError(
+            raise WQLNameError(
                 f"unknown column '{name.text}' in stream '{self.stream.name}'",
                 span=name.span,
                 hint=did_you_mean(name.text, candidates) or f"columns are: {', '.join(candidates)}",
@@ -311,7 +319,8 @@ class _Resolver:
             return self.kafka(rng, attr, end_attr, sattr)
         if slide_on is not SlideOn.ATTRIBUTE:
             return self.by_tuple(rng, slide, attr, slide_on, end_attr)
-        return self.grid(rng, slide, attr, end_attr, unbounded)
+        one_row = sattr is not None and slide is None and attr.is_row_num and (sattr.rank or sattr.attr.key == ROW_NUM)
+        return self.grid(rng, slide, attr, end_attr, unbounded, one_row)
 
     def interval_end(self, wattr: ast.WattrClause, start: Attribute) -> Attribute:
         end = self.attribute(wattr.attrs[1])
@@ -337,6 +346,7 @@ class _Resolver:
         attr: Attribute,
         end_attr: Attribute | None,
         unbounded: bool,
+        one_row: bool = False,
     ) -> Window:
         domain = attr.domain
         range_value: Number | None = None
@@ -347,6 +357,9 @@ class _Resolver:
         if slide is not None and slide.quantity is not None:
             slide_value = to_base(slide.quantity, domain, attr.name, "SLIDE")
             slide_unit = slide.quantity.unit
+        elif one_row:
+            slide_value, slide_unit = 1, ast.Unit.ROWS
+            self.notes.append("SLIDE 1 ROW (SATTR without SLIDE)")
         else:
             assert range_value is not None
             slide_value = range_value
@@ -369,6 +382,7 @@ class _Resolver:
             slack=self.slack(attr),
             defaults=tuple(self.notes),
             units=(range_unit, slide_unit),
+            slack_unit=self.slack_unit(),
         )
 
     def by_tuple(
@@ -412,6 +426,7 @@ class _Resolver:
             slack=self.slack(attr),
             defaults=tuple(self.notes),
             units=(rng.quantity.unit, ast.Unit.ROWS),
+            slack_unit=self.slack_unit(),
         )
 
     def kafka(
@@ -444,6 +459,7 @@ class _Resolver:
             slack=self.slack(attr),
             defaults=tuple(self.notes),
             units=(rng.quantity.unit, None),
+            slack_unit=self.slack_unit(),
         )
 
     # shared clauses ---------------------------------------------------------------------
@@ -492,6 +508,11 @@ class _Resolver:
             if range_value is None or kind is WindowKind.LANDMARK:
                 raise WQLSemanticError("landmark windows have no start to align", span=clause.span)
             value = value + range_value
+        if domain in {Domain.TIMESTAMP, Domain.DATE}:
+            try:
+                origin_text(value, domain)
+            except (OverflowError, ValueError):
+                raise WQLTypeError("ALIGN is outside the years 1 to 9999", span=clause.span) from None
         return value
 
     def slack(self, attr: Attribute) -> Slack | None:
@@ -509,6 +530,10 @@ class _Resolver:
         if clause.mode is None:
             self.notes.append("SLACK … CONSISTENT (no mode given)")
         return Slack(amount, clause.mode or "consistent")
+
+    def slack_unit(self) -> ast.Unit | None:
+        clause = self.get(ast.SlackClause)
+        return clause.quantity.unit if isinstance(clause, ast.SlackClause) else None
 
     def reject_align(self, why: str) -> None:
         clause = self.get(ast.AlignClause)

@@ -114,6 +114,7 @@ class CreateStream(Node):
     format: str | None = None
     options: tuple[Option, ...] = ()
     row_num: Name | None = None
+    path_span: Span | None = field(default=None, compare=False, repr=False)
 
 
 # ------------------------------------------------------------------ window spec

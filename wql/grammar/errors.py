@@ -98,7 +98,9 @@ class WQLError(Exception):
 
     def render(self) -> str:
         """Plain-text rendering: message, location, source line with a caret, hint."""
-        out = [f"{self.kind}: {self.message}", f"  --> {self.location()}"]
+        out = [f"{self.kind}: {self.message}"]
+        if self.span is not None or (self.path and self.path not in self.message):
+            out.append(f"  --> {self.location()}")
         for number, text, col, width in self.excerpt():
             gutter = " " * len(str(number))
             out.append(f"{gutter} |")

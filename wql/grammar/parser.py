@@ -346,6 +346,8 @@ class _Builder(Transformer[Any, Any]):
                 if key in fields:
                     raise WQLSyntaxError(f"{key.upper().replace('_', ' ')} given twice", span=span)
                 fields[key] = value
+                if key == "path":
+                    fields["path_span"] = span
         return ast.CreateStream(name=name, columns=columns, span=self._span(meta), **fields)
 
     # window spec ----------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from wql.compiler.aggregates import aggregate_name
+from wql.compiler.aggregates import aggregate_name, unwrap
 from wql.grammar.expressions import parse_sql_expression
 
 Row = Mapping[str, Any]
@@ -224,6 +224,9 @@ def aggregate(sql: str, rows: Sequence[Row]) -> Any:
     lowered = [{k.lower(): v for k, v in r.items()} for r in rows]
     if name is None:
         raise NotImplementedError(sql)
+    node, condition = unwrap(node)
+    if condition is not None:
+        lowered = [r for r in lowered if _eval(condition, r) is True]
     if isinstance(node, exp.Count) and isinstance(node.this, exp.Star):
         return len(lowered)
     args = list(node.iter_expressions())

@@ -71,7 +71,8 @@ def classify(window: Window) -> Classification:
         return Classification(
             WindowClass.FCU,
             "forward, unbounded",
-            f"window-ids are the values of every {ordinal(int(window.slide))} tuple in {window.attr.name} order; a tuple's rank "
+            f"window-ids are the values of every {ordinal(int(window.slide))} tuple in {window.attr.name} order; "
+            "a tuple's rank "
             "can change with any later arrival, so no bound on its window-ids is known until the stream is ordered",
         )
     assert window.kind is WindowKind.KAFKA

@@ -76,9 +76,8 @@ def bucket(ctx: Context) -> None:
         code.comment("Bucket (WID), landmark: a tuple belongs to its own window and every later one, up to the")
         code.comment("last window of the stream; aggregate by window-id and key.")
         code(f"first = F.greatest({_first(ctx)}, F.lit(0))")
-        code(
-            'tagged = rows.crossJoin(F.broadcast(final_window)).withColumn("wid", F.explode(F.sequence(first, F.col("_last"))))'
-        )
+        code("tagged = rows.crossJoin(F.broadcast(final_window))")
+        code('tagged = tagged.withColumn("wid", F.explode(F.sequence(first, F.col("_last"))))')
     elif window.is_interval:
         _interval_bucket(ctx)
     else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ["TZ"] = "UTC"
+time.tzset()
 
 
 def check_golden(name: str, actual: str) -> None:

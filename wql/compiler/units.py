@@ -37,6 +37,8 @@ _SHORT = {
 def to_base(quantity: Quantity, domain: Domain, attr: str, what: str, *, allow_negative: bool = False) -> Number:
     """Convert a RANGE/SLIDE/ALIGN/SLACK quantity to the attribute's base units, checking units."""
     value, unit = quantity.value, quantity.unit
+    if not value.is_finite() or value.adjusted() > 25:
+        raise WQLTypeError(f"{what}: the value is out of range for a window attribute", span=quantity.span)
     shown = f"{what} {_plain(value)}{' ' + unit.spelled(value) if unit else ''}"
     if not allow_negative and value <= 0:
         raise WQLTypeError(f"{shown}: must be positive", span=quantity.span)

@@ -86,7 +86,7 @@ class WQLError(Exception):
         """The source line(s) to show: (line number, text, caret start column, caret width)."""
         if self.span is None or self.source is None:
             return []
-        lines = self.source.splitlines() or [""]
+        lines = self.source.split("\n")  # spans count "\n" only, so split on nothing else
         index = min(self.span.line, len(lines)) - 1
         text = lines[index].expandtabs(1) if index >= 0 else ""
         col = self.span.column

@@ -11,6 +11,7 @@ from functools import lru_cache
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError
 
 from wql.grammar.ast import Expr
@@ -19,9 +20,48 @@ from wql.grammar.errors import Span, WQLSyntaxError
 DIALECT = "spark"
 
 
+def _ignore_nulls(generator: Spark.Generator, node: exp.IgnoreNulls) -> str:
+    """FIRST(x) IGNORE NULLS as Spark's own FIRST(x, TRUE), which WQL can read back."""
+    inner = node.this
+    if isinstance(inner, exp.Func):
+        args = [generator.sql(a) for a in inner.iter_expressions()]
+        name = inner.sql_name() if not isinstance(inner, exp.Anonymous) else str(inner.name)
+        return f"{name}({', '.join([*args, 'TRUE'])})"
+    return generator.ignorenulls_sql(node)
+
+
+class _Spark(Spark):
+    """Spark SQL as sqlglot writes it, except for forms WQL's statement grammar would misread
+    (IS NOT DISTINCT FROM, IGNORE NULLS)."""
+
+    class Generator(Spark.Generator):
+        TRANSFORMS = {  # noqa: RUF012 - extends sqlglot's class-level table
+            **Spark.Generator.TRANSFORMS,
+            exp.NullSafeEQ: lambda self, e: self.binary(e, "<=>"),
+            exp.IgnoreNulls: _ignore_nulls,
+        }
+
+
+_WRITER = _Spark()
+
+
 def render_sql(tree: exp.Expression) -> str:
-    """Canonical Spark SQL for an expression tree: comments dropped, keywords upper-case."""
-    return tree.sql(dialect=DIALECT, comments=False)
+    """Canonical Spark SQL for an expression tree: comments dropped, keywords upper-case.
+
+    Rendering is repeated until it is stable, because sqlglot may write a form that
+    it reads back differently (e.g. AT TIME ZONE gains a CAST once); the fixed point
+    is what makes parse(format(tree)) == tree hold.
+    """
+    sql = _WRITER.generate(tree, copy=True, comments=False)
+    for _ in range(3):
+        try:
+            again = _WRITER.generate(sqlglot.parse_one(sql, read=DIALECT), comments=False)
+        except Exception:  # the rendering does not parse back; keep it, analysis reports it
+            return sql
+        if again == sql:
+            return sql
+        sql = again
+    return sql
 
 
 @lru_cache(maxsize=4096)

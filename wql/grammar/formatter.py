@@ -107,9 +107,12 @@ def _format_option_value(value: ast.OptionValue) -> str:
     return format_string(value)
 
 
+_RESERVED = frozenset({"SELECT", "FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT"})
+
+
 def _format_option_key(key: str) -> str:
     parts = key.split(".")
-    if all(_PLAIN.fullmatch(p) for p in parts):
+    if all(_PLAIN.fullmatch(p) and p.upper() not in _RESERVED for p in parts):
         return key
     return format_string(key)
 

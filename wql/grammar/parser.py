@@ -109,6 +109,7 @@ _READABLE = {
 }
 
 _CLAUSE_KEYWORDS = {"RANGE", "SLIDE", "WATTR", "RATTR", "SATTR", "PATTR", "ALIGN", "SLACK"}
+_RESERVED = {"SELECT", "FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT"}
 
 
 def _readable(terminal: str) -> str:
@@ -138,9 +139,19 @@ def _syntax_error(error: UnexpectedInput, text: str) -> WQLSyntaxError:
             )
         if char == "`":
             return WQLSyntaxError("unterminated `quoted name`", span=Span.of_text(text, start, start + 1))
+        word = re.match(r"[A-Za-z_][A-Za-z0-9_]*", text[start:])
+        if word:
+            allowed = _expected_list(set(error.allowed or ()))
+            return WQLSyntaxError(
+                f"unexpected '{word.group()}'" + (f"; expected {allowed}" if allowed else ""),
+                span=Span.of_text(text, start, start + len(word.group())),
+                hint="a column named like a clause keyword needs backquotes, e.g. `from`"
+                if word.group().upper() in _RESERVED
+                else None,
+            )
         return WQLSyntaxError(f"unexpected character {char!r}", span=Span.of_text(text, start, start + 1))
     if isinstance(error, UnexpectedEOF):
-        end = len(text.rstrip())
+        end = _content_end(text)
         return WQLSyntaxError(
             f"unexpected end of input; expected {_expected_list(set(error.expected))}",
             span=Span.of_text(text, max(0, end - 1), max(end, 1)),
@@ -149,7 +160,7 @@ def _syntax_error(error: UnexpectedInput, text: str) -> WQLSyntaxError:
     token = error.token
     expected = set(error.expected)
     if token.type == "$END":
-        end = len(text.rstrip())
+        end = _content_end(text)
         return WQLSyntaxError(
             f"unexpected end of input; expected {_expected_list(expected)}",
             span=Span.of_text(text, max(0, end - 1), max(end, 1)),
@@ -165,21 +176,40 @@ def _syntax_error(error: UnexpectedInput, text: str) -> WQLSyntaxError:
         hint = "end the previous statement with ';'"
     elif token.type == "UNIT":
         hint = "a unit follows a number, e.g. RANGE 5 MINUTES"
-    elif "UNIT" in expected and (unit_hint := did_you_mean(word, [u.name for u in ast.Unit])):
+    elif "UNIT" in expected and "_RANGE" in expected and (unit_hint := did_you_mean(word, [u.name for u in ast.Unit])):
         hint = unit_hint
     elif "RPAR" in expected and token.type in {"_SEMI", "_FROM", "COMMA"}:
         hint = "a ')' is missing"
+    elif "_FROM" in expected and (typo := _earlier_typo(text[:start], "FROM")):
+        hint = f"did you mean FROM instead of '{typo}'?"
     else:
         hint = _keyword_typo_hint(word, expected)
     return WQLSyntaxError(f"unexpected {word!r}; expected {_expected_list(expected)}", span=span, hint=hint)
 
 
+def _earlier_typo(before: str, keyword: str) -> str | None:
+    """A word before the error that looks like a misspelt `keyword` (FORM for FROM)."""
+    for candidate in reversed(re.findall(r"[A-Za-z_]+", before)):
+        if candidate.upper() != keyword and did_you_mean(candidate, [keyword]):
+            return candidate
+    return None
+
+
 def _eof_hint(expected: set[str]) -> str | None:
-    if "RSQB" in expected:
-        return "close the window spec with ']'"
     if "RPAR" in expected:
         return "a ')' is missing"
+    if "RSQB" in expected:
+        return "close the window spec with ']'"
     return None
+
+
+_TRAILING = re.compile(r"(\s+|--[^\n]*|/\*.*?\*/)+\Z", re.DOTALL)
+
+
+def _content_end(text: str) -> int:
+    """Where the last token ends: trailing blanks and comments do not count."""
+    match = _TRAILING.search(text)
+    return match.start() if match else len(text)
 
 
 def _keyword_typo_hint(word: str, expected: set[str]) -> str | None:
@@ -251,6 +281,8 @@ class _Builder(Transformer[Any, Any]):
 
     def _integer(self, token: Token, what: str) -> int:
         value = self._number(token)
+        if value.is_finite() and value.adjusted() > 18:
+            raise WQLSyntaxError(f"{what} is too large: {token}", span=self._token_span(token))
         if value != value.to_integral_value() or value < 0:
             raise WQLSyntaxError(f"{what} must be a whole number ≥ 0, not {token}", span=self._token_span(token))
         return int(value)
@@ -344,7 +376,8 @@ class _Builder(Transformer[Any, Any]):
             if isinstance(option, tuple):
                 key, value, span = option
                 if key in fields:
-                    raise WQLSyntaxError(f"{key.upper().replace('_', ' ')} given twice", span=span)
+                    clause = {"path": "FROM", "format": "FORMAT", "options": "OPTIONS", "row_num": "ROW_NUM"}[key]
+                    raise WQLSyntaxError(f"{clause} is given twice", span=span)
                 fields[key] = value
                 if key == "path":
                     fields["path_span"] = span

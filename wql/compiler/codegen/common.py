@@ -157,8 +157,8 @@ def aggregate_inputs(query: Query) -> set[str]:
     names = {c.name.lower(): c.name for c in query.stream.columns}
     used = set()
     for call in query.aggregates:
-        for arg in call.args:
-            for column in parse_sql_expression(arg).find_all(exp.Column):
+        for sql in [*call.args, *([call.filter] if call.filter else [])]:
+            for column in parse_sql_expression(sql).find_all(exp.Column):
                 used.add(names.get(str(column.name).lower(), str(column.name)))
     return used
 
@@ -176,7 +176,7 @@ def emit_empty(ctx: Context) -> None:
     matches = " & ".join(
         [
             *(f"F.col({py('e.' + _q(k))}).eqNullSafe(F.col({py('w.' + _q(k))}))" for k in keys),
-            'F.col("e.wid") == F.col("w.wid")',
+            '(F.col("e.wid") == F.col("w.wid"))',
         ]
     )
     code(f'joined = every.alias("e").join(windows.alias("w"), {matches}, "left")')

@@ -138,7 +138,9 @@ def _interval_bucket(ctx: Context) -> None:
     code(f".otherwise(F.ceil(({E} - ORIGIN + RANGE) / SLIDE) - 2)")
     code.dedent()
     code(")")
-    code('tagged = rows.crossJoin(F.broadcast(horizon)).withColumn("wid", F.explode(F.sequence(first, last)))')
+    code.comment("An event inside a gap between windows (SLIDE > RANGE) has first > last: it is in none.")
+    code("tagged = rows.crossJoin(F.broadcast(horizon)).where(first <= last)")
+    code('tagged = tagged.withColumn("wid", F.explode(F.sequence(first, last)))')
 
 
 def _cell(ctx: Context, grid: Grid) -> str:

@@ -106,7 +106,7 @@ def sliding_combine(keys, cell, states, size, step, last=None):
             base = size * np.floor_divide(lo - size + 1, size)
             end = size * (np.floor_divide(hi + size - 1, size) + 1)
         else:
-            base = np.minimum(lo, 0)
+            base = lo  # cells before 0 still count towards window 0
             end = np.full_like(hi, max(int(final), 0) + 1)
             end = np.maximum(end, hi + 1)
         length = end - base

@@ -1,0 +1,113 @@
+"""Running a query on Spark and on the reference evaluator, and comparing the results.
+
+Many small random streams ("cases") run as one Spark job: each row carries a
+case_id that the query puts first in GROUP BY (or PATTR), and an explicit
+arrival position `seq` (ROW_NUM seq), so one job answers for every case as if
+each had run alone. Values are multiples of 1/4 so sums are exact in any order.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta
+from typing import Any
+
+from hypothesis import strategies as st
+
+import wql
+from wql.runtime.reference import evaluate_query
+
+EPOCH = datetime(1970, 1, 1)
+BASE = datetime(2024, 1, 1)
+STREAM = (
+    "CREATE STREAM s (case_id INT, seq BIGINT, k STRING, v DOUBLE, n INT, ts TIMESTAMP, x BIGINT, y BIGINT, "
+    "d DOUBLE) ROW_NUM seq;\n"
+)
+SCHEMA = "case_id INT, seq BIGINT, k STRING, v DOUBLE, n INT, ts TIMESTAMP, x BIGINT, y BIGINT, d DOUBLE"
+
+
+def row(
+    case_id: int,
+    seq: int,
+    k: str | None,
+    v: float | None,
+    n: int | None,
+    ts_s: float | None,
+    x: int | None,
+    y: int | None,
+    d: float | None,
+) -> dict[str, Any]:
+    return {
+        "case_id": case_id,
+        "seq": seq,
+        "k": k,
+        "v": v,
+        "n": n,
+        "ts": None if ts_s is None else BASE + timedelta(seconds=ts_s),
+        "x": x,
+        "y": y,
+        "d": d,
+    }
+
+
+@st.composite
+def cases(draw: st.DrawFn, count: int = 6, max_rows: int = 14) -> list[dict[str, Any]]:
+    """Rows of `count` random streams, with many values on window edges and some NULLs."""
+    rows: list[dict[str, Any]] = []
+    for case_id in range(count):
+        size = draw(st.integers(0, max_rows))
+        for seq in range(size):
+            ts = draw(st.one_of(st.none(), st.integers(-8, 60), st.integers(-8, 60).map(lambda t: t + 0.5)))
+            x = draw(st.one_of(st.none(), st.integers(-12, 40)))
+            length = draw(st.one_of(st.none(), st.integers(-1, 12)))
+            rows.append(
+                row(
+                    case_id,
+                    seq,
+                    draw(st.sampled_from(["a", "b", None])),
+                    draw(st.one_of(st.none(), st.integers(-20, 20).map(lambda q: q / 4))),
+                    draw(st.one_of(st.none(), st.integers(-3, 9))),
+                    None if ts is None else float(ts),
+                    x,
+                    None if x is None or length is None else x + length,
+                    draw(st.one_of(st.none(), st.integers(-40, 120).map(lambda q: q / 4))),
+                )
+            )
+    return rows
+
+
+def frame(spark: Any, rows: list[dict[str, Any]]) -> Any:
+    columns = [c.split()[0] for c in SCHEMA.split(", ")]
+    data = [tuple(r[c] for c in columns) for r in rows]
+    return spark.createDataFrame(data, SCHEMA)
+
+
+def normalized(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    def value(v: Any) -> Any:
+        if isinstance(v, float):
+            if math.isnan(v):
+                return "NaN"
+            return float(f"{v:.9g}")
+        if isinstance(v, list):
+            return tuple(sorted(value(x) for x in v))
+        return v
+
+    return sorted((tuple((k, value(v)) for k, v in sorted(r.items())) for r in rows), key=repr)
+
+
+def compare(spark: Any, text: str, rows: list[dict[str, Any]], plan: str | None) -> wql.CompiledQuery:
+    """Compile `text` (after the stream declaration) with `plan`, run it, and assert it equals the reference."""
+    compiled = wql.compile(STREAM + text, plan=plan)
+    got = [r.asDict(recursive=True) for r in compiled.run(spark, s=frame(spark, rows)).collect()]
+    want = evaluate_query(compiled.query, rows)
+    assert normalized(got) == normalized(want), _difference(got, want, compiled)
+    return compiled
+
+
+def _difference(got: list[dict[str, Any]], want: list[dict[str, Any]], compiled: wql.CompiledQuery) -> str:
+    spark_only = sorted(set(normalized(got)) - set(normalized(want)), key=repr)[:4]
+    reference_only = sorted(set(normalized(want)) - set(normalized(got)), key=repr)[:4]
+    return (
+        f"plan {compiled.plan}: {len(got)} rows from Spark, {len(want)} from the reference\n"
+        f"only in Spark: {spark_only}\nonly in the reference: {reference_only}"
+    )

@@ -3,7 +3,6 @@
 The reference is /work/shared/design/semantics.md (§2 windows, §3 classes, §4
 aggregate kinds) and the docstrings of wql/compiler/windows.py and
 wql/compiler/analysis.py. Bugs these tests found are fixed; the tests stay as regressions.
-behaviour where the current code is wrong; each names the bug.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ def _consoles() -> tuple[Console, Console]:
     out = Console(highlight=False)
     if not out.is_terminal and "COLUMNS" not in os.environ:
         out = Console(highlight=False, width=200)
-    return out, Console(stderr=True, highlight=False)
+    return out, Console(stderr=True, highlight=False, soft_wrap=True)  # messages stay on one line
 
 
 def _parser() -> argparse.ArgumentParser:

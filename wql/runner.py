@@ -79,6 +79,9 @@ def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
     _preflight(compiled, paths)
 
     log = None if args.verbose else default_jvm_log()
+    from pyspark.sql import SparkSession
+
+    owned = SparkSession.getActiveSession() is None  # an embedding session (e.g. tests) stays up
     with err.status("starting Spark…", spinner="dots"):
         spark = local_session(
             args.master or DEFAULT_MASTER, app_name=f"wql run {args.file}", verbose=args.verbose, jvm_log=log
@@ -115,7 +118,8 @@ def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
                     message.hint = (message.hint or "") + f" (Spark's log: {log})"
                 raise message from None
     finally:
-        spark.stop()
+        if owned:
+            spark.stop()
     return EXIT_OK
 
 

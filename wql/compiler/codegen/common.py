@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from wql.compiler.analysis import Key, Query
-from wql.compiler.codegen.emit import Code, col, comment, expr, number, py
+from wql.compiler.codegen.emit import Code, col, comment, expr, number, py, spark_name
 from wql.compiler.plans import Plan
 from wql.compiler.schema import ROW_NUM, Domain
 from wql.compiler.units import format_date, format_timestamp, quantity_text
@@ -120,9 +120,9 @@ def prologue(ctx: Context) -> None:
         code(f"rows = rows.where({expr(query.where)})")
     columns = []
     for index, key in enumerate(query.keys):
-        if key.column is not None:
+        if key.column is not None and spark_name(key.column) == key.column:
             ctx.key_columns[key.name] = key.column
-        else:
+        else:  # expressions, and names Spark would mangle on the way through mapInArrow, travel as _keyN
             internal = f"_key{index}"
             ctx.key_columns[key.name] = internal
             columns.append(f"{expr(key.sql)}.alias({py(internal)})")
@@ -226,7 +226,8 @@ def epilogue(ctx: Context, bounds: list[str]) -> None:
     code, query = ctx.code, ctx.query
     items = ['F.col("wid")', *bounds]
     for key in query.keys:
-        items.append(f"{col(ctx.key_columns[key.name])}.alias({py(key.name)})")
+        column = ctx.key_columns[key.name]
+        items.append(col(column) if column == key.name else f"{col(column)}.alias({py(key.name)})")
     names = {k.name for k in query.keys}
     for call in query.aggregates:
         if call.name not in names:

@@ -45,6 +45,11 @@ def generate(ctx: Context) -> None:
     epilogue(ctx, grid_bounds(ctx))
 
 
+def _sql_or_column(sql: str) -> str:
+    """F.col for a bare state column, F.expr for anything else."""
+    return col(sql) if sql.isidentifier() else expr(sql)
+
+
 def _float(ctx: Context) -> bool:
     return ctx.window.attr.domain is Domain.FLOAT
 
@@ -184,7 +189,7 @@ def cells(ctx: Context) -> None:
         and (query.window.range < query.window.slide)
     ):
         code.comment("SLIDE > RANGE: the first slice of each slide is a gap between windows.")
-        shuffle += f".where({cell} % 2 == 1)"
+        shuffle += f".where(F.pmod({cell}, F.lit(2)) == 1)"  # pmod: cells below zero are odd too
     code("cells = (")
     code.indent()
     if keys:
@@ -216,7 +221,15 @@ def cells(ctx: Context) -> None:
     code.indent()
     code(f"keys={py(keys)},")
     code('cell="_cell",')
-    code(f"states={py(states)},")
+    if len(py(states)) <= 80:
+        code(f"states={py(states)},")
+    else:
+        code("states=[")
+        code.indent()
+        for state in states:
+            code(f"{py(state)},")
+        code.dedent()
+        code("],")
     code(f"size={number(grid.size)},")
     code(f"step={number(grid.step)},")
     if grid.kind == "landmark":
@@ -226,7 +239,7 @@ def cells(ctx: Context) -> None:
     code('windows = cells.mapInArrow(combine, cells.schema).withColumnRenamed("_cell", "wid")')
     code.comment("Each aggregate from its partial states.")
     items = ['F.col("wid")', *(col(k) for k in keys)]
-    items += [f"{expr(sql)}.alias({py(name)})" for name, sql in decomposition.lowers]
+    items += [f"{_sql_or_column(sql)}.alias({py(name)})" for name, sql in decomposition.lowers]
     code("windows = windows.select(")
     code.indent()
     for item in items:

@@ -1,0 +1,1 @@
+# not supported yet: Spark plans for slide-by-rank windows

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES
 
 import wql
+from tests.conftest import EXAMPLES
 from wql.cli import main
 
 GOOD_FILES = [EXAMPLES / "traffic.wql", *sorted((EXAMPLES / "paper").glob("*.wql"))]

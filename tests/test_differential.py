@@ -145,3 +145,67 @@ def test_emit_empty(spark: Any, plan: str, data: st.DataObject, rows: list[dict[
     r, s = spans(data.draw, plan, high=6)
     text = f"SELECT count(*) AS n, sum(v) AS sv FROM s [RANGE {r} SLIDE {s} WATTR x] GROUP BY case_id EMIT EMPTY"
     compare(spark, text, rows, plan)
+
+
+# ------------------------------------------------------------------ windows named by tuples (issue 4)
+
+SLIDES = {
+    "every": "SLIDE 1 ROW",
+    "row_num": "SLIDE 3 ROWS SATTR row_num",
+    "rank": "SLIDE 2 ROWS SATTR rank({attr})",
+}
+
+
+def tuple_aggregates(plan: str) -> str:
+    return SHARED if plan == "bins" else f"{SHARED}, {HOLISTIC}"
+
+
+@pytest.mark.parametrize("plan", ["bins", "over"])
+@pytest.mark.parametrize("slide", sorted(SLIDES))
+@SETTINGS
+@given(data=st.data(), rows=cases())
+def test_tuple_named_windows_on_time(
+    spark: Any, plan: str, slide: str, data: st.DataObject, rows: list[dict[str, Any]]
+) -> None:
+    r = data.draw(st.integers(1, 15))
+    where = data.draw(WHERES)
+    group = data.draw(st.sampled_from(["", "GROUP BY k"]))
+    text = (
+        f"SELECT {'k, ' if group else ''}{tuple_aggregates(plan)} FROM s "
+        f"[RANGE {r} SECONDS RATTR ts {SLIDES[slide].format(attr='ts')} PATTR case_id] {where} {group}"
+    )
+    compare(spark, text, rows, plan)
+
+
+@pytest.mark.parametrize("plan", ["bins", "over"])
+@pytest.mark.parametrize("slide", sorted(SLIDES))
+@SETTINGS
+@given(data=st.data(), rows=cases())
+def test_tuple_named_windows_on_values(
+    spark: Any, plan: str, slide: str, data: st.DataObject, rows: list[dict[str, Any]]
+) -> None:
+    r = data.draw(st.integers(1, 12))
+    text = (
+        f"SELECT {tuple_aggregates(plan)} FROM s [RANGE {r} RATTR x {SLIDES[slide].format(attr='x')} PATTR case_id, k]"
+    )
+    compare(spark, text, rows, plan)
+
+
+@SETTINGS
+@given(data=st.data(), rows=cases())
+def test_tuple_named_windows_on_doubles(spark: Any, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    r = data.draw(st.sampled_from(["2.5", "0.75", "10"]))
+    text = f"SELECT {SHARED} FROM s [RANGE {r} RATTR d SLIDE 1 ROW PATTR case_id] GROUP BY k"
+    compare(spark, text, rows, "bins")
+
+
+@pytest.mark.parametrize("plan", ["bins", "over"])
+@pytest.mark.parametrize("attr", ["ts", "x"])
+@SETTINGS
+@given(data=st.data(), rows=cases())
+def test_kafka_windows(spark: Any, plan: str, attr: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    r = data.draw(st.integers(1, 12))
+    unit = " SECONDS" if attr == "ts" else ""
+    where = data.draw(WHERES)
+    text = f"SELECT {tuple_aggregates(plan)} FROM s [RANGE {r}{unit} WATTR {attr} SLIDE KAFKA PATTR case_id] {where}"
+    compare(spark, text, rows, plan)

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EXAMPLES, ROOT, check_golden
 
 import wql
+from tests.conftest import EXAMPLES, ROOT, check_golden
 from wql.cli import main
 from wql.compiler.explain import Explanation
 from wql.display import explanation_renderable, plain_text

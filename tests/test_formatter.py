@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import wql
+from tests.conftest import EXAMPLES
 from wql.grammar import ast
 from wql.grammar.errors import Span
 from wql.grammar.expressions import parse_expression
@@ -21,11 +22,6 @@ from wql.grammar.formatter import (
     format_statement,
     format_string,
 )
-
-try:
-    from tests.conftest import EXAMPLES
-except ModuleNotFoundError:  # tests/ is not a package
-    from conftest import EXAMPLES  # type: ignore[no-redef]
 
 EXAMPLE_FILES: list[Path] = sorted(EXAMPLES.rglob("*.wql"))
 

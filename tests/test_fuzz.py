@@ -19,13 +19,9 @@ from hypothesis import HealthCheck, example, find, given, settings
 from hypothesis import strategies as st
 
 import wql
+from tests.conftest import EXAMPLES
 from wql.grammar.ast import Script
 from wql.grammar.errors import Span, WQLError
-
-try:
-    from tests.conftest import EXAMPLES
-except ModuleNotFoundError:  # tests/ is not a package
-    from conftest import EXAMPLES  # type: ignore[no-redef]
 
 EXAMPLE_TEXTS: list[str] = [p.read_text(encoding="utf-8") for p in sorted(EXAMPLES.rglob("*.wql"))]
 

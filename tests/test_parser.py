@@ -12,13 +12,9 @@ from pathlib import Path
 import pytest
 
 import wql
+from tests.conftest import EXAMPLES, check_golden
 from wql.grammar import ast
 from wql.grammar.errors import WQLError
-
-try:
-    from tests.conftest import EXAMPLES, check_golden
-except ModuleNotFoundError:  # tests/ is not a package
-    from conftest import EXAMPLES, check_golden  # type: ignore[no-redef]
 
 EXAMPLE_FILES: list[Path] = sorted(EXAMPLES.rglob("*.wql"))
 

@@ -227,6 +227,13 @@ def compile(  # wql.compile is the natural name, shadowing the builtin here
         raise error.with_source(text, path) from None
 
 
+def load_ipython_extension(ipython: Any) -> None:
+    """`%load_ext wql` in IPython/Jupyter: the %%wql and %wql magics (IPython is imported only then)."""
+    from wql.notebook import load_ipython_extension as load
+
+    load(ipython)
+
+
 __all__ = [
     "CompiledQuery",
     "Explanation",
@@ -248,6 +255,7 @@ __all__ = [
     "explain",
     "format",
     "load",
+    "load_ipython_extension",
     "parse",
     "read_source",
 ]

@@ -61,6 +61,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--query", type=int, metavar="N", help="run only this query (1-based)")
     run.add_argument("--limit", type=int, default=20, metavar="N", help="rows to print (default 20)")
     run.add_argument("--verbose", action="store_true", help="show Spark's own log")
+
+    repl = commands.add_parser("repl", help="an interactive shell: type statements, see tables")
+    repl.add_argument("files", nargs="*", metavar="FILE", help=".wql files to run first")
     return parser
 
 
@@ -82,6 +85,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from wql.runner import run_file
 
             return run_file(args, out, err)
+        if args.command == "repl":
+            from wql.repl import main as repl_main
+
+            return repl_main(args.files)
     except wql.WQLError as error:
         err.print(error_renderable(error))
         return EXIT_ERRORS

@@ -30,6 +30,7 @@ from wql.grammar.errors import WQLNotSupportedError
 class Statistics:
     rows: int = 1_000_000
     rows_per_slide: float = 10.0
+    rows_per_window: float = 100.0  # windows named by tuples
 
     def describe(self) -> str:
         return f"N = {self.rows:,} tuples, ρ = {self.rows_per_slide:g} tuples per slide (assumed)"
@@ -68,7 +69,7 @@ def _fan_out(query: Query, stats: Statistics) -> float:
     return max(1.0, fan_out)
 
 
-def _why_not_shared(query: Query) -> str:
+def why_not_shared(query: Query) -> str:
     """Why cells cannot share partial states for this query's aggregates."""
     sketches = [a.sql for a in query.aggregates if a.info.kind.value == "holistic" and a.info.approximate]
     holistic = [a.sql for a in query.aggregates if a.info.kind.value == "holistic" and not a.info.approximate]
@@ -105,7 +106,7 @@ def _grid_candidates(query: Query, stats: Statistics) -> list[Candidate]:
     if window.is_interval:
         why_not = "not supported yet for interval events (they span several cells)"
     elif decomposition is None:
-        why_not = _why_not_shared(query)
+        why_not = why_not_shared(query)
     elif not grid_exact(window):
         why_not = "RANGE, SLIDE and ALIGN must be whole numbers for exact cell edges on a DOUBLE attribute"
     grid = pane_grid(window)

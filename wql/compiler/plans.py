@@ -55,11 +55,17 @@ class Grid:
 
 @dataclass(frozen=True)
 class StateGroup:
-    """Partial-state columns that combine together: `lifts` are cell-level Spark SQL aggregates."""
+    """Partial-state columns that combine together.
+
+    `lifts` are cell-level Spark SQL aggregates (pane and slice plans);
+    `contributions` are one tuple's share of each state as row-level Spark SQL
+    (bins), where NULL means no contribution.
+    """
 
     operation: Operation
     columns: tuple[str, ...]
     lifts: tuple[str, ...]
+    contributions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -143,6 +149,14 @@ def decompose(query: Query, names: set[str]) -> Decomposition | None:
     return builder.result()
 
 
+ONE = "CAST(1 AS BIGINT)"
+
+
+def _present(arg: str) -> str:
+    """1 when a value is there to aggregate, else 0."""
+    return f"CAST(CASE WHEN {arg} IS NULL THEN 0 ELSE 1 END AS BIGINT)"
+
+
 def _clean(sql: str) -> str:
     import re
 
@@ -157,7 +171,7 @@ class _Decomposer:
         self.by_lift: dict[tuple[str, str], str] = {}
         self.lowers: list[tuple[str, str]] = []
         self.condition: str | None = None
-        self.rows = self.state("sum", "COUNT(*)", "_rows")
+        self.rows = self.state("sum", "COUNT(*)", "_rows", ONE)
 
     def column(self, wanted: str) -> str:
         name, n = wanted, 1
@@ -167,15 +181,23 @@ class _Decomposer:
         self.taken.add(name.lower())
         return name
 
-    def state(self, operation: Operation, lift: str, wanted: str) -> str:
+    def state(self, operation: Operation, lift: str, wanted: str, contribution: str) -> str:
         lift = self.filtered(lift)
+        contribution = self.filtered_contribution(contribution, counts=lift.startswith("COUNT"))
         known = self.by_lift.get((operation, lift))
         if known is not None:
             return known
         name = self.column(wanted)
         self.by_lift[(operation, lift)] = name
-        self.groups.append(StateGroup(operation, (name,), (lift,)))
+        self.groups.append(StateGroup(operation, (name,), (lift,), (contribution,)))
         return name
+
+    def filtered_contribution(self, contribution: str, *, counts: bool) -> str:
+        """A row's contribution under the aggregate's FILTER: zero for counts, NULL (none) otherwise."""
+        if not self.condition:
+            return contribution
+        otherwise = " ELSE 0" if counts else ""
+        return f"CASE WHEN {self.condition} THEN {contribution}{otherwise} END"
 
     def filtered(self, lift: str) -> str:
         """A lift restricted by the current aggregate's FILTER (WHERE …), if it has one."""
@@ -188,7 +210,7 @@ class _Decomposer:
             return False
         base = "_" + _clean(call.args[0]) if call.args else f"_{call.name}"
         if call.star:
-            rows = self.state("sum", "COUNT(*)", "_rows") if call.filter else self.rows
+            rows = self.state("sum", "COUNT(*)", "_rows", ONE) if call.filter else self.rows
             self.lowers.append((call.name, rows))
             return True
         if len(call.args) != 1 and call.function not in {"count"}:
@@ -197,27 +219,29 @@ class _Decomposer:
         if call.function == "count":
             if len(call.args) != 1:
                 return False
-            self.lowers.append((call.name, self.state("sum", f"COUNT({arg})", f"_n{base}")))
+            self.lowers.append((call.name, self.state("sum", f"COUNT({arg})", f"_n{base}", _present(arg))))
             return True
         if call.function == "count_if":
-            self.lowers.append((call.name, self.state("sum", f"COUNT_IF({arg})", f"_count_if{base}")))
+            holds = f"CAST(CASE WHEN {arg} THEN 1 ELSE 0 END AS BIGINT)"
+            self.lowers.append((call.name, self.state("sum", f"COUNT_IF({arg})", f"_count_if{base}", holds)))
             return True
         arg_type = _argument_type(self.query, arg)
         if arg_type is None:
             return False
         if call.function in {"stddev", "stddev_samp", "stddev_pop", "variance", "var_pop"}:
             return self._moments(call, arg, arg_type, base)
-        count = self.state("sum", f"COUNT({arg})", f"_n{base}")
+        count = self.state("sum", f"COUNT({arg})", f"_n{base}", _present(arg))
         if call.function in {"sum", "try_sum"}:
             if arg_type not in _INTEGRAL | _FLOATING:
                 return False
-            total = self.state("sum", f"SUM({arg})", f"_sum{base}")
+            share = f"CAST({arg} AS BIGINT)" if arg_type in _INTEGRAL else arg
+            total = self.state("sum", f"SUM({arg})", f"_sum{base}", share)
             self.lowers.append((call.name, f"CASE WHEN {count} > 0 THEN {total} END"))
             return True
         if call.function in {"avg", "try_avg"}:
             if arg_type not in _INTEGRAL | _FLOATING:
                 return False
-            total = self.state("sum", f"SUM(CAST({arg} AS DOUBLE))", f"_sum{base}")
+            total = self.state("sum", f"SUM(CAST({arg} AS DOUBLE))", f"_sum{base}", f"CAST({arg} AS DOUBLE)")
             self.lowers.append((call.name, f"CASE WHEN {count} > 0 THEN {total} / {count} END"))
             return True
         if call.function in {"min", "max", "bool_and", "bool_or"}:
@@ -233,7 +257,12 @@ class _Decomposer:
             columns = (self.column(f"_n{base}"), self.column(f"_mean{base}"), self.column(f"_m2{base}"))
             lifts = tuple(self.filtered(lift) for lift in (f"COUNT({arg})", f"AVG({value})", f"VAR_POP({value})"))
             lifts = (lifts[0], lifts[1], f"{lifts[2]} * {lifts[0]}")
-            self.groups.append(StateGroup("moments", columns, lifts))
+            shares = (
+                self.filtered_contribution(_present(arg), counts=True),
+                self.filtered_contribution(value, counts=False),
+                "0D",  # one value has no spread
+            )
+            self.groups.append(StateGroup("moments", columns, lifts, shares))
             self.by_lift[key] = ",".join(columns)
         n, _, m2 = self.by_lift[key].split(",")
         m2 = f"GREATEST({m2}, 0D)"
@@ -250,16 +279,16 @@ class _Decomposer:
     def _extreme(self, call: AggregateCall, arg: str, arg_type: str, count: str, base: str) -> bool:
         operation: Operation = "min" if call.function in {"min", "bool_and"} else "max"
         if arg_type in _INTEGRAL or arg_type in _FLOATING:
-            lift, back = f"{call.function.upper()}({arg})", "{}"
+            inner, back = arg, "{}"
         elif arg_type == "TIMESTAMP":
-            lift, back = f"{operation.upper()}(UNIX_MICROS({arg}))", "TIMESTAMP_MICROS({})"
+            inner, back = f"UNIX_MICROS({arg})", "TIMESTAMP_MICROS({})"
         elif arg_type == "DATE":
-            lift, back = f"{operation.upper()}(UNIX_DATE({arg}))", "DATE_FROM_UNIX_DATE({})"
+            inner, back = f"UNIX_DATE({arg})", "DATE_FROM_UNIX_DATE({})"
         elif arg_type == "BOOLEAN":
-            lift, back = f"{operation.upper()}(CAST({arg} AS INT))", "({} = 1)"
+            inner, back = f"CAST({arg} AS INT)", "({} = 1)"
         else:
             return False
-        value = self.state(operation, lift, f"_{operation}{base}")
+        value = self.state(operation, f"{operation.upper()}({inner})", f"_{operation}{base}", inner)
         self.lowers.append((call.name, f"CASE WHEN {count} > 0 THEN {back.format(value)} END"))
         return True
 

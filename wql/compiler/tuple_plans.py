@@ -1,18 +1,67 @@
-"""Plans for windows named by tuples (FCB/FCU): slide-by-tuple, slide by n rows, rank, Kafka."""
+"""Plans for windows named by tuples (FCB/FCU): slide-by-tuple, slide by n rows, rank, Kafka.
+
+- bins: one pass per partition in a vectorized kernel: each window's tuples are a
+  contiguous run found by binary search, and aggregates come from prefix
+  differences and sparse tables, so a window costs the same however many tuples
+  it holds. Needs fixed-size partial states (no holistic aggregates).
+- over: what a Spark user writes: a RANGE BETWEEN frame evaluated at every
+  window, which Spark re-aggregates per window. The fallback for holistic
+  aggregates; exact only on integral attributes (the frame's lower edge is open).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from wql.compiler.analysis import Query
-from wql.compiler.plans import PlanKind
+from wql.compiler.plans import Plan, PlanKind, decompose
+from wql.compiler.schema import Domain
+from wql.compiler.windows import WindowKind
 
 if TYPE_CHECKING:
     from wql.compiler.optimizer import Candidate, Statistics
 
 
-def tuple_candidates(query: Query, stats: Statistics) -> list[Candidate]:
-    from wql.compiler.optimizer import Candidate
+def over_blocker(query: Query) -> str | None:
+    """Why a Spark window frame cannot compute this query, or None if it can."""
+    if query.window.attr.domain is Domain.FLOAT:
+        return "not supported yet: a frame's edges are inclusive, and a DOUBLE window's lower edge is open"
+    for call in query.aggregates:
+        if call.function == "count_distinct" and len(call.args) != 1:
+            return f"not supported yet: {call.sql} in a window frame"
+        if call.function in {"percentile_cont", "percentile_disc"}:
+            return f"not supported yet: {call.sql} in a window frame"
+        if call.function == "percentile" and not _scalar_fraction(call.args[1]):
+            return f"not supported yet: {call.sql} in a window frame (one percentage at a time)"
+    return None
 
-    note = f"not supported yet: Spark plans for {query.window.kind.value} windows"
-    return [Candidate(PlanKind.BINS, None, None, note), Candidate(PlanKind.OVER, None, None, note)]
+
+def tuple_candidates(query: Query, stats: Statistics) -> list[Candidate]:
+    from wql.compiler.optimizer import Candidate, why_not_shared
+
+    n = stats.rows
+    per_window = stats.rows_per_window
+    taken = {c.name.lower() for c in query.stream.columns} | {a.name.lower() for a in query.aggregates}
+    taken |= {k.name.lower() for k in query.keys}
+    decomposition = decompose(query, taken)
+    sort = "sorts each partition by value" if query.window.kind is WindowKind.SLIDE_BY_RANK else "one pass"
+    out = []
+    if decomposition is None:
+        out.append(Candidate(PlanKind.BINS, None, None, why_not_shared(query)))
+    else:
+        note = f"{sort}: each window found by binary search, aggregated from prefix sums and sparse tables"
+        out.append(Candidate(PlanKind.BINS, Plan(PlanKind.BINS, decomposition=decomposition), 4.3 * n, note))
+    blocker = over_blocker(query)
+    if blocker is not None:
+        out.append(Candidate(PlanKind.OVER, None, None, blocker))
+    else:
+        note = f"Spark's RANGE BETWEEN frame, re-aggregating ~{per_window:g} tuples per window"
+        out.append(Candidate(PlanKind.OVER, Plan(PlanKind.OVER), n * (2 + per_window / 10), note))
+    return out
+
+
+def _scalar_fraction(sql: str) -> bool:
+    try:
+        return 0 <= float(sql) <= 1
+    except ValueError:
+        return False

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from wql.compiler.analysis import Key, Query
+from wql.compiler.analysis import Query
 from wql.compiler.codegen.emit import Code, col, comment, expr, number, py, spark_name
 from wql.compiler.plans import Plan
 from wql.compiler.schema import ROW_NUM, Domain
@@ -95,17 +95,63 @@ def _attribute(ctx: Context, name: str) -> str:
         return f"F.unix_micros({col(name)})"
     if domain is Domain.DATE:
         return f"F.unix_date({col(name)})"
+    if domain is Domain.FLOAT:
+        return f"F.nanvl({col(name)}, F.lit(None))"  # NaN has no place on the axis: like NULL
     return col(name)
+
+
+def number_rows_if_needed(ctx: Context, needed: bool) -> None:
+    if needed and not ctx.query.stream.row_num:
+        ctx.helpers.add("number_rows")
+        ctx.code.comment("row_num: arrival position 0, 1, 2, …, numbered before WHERE so WHERE never renumbers rows.")
+        ctx.code("rows = number_rows(rows)")
+
+
+def key_items(ctx: Context) -> list[str]:
+    """Select items for the keys; expression keys, and names Spark would mangle, travel as _keyN."""
+    items = []
+    for index, key in enumerate(ctx.query.keys):
+        if key.column is not None and spark_name(key.column) == key.column:
+            ctx.key_columns[key.name] = key.column
+        else:
+            internal = f"_key{index}"
+            ctx.key_columns[key.name] = internal
+            items.append(f"{expr(key.sql)}.alias({py(internal)})")
+    return items
+
+
+def attribute_items(ctx: Context) -> list[str]:
+    window = ctx.window
+    items = [f"{_attribute(ctx, window.attr.name)}.alias({py(ATTR)})"]
+    if window.end_attr is not None:
+        items.append(f"{_attribute(ctx, window.end_attr.name)}.alias({py(END_ATTR)})")
+    return items
+
+
+def attribute_note(ctx: Context) -> str:
+    window = ctx.window
+    return {
+        Domain.TIMESTAMP: f"{window.attr.name} in microseconds since the epoch",
+        Domain.DATE: f"{window.attr.name} in days since the epoch",
+        Domain.ROW_NUM: "the row number",
+    }.get(window.attr.domain, window.attr.name)
+
+
+def select_rows(ctx: Context, columns: list[str]) -> None:
+    code = ctx.code
+    code("rows = rows.select(")
+    code.indent()
+    for column in columns:
+        code(column + ",")
+    code.dedent()
+    code(")")
 
 
 def prologue(ctx: Context) -> None:
     """rows: one row per tuple that can belong to a window, with keys, aggregate inputs and _t."""
     code, query, window = ctx.code, ctx.query, ctx.window
     code(f"rows = {ctx.param}")
-    if window.uses_row_num and not query.stream.row_num:
-        ctx.helpers.add("number_rows")
-        code.comment("row_num: arrival position 0, 1, 2, …, numbered before WHERE so WHERE never renumbers rows.")
-        code("rows = number_rows(rows)")
+    number_rows_if_needed(ctx, window.uses_row_num)
     if window.per_partition_rows:
         parts = ", ".join(col(p) for p in window.partition_by)
         order = col(query.stream.row_num) if query.stream.row_num else col(ROW_NUM)
@@ -118,31 +164,10 @@ def prologue(ctx: Context) -> None:
     if query.where is not None:
         code.comment("WHERE filters window contents.")
         code(f"rows = rows.where({expr(query.where)})")
-    columns = []
-    for index, key in enumerate(query.keys):
-        if key.column is not None and spark_name(key.column) == key.column:
-            ctx.key_columns[key.name] = key.column
-        else:  # expressions, and names Spark would mangle on the way through mapInArrow, travel as _keyN
-            internal = f"_key{index}"
-            ctx.key_columns[key.name] = internal
-            columns.append(f"{expr(key.sql)}.alias({py(internal)})")
+    keys = key_items(ctx)
     kept = [c for c in query.input_columns if c in aggregate_inputs(query) or c in ctx.key_columns.values()]
-    columns = [col(c) for c in kept] + columns
-    columns.append(f"{_attribute(ctx, window.attr.name)}.alias({py(ATTR)})")
-    if window.end_attr is not None:
-        columns.append(f"{_attribute(ctx, window.end_attr.name)}.alias({py(END_ATTR)})")
-    note = {
-        Domain.TIMESTAMP: f"{window.attr.name} in microseconds since the epoch",
-        Domain.DATE: f"{window.attr.name} in days since the epoch",
-        Domain.ROW_NUM: "the row number",
-    }.get(window.attr.domain, window.attr.name)
-    code.comment(f"Keys, aggregate inputs and the window attribute ({ATTR}: {note}).")
-    code("rows = rows.select(")
-    code.indent()
-    for column in columns:
-        code(column + ",")
-    code.dedent()
-    code(")")
+    code.comment(f"Keys, aggregate inputs and the window attribute ({ATTR}: {attribute_note(ctx)}).")
+    select_rows(ctx, [*(col(c) for c in kept), *keys, *attribute_items(ctx)])
     if not window.attr.is_row_num:
         code.comment(f"A tuple whose {window.attr.name} is NULL belongs to no window.")
         code(f"rows = rows.where({col(ATTR)}.isNotNull())")
@@ -221,10 +246,10 @@ def grid_bounds(ctx: Context) -> list[str]:
     return [f'{start}.alias("window_start")', f'{convert.format(end)}.alias("window_end")']
 
 
-def epilogue(ctx: Context, bounds: list[str]) -> None:
+def epilogue(ctx: Context, bounds: list[str], wid: str = 'F.col("wid")') -> None:
     """result: wid, bounds, keys, then select expressions; HAVING, ORDER BY, LIMIT."""
     code, query = ctx.code, ctx.query
-    items = ['F.col("wid")', *bounds]
+    items = [wid, *bounds]
     for key in query.keys:
         column = ctx.key_columns[key.name]
         items.append(col(column) if column == key.name else f"{col(column)}.alias({py(key.name)})")
@@ -273,10 +298,6 @@ def _needs_quoting(query: Query) -> bool:
 
 def aggregate_items(query: Query) -> list[str]:
     return [f"{expr(call.sql)}.alias({py(call.name)})" for call in query.aggregates]
-
-
-def key_items(keys: list[Key], ctx: Context) -> list[str]:
-    return [col(ctx.key_columns[k.name]) for k in keys]
 
 
 __all__ = ["ATTR", "END_ATTR", "Context", "comment", "epilogue", "prologue"]

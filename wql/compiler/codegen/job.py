@@ -26,7 +26,9 @@ VERSION = "0.1.0"
 # Support functions, in the order a reader meets them, with what each needs.
 _SUPPORT_ORDER = (
     "sliding_combine",
+    "tuple_windows",
     "number_rows",
+    "array_percentile",
     "read_stream",
     "inspect_stream",
     "load_inputs",
@@ -60,7 +62,7 @@ def cell_of(t, width):
 def _support_sources() -> dict[str, str]:
     """Top-level definitions of the kernel modules, by name."""
     sources: dict[str, str] = {}
-    for module in ("job_support.py", "sliding_combine.py"):
+    for module in ("job_support.py", "sliding_combine.py", "tuple_windows.py"):
         text = resources.files("wql.compiler.kernels").joinpath(module).read_text(encoding="utf-8")
         tree = ast.parse(text)
         for node in tree.body:
@@ -120,6 +122,8 @@ def generate_job(
     if "Window" in ctx.helpers or "number_rows" in ctx.helpers:
         code("from pyspark.sql import Window")
     code("from pyspark.sql import functions as F")
+    if "types" in ctx.helpers:
+        code("from pyspark.sql.types import StructField, StructType")
     code.blank()
     code(f"APP_NAME = {py('wql: ' + (source_path or 'query') + f' #{statement}')}")
     code.blank()

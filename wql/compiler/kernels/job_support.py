@@ -157,3 +157,20 @@ def main(argv=None):
         result.show(args.show, truncate=False)
     spark.stop()
     return 0
+
+
+def array_percentile(values, p):
+    """Spark's exact percentile (linear interpolation) of a sorted array column; NULL when it is empty.
+
+    Spark refuses percentile and median over a window frame, so frames collect
+    their values and this picks the percentile from the sorted list.
+    """
+    from pyspark.sql import functions as F
+
+    count = F.size(values)
+    position = F.lit(float(p)) * (count - 1)
+    low = F.floor(position).cast("int")
+    high = F.ceil(position).cast("int")
+    below = F.element_at(values, low + 1)
+    above = F.element_at(values, high + 1)
+    return F.when(count > 0, below + (position - low) * (above - below))

@@ -1,0 +1,210 @@
+"""Generated jobs run on their own: `python job.py`, `spark-submit job.py`, and a standalone cluster.
+
+These start separate JVMs, so they are slow and few. Each job runs with a `wql`
+shadow module first on PYTHONPATH that fails on import: the job must not need WQL.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyspark
+import pytest
+
+import wql
+from tests.conftest import EXAMPLES
+from wql.runtime.reference import evaluate_query
+
+pytestmark = pytest.mark.slow
+
+SPARK_HOME = Path(pyspark.__file__).parent
+TRAFFIC = EXAMPLES / "data" / "traffic.csv"
+
+
+@pytest.fixture
+def job(tmp_path: Path) -> Path:
+    """q1 compiled to a file, with a shadow `wql` package that must never be imported."""
+    compiled = wql.compile(
+        TRAFFIC.parent.parent.joinpath("paper", "q1.wql").read_text(), str(EXAMPLES / "paper" / "q1.wql")
+    )
+    path = tmp_path / "job.py"
+    path.write_text(compiled.code)
+    shadow = tmp_path / "shadow" / "wql"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('a generated job must not import wql')\n")
+    return path
+
+
+def environment(job: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(job.parent / "shadow")
+    env["PYSPARK_PYTHON"] = sys.executable
+    env["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    env["SPARK_HOME"] = str(SPARK_HOME)
+    env["TZ"] = "UTC"
+    return env
+
+
+def expected_rows() -> list[tuple[str, ...]]:
+    compiled = wql.compile((EXAMPLES / "paper" / "q1.wql").read_text(), str(EXAMPLES / "paper" / "q1.wql"))
+    from datetime import datetime
+
+    with TRAFFIC.open() as handle:
+        rows = [
+            {"seg_id": r["seg_id"], "speed": float(r["speed"]), "ts": datetime.fromisoformat(r["ts"])}
+            for r in csv.DictReader(handle)
+        ]
+    result = evaluate_query(compiled.query, rows)
+    return sorted(
+        (str(r["wid"]), r["window_start"].strftime("%Y-%m-%dT%H:%M:%S.000Z"), r["seg_id"], str(r["max_speed"]))
+        for r in result
+    )
+
+
+def produced_rows(path: Path) -> list[tuple[str, ...]]:
+    with path.open() as handle:
+        return sorted((r["wid"], r["window_start"], r["seg_id"], r["max_speed"]) for r in csv.DictReader(handle))
+
+
+def test_job_runs_with_plain_python(job: Path, tmp_path: Path) -> None:
+    out = tmp_path / "result.csv"
+    done = subprocess.run(
+        [sys.executable, str(job), "--output", str(out)],
+        env=environment(job),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "wql: traffic: 1,920 rows read" in done.stderr
+    assert produced_rows(out) == expected_rows()
+
+
+def test_job_runs_under_spark_submit(job: Path, tmp_path: Path) -> None:
+    out = tmp_path / "result.csv"
+    done = subprocess.run(
+        [str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[2]", str(job), "--output", str(out)],
+        env=environment(job),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert produced_rows(out) == expected_rows()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_for_port(port: int, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.5)
+    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {seconds:.0f}s")
+
+
+@pytest.fixture
+def cluster(job: Path, tmp_path: Path) -> Iterator[str]:
+    """A Spark standalone master and one worker on 127.0.0.1, started with pyspark's spark-class."""
+    env = environment(job)
+    env["SPARK_LOCAL_IP"] = "127.0.0.1"
+    env["SPARK_WORKER_DIR"] = str(tmp_path / "work")
+    port = free_port()
+    spark_class = str(SPARK_HOME / "bin" / "spark-class")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    master = subprocess.Popen(
+        [
+            spark_class,
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--webui-port",
+            str(free_port()),
+        ],
+        env=env,
+        stdout=(logs / "master.out").open("w"),
+        stderr=subprocess.STDOUT,
+    )
+    url = f"spark://127.0.0.1:{port}"
+    worker = None
+    try:
+        wait_for_port(port, 120)
+        worker = subprocess.Popen(
+            [
+                spark_class,
+                "org.apache.spark.deploy.worker.Worker",
+                url,
+                "--host",
+                "127.0.0.1",
+                "--cores",
+                "2",
+                "--memory",
+                "1g",
+                "--webui-port",
+                str(free_port()),
+            ],
+            env=env,
+            stdout=(logs / "worker.out").open("w"),
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 120
+        while "Successfully registered with master" not in (logs / "worker.out").read_text():
+            assert worker.poll() is None, (logs / "worker.out").read_text()[-2000:]
+            assert time.monotonic() < deadline, "the worker did not register with the master"
+            time.sleep(0.5)
+        yield url
+    finally:
+        for process in (worker, master):
+            if process is not None:
+                process.terminate()
+        for process in (worker, master):
+            if process is not None:
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+
+
+def test_job_runs_on_a_standalone_cluster(job: Path, cluster: str, tmp_path: Path) -> None:
+    out = tmp_path / "result.csv"
+    done = subprocess.run(
+        [
+            str(SPARK_HOME / "bin" / "spark-submit"),
+            "--master",
+            cluster,
+            "--total-executor-cores",
+            "2",
+            "--executor-memory",
+            "1g",
+            str(job),
+            "--output",
+            str(out),
+        ],
+        env=environment(job),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert produced_rows(out) == expected_rows()
+    logs = list((tmp_path / "work").rglob("stderr"))
+    assert logs, "no executor ran on the worker"

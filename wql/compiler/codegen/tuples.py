@@ -1,0 +1,265 @@
+"""Query bodies for windows named by tuples (FCB/FCU): the bins and over plans.
+
+Window-ids are values of the range attribute, taken from every tuple of a
+partition (WHERE only filters contents; Kafka filters records first, as Kafka's
+DSL does); window w holds (w − RANGE, w], a Kafka window [x, x + RANGE].
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from wql.compiler.aggregates import unwrap
+from wql.compiler.codegen.common import (
+    ATTR,
+    Context,
+    attribute_items,
+    attribute_note,
+    declare_window_constants,
+    epilogue,
+    key_items,
+    number_rows_if_needed,
+    select_rows,
+)
+from wql.compiler.codegen.emit import col, expr, number, py
+from wql.compiler.plans import PlanKind
+from wql.compiler.schema import ROW_NUM, Domain
+from wql.compiler.windows import SlideOn, WindowKind
+from wql.grammar.expressions import parse_sql_expression, render_sql
+
+
+def _mode(ctx: Context) -> str:
+    window = ctx.window
+    if window.kind is WindowKind.KAFKA:
+        return "kafka"
+    if window.slide == 1:
+        return "every"
+    return "row_num" if window.slide_on is SlideOn.ROW_NUM else "rank"
+
+
+def generate(ctx: Context) -> None:
+    window, code, query = ctx.window, ctx.code, ctx.query
+    declare_window_constants(ctx)
+    mode = _mode(ctx)
+    if mode == "kafka":
+        ctx.constant("TICK", 1_000 if window.attr.domain is Domain.TIMESTAMP else 1, "Kafka's time resolution")
+    code(f"rows = {ctx.param}")
+    number_rows_if_needed(ctx, mode == "row_num")
+    if mode == "kafka" and query.where is not None:
+        code.comment("Kafka filters records before it places windows, so WHERE comes first here.")
+        code(f"rows = rows.where({expr(query.where)})")
+    keys = key_items(ctx)
+    columns = [*(col(ctx.key_columns[k.name]) for k in query.keys if ctx.key_columns[k.name] == k.column), *keys]
+    columns += attribute_items(ctx)
+    if mode == "row_num":
+        position = query.stream.row_num or ROW_NUM
+        columns.append(f'{col(position)}.alias("_pos")')
+    if query.where is not None and mode != "kafka":
+        columns.append(f'F.coalesce({expr(query.where)}, F.lit(False)).alias("_in")')
+    else:
+        columns.append('F.lit(True).alias("_in")')
+    if ctx.plan.kind is PlanKind.BINS:
+        assert ctx.plan.decomposition is not None
+        for group in ctx.plan.decomposition.groups:
+            for column, contribution in zip(group.columns, group.contributions, strict=True):
+                columns.append(f"{expr(contribution)}.alias({py(column)})")
+    else:
+        from wql.compiler.codegen.common import aggregate_inputs
+
+        keys_in = set(ctx.key_columns.values())
+        columns += [col(c) for c in query.input_columns if c in aggregate_inputs(query) and c not in keys_in]
+    code.comment(f"Keys, the window attribute ({ATTR}: {attribute_note(ctx)}), WHERE as a flag (_in), and inputs.")
+    select_rows(ctx, columns)
+    code.blank()
+    if ctx.plan.kind is PlanKind.BINS:
+        bins(ctx, mode)
+    else:
+        over(ctx, mode)
+    code.blank()
+    wid = _converter(ctx).format('F.col("wid")')
+    epilogue(ctx, bounds(ctx), wid=f'{wid}.alias("wid")')
+
+
+def _partitions(ctx: Context) -> list[str]:
+    return [ctx.key_columns[k.name] for k in ctx.query.keys if k.origin == "partition"]
+
+
+def _groups(ctx: Context) -> list[str]:
+    return [ctx.key_columns[k.name] for k in ctx.query.keys if k.origin == "group"]
+
+
+def bins(ctx: Context, mode: str) -> None:
+    code = ctx.code
+    decomposition = ctx.plan.decomposition
+    assert decomposition is not None
+    ctx.helpers.update({"tuple_windows", "types"})
+    partitions, groups = _partitions(ctx), _groups(ctx)
+    states = [(g.operation, list(g.columns)) for g in decomposition.groups]
+    if partitions:
+        code.comment("Every tuple of a partition in one Spark partition: window-ids need the whole partition.")
+        code(f"rows = rows.repartition({', '.join(col(p) for p in partitions)})")
+    else:
+        code.comment("No PATTR: window-ids need the whole stream, so one task sees it all.")
+        code("rows = rows.coalesce(1)")
+    state_names = [name for _, names in states for name in names]
+    code("schema = StructType(")
+    code.indent()
+    code("[")
+    code.indent()
+    for name in [*partitions, *groups]:
+        code(f"rows.schema[{py(name)}],")
+    code(f'StructField("wid", rows.schema[{py(ATTR)}].dataType),')
+    for name in state_names:
+        code(f"rows.schema[{py(name)}],")
+    code.dedent()
+    code("]")
+    code.dedent()
+    code(")")
+    what = {
+        "every": "every tuple names a window",
+        "row_num": "every SLIDE-th arrival names a window",
+        "rank": "every SLIDE-th tuple in value order names a window",
+        "kafka": "windows at records and just after them, as Kafka places them",
+    }[mode]
+    code.comment(f"Bins: {what}; each window's tuples are found by binary search and aggregated from")
+    code.comment("prefix sums and sparse tables, so the cost does not grow with the tuples per window.")
+    code("combine = tuple_windows(")
+    code.indent()
+    code(f"partitions={py(partitions)},")
+    code(f"groups={py(groups)},")
+    if len(py(states)) <= 80:
+        code(f"states={py(states)},")
+    else:
+        code("states=[")
+        code.indent()
+        for state in states:
+            code(f"{py(state)},")
+        code.dedent()
+        code("],")
+    code("size=RANGE,")
+    code(f"step={number(ctx.window.slide or 1)},")
+    code(f"mode={py(mode)},")
+    if mode == "kafka":
+        code("tick=TICK,")
+    code.dedent()
+    code(")")
+    code("windows = rows.mapInArrow(combine, schema)")
+    code.comment("Each aggregate from its partial states.")
+    items = ['F.col("wid")', *(col(c) for c in [*partitions, *groups])]
+    items += [
+        f"{col(sql) if sql.isidentifier() else expr(sql)}.alias({py(name)})" for name, sql in decomposition.lowers
+    ]
+    code("windows = windows.select(")
+    code.indent()
+    for item in items:
+        code(item + ",")
+    code.dedent()
+    code(")")
+
+
+def frame_column(call_sql: str) -> str:
+    """Python for an aggregate over the window frame: FILTER folded in, DISTINCT counted by set size."""
+    node, condition = unwrap(parse_sql_expression(call_sql))
+    if isinstance(node, exp.Count) and isinstance(node.this, exp.Star):
+        inner = "_d" if condition is None else f"CASE WHEN {render_sql(condition)} THEN _d END"
+        return f"{expr(f'COUNT({inner})')}.over(frame)"
+    if isinstance(node, exp.Count) and isinstance(node.this, exp.Distinct):
+        [arg] = node.this.expressions
+        value = (
+            render_sql(arg) if condition is None else f"CASE WHEN {render_sql(condition)} THEN {render_sql(arg)} END"
+        )
+        return f"F.size({expr(f'COLLECT_SET({value})')}.over(frame))"
+    if isinstance(node, exp.Median | exp.Quantile):
+        args = list(node.iter_expressions())
+        p = "0.5" if isinstance(node, exp.Median) else render_sql(args[1])
+        value = render_sql(args[0])
+        if condition is not None:
+            value = f"CASE WHEN {render_sql(condition)} THEN {value} END"
+        values = f"F.array_sort({expr(f'COLLECT_LIST(CAST({value} AS DOUBLE))')}.over(frame))"
+        return f"array_percentile({values}, {p})"
+    if condition is not None:
+        node = node.copy()
+        first = next(iter(node.iter_expressions()))
+        first.replace(exp.Case(ifs=[exp.If(this=condition.copy(), true=first.copy())]))
+    return f"{expr(render_sql(node))}.over(frame)"
+
+
+def over(ctx: Context, mode: str) -> None:
+    code, query = ctx.code, ctx.query
+    ctx.helpers.add("Window")
+    partitions, groups = _partitions(ctx), _groups(ctx)
+    parts = ", ".join(col(p) for p in partitions)
+    by = f"Window.partitionBy({parts})" if partitions else "Window"
+    code.comment("Windows: the values of the tuples that name them, from every tuple of the partition.")
+    code(f"present = rows.where({col(ATTR)}.isNotNull())")
+    lead = f"{parts}, " if partitions else ""
+    if mode == "every":
+        code(f'windows = present.select({lead}F.col("_t").alias("_w")).distinct()')
+    elif mode == "row_num":
+        code(f'arrival = F.row_number().over({by}.orderBy("_pos")) - 1')
+        code('ranked = rows.withColumn("_arrival", arrival)')
+        code('named = ranked.where(F.col("_t").isNotNull() & (F.col("_arrival") % SLIDE == 0))')
+        code(f'windows = named.select({lead}F.col("_t").alias("_w")).distinct()')
+    elif mode == "rank":
+        code(f'rank = F.row_number().over({by}.orderBy("_t")) - 1')
+        code('named = present.withColumn("_rank", rank).where(F.col("_rank") % SLIDE == 0)')
+        code(f'windows = named.select({lead}F.col("_t").alias("_w")).distinct()')
+    else:
+        code(f'times = present.select({lead}F.col("_t")).distinct()')
+        code.comment("Left windows end at each record ([0, RANGE] for records before RANGE); right windows start")
+        code.comment("just after a record, when a later record falls in them.")
+        code('early = (F.col("_t") >= 0) & (F.col("_t") < RANGE)')
+        code(f'left = times.select({lead}F.when(early, F.lit(0)).otherwise(F.col("_t") - RANGE).alias("_w"))')
+        code(f'following = F.lead("_t").over({by}.orderBy("_t"))')
+        code('right = times.withColumn("_next", following).where(F.col("_next") <= F.col("_t") + TICK + RANGE)')
+        code(f'right = right.select({lead}(F.col("_t") + TICK).alias("_w"))')
+        code("windows = left.union(right).distinct()")
+    if groups:
+        code.comment("GROUP BY splits each window's contents: one marker per window and group.")
+        distinct = ", ".join(col(c) for c in [*partitions, *groups])
+        join = (
+            f".join(rows.select({distinct}).distinct(), [{', '.join(py(p) for p in partitions)}])"
+            if partitions
+            else f".crossJoin(rows.select({distinct}).distinct())"
+        )
+        code(f"windows = windows{join}")
+    code.comment("Tuples and window markers in one ordered stream; the frame of a marker is its window.")
+    code('data = rows.where(F.col("_in") & F.col("_t").isNotNull()).withColumn("_d", F.lit(1))')
+    code('markers = windows.withColumn("_t", F.col("_w"))')
+    code("stream = data.unionByName(markers, allowMissingColumns=True)")
+    keyed = ", ".join(col(c) for c in [*partitions, *groups])
+    frame_by = f"Window.partitionBy({keyed})" if keyed else "Window"
+    edges = "0, RANGE" if mode == "kafka" else "-(RANGE - 1), 0"
+    code(f'frame = {frame_by}.orderBy("_t").rangeBetween({edges})')
+    items = [
+        *(col(c) for c in [*partitions, *groups]),
+        'F.col("_w").alias("wid")',
+        'F.count("_d").over(frame).alias("_rows")',
+    ]
+    items += [f"{frame_column(call.sql)}.alias({py(call.name)})" for call in query.aggregates]
+    if any(call.function in {"median", "percentile"} for call in query.aggregates):
+        ctx.helpers.add("array_percentile")
+    code("windows = stream.select(")
+    code.indent()
+    for item in items:
+        code(item + ",")
+    code.dedent()
+    code(")")
+    code('windows = windows.where(F.col("wid").isNotNull() & (F.col("_rows") > 0))')
+
+
+def _converter(ctx: Context) -> str:
+    """From base units back to the attribute's type, as a format string."""
+    domain = ctx.window.attr.domain
+    return {Domain.TIMESTAMP: "F.timestamp_micros({})", Domain.DATE: "F.date_from_unix_date({})"}.get(domain, "{}")
+
+
+def bounds(ctx: Context) -> list[str]:
+    """window_start and window_end: (wid − RANGE, wid], or [wid, wid + RANGE] for Kafka windows."""
+    convert = _converter(ctx).replace("{}", "({})") if _converter(ctx) == "{}" else _converter(ctx)
+    wid = 'F.col("wid")'
+    if ctx.window.kind is WindowKind.KAFKA:
+        start, end = wid, f"{wid} + RANGE"
+    else:
+        start, end = f"{wid} - RANGE", wid
+    return [f'{convert.format(start)}.alias("window_start")', f'{convert.format(end)}.alias("window_end")']

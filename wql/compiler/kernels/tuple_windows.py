@@ -1,0 +1,171 @@
+def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
+    """Build a mapInArrow function for windows named by tuples, in one pass over each partition.
+
+    Input rows: one per tuple, with the partition and group key columns, `_t` (the
+    range attribute in base units, NULL for none), `_pos` (arrival position, for
+    mode "row_num"), `_in` (the tuple passes WHERE) and one contribution column per
+    state (NULL: no contribution). All tuples of a partition must be in one Spark
+    partition.
+
+    Windows are values w of the range attribute; their extent is (w - size, w]:
+    - "every":   every tuple's value (slide by one tuple);
+    - "row_num": values of the tuples whose arrival position within the
+                 partition is a multiple of `step`;
+    - "rank":    values at every `step`-th position in value order;
+    - "kafka":   Kafka Streams' sliding windows [x, x + size] (both ends
+                 inclusive), placed as KIP-450 places them; `tick` is 1 ms or 1.
+    Window-ids come from every tuple; WHERE (`_in`) only filters contents.
+
+    Each group's tuples are sorted by value once; a window's tuples are then a
+    contiguous run found by binary search, and its aggregates come from prefix
+    differences (sum, moments) or a sparse table (min, max): a constant amount of
+    work per window, however many tuples it holds (the start/end bins of the WID
+    paper, done as an offline scan).
+
+    Output rows: partition keys, group keys, `wid` (the window value), then the
+    states, typed as their input columns.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def identity(operation, dtype):
+        dtype = np.dtype(dtype)
+        if operation == "min":
+            return np.iinfo(dtype).max if dtype.kind in "iu" else np.nan
+        if operation == "max":
+            return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
+        return 0
+
+    def ids(table, names):
+        """One integer per distinct combination of the named columns (NULL is a value too)."""
+        if not names:
+            return np.zeros(table.num_rows, dtype=np.int64)
+        codes = []
+        for name in names:
+            column = pc.dictionary_encode(table.column(name)).combine_chunks()
+            codes.append(pc.fill_null(column.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64))
+        return np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)[1].ravel()
+
+    def window_values(values, present, positions):
+        """The window-ids of one partition, from all its tuples (`present`: the value is not NULL)."""
+        if mode == "every":
+            return np.unique(values[present])
+        if mode == "row_num":
+            arrival = np.empty(len(positions), dtype=np.int64)
+            arrival[np.argsort(positions, kind="stable")] = np.arange(len(positions))
+            return np.unique(values[present & (arrival % step == 0)])
+        ordered = np.sort(values[present])
+        if mode == "rank":
+            return np.unique(ordered[::step])
+        times = np.unique(ordered)  # kafka: left windows (or the combined [0, size]) and right windows
+        if len(times) == 0:
+            return times
+        starts = np.where((times >= 0) & (times < size), 0, times - size)
+        followed = np.r_[times[1:] <= times[:-1] + tick + size, False]
+        return np.unique(np.r_[starts, times[followed] + tick])
+
+    def sparse_table(values, ufunc, longest):
+        """levels[j][i] = ufunc over values[i : i + 2**j]."""
+        levels = [values]
+        width = 1
+        while width * 2 <= longest:
+            previous = levels[-1]
+            levels.append(ufunc(previous[:-width], previous[width:]))
+            width *= 2
+        return levels
+
+    def extreme(ufunc, values, lo, hi):
+        span = hi - lo
+        levels = sparse_table(values, ufunc, int(span.max()))
+        level = np.floor(np.log2(span)).astype(np.int64)
+        out = np.empty(len(lo), dtype=values.dtype)
+        for j in np.unique(level):
+            pick = level == j
+            width = 1 << int(j)
+            out[pick] = ufunc(levels[j][lo[pick]], levels[j][hi[pick] - width])
+        return out
+
+    def aggregate(operation, columns, lo, hi):
+        if operation == "sum":
+            prefix = np.r_[np.zeros(1, columns[0].dtype), np.cumsum(columns[0])]
+            return [prefix[hi] - prefix[lo]]
+        if operation in ("min", "max"):
+            return [extreme(np.fmin if operation == "min" else np.maximum, columns[0], lo, hi)]
+        count, value, spread = columns  # moments, shifted by the group's mean against cancellation
+        weight = count.astype(np.float64)
+        center = float((weight * value).sum() / weight.sum()) if weight.sum() else 0.0
+        shifted = np.where(weight > 0, value - center, 0.0)
+        n = np.r_[0, np.cumsum(count)]
+        s1 = np.r_[0.0, np.cumsum(weight * shifted)]
+        s2 = np.r_[0.0, np.cumsum(weight * shifted * shifted + spread)]
+        total, first, second = n[hi] - n[lo], s1[hi] - s1[lo], s2[hi] - s2[lo]
+        safe = np.where(total > 0, total, 1)
+        return [total, center + first / safe, second - first * first / safe]
+
+    def run(batches):
+        batches = list(batches)
+        if not batches or sum(b.num_rows for b in batches) == 0:
+            return
+        table = pa.Table.from_batches(batches)
+        attribute = table.column("_t")
+        present = pc.is_valid(attribute).to_numpy(zero_copy_only=False)
+        values = pc.fill_null(attribute, 0).to_numpy(zero_copy_only=False)
+        inside = pc.fill_null(table.column("_in"), False).to_numpy(zero_copy_only=False) & present
+        positions = table.column("_pos").to_numpy(zero_copy_only=False) if mode == "row_num" else None
+        partition = ids(table, partitions)
+        group = ids(table, partitions + groups)
+        contributions = {}
+        for operation, names in states:
+            for name in names:
+                column = table.column(name)
+                filled = pc.fill_null(column, identity(operation, column.type.to_pandas_dtype()))
+                contributions[name] = filled.to_numpy(zero_copy_only=False)
+
+        representatives, wids = [], []
+        results = {name: [] for _, names in states for name in names}
+        by_partition = np.argsort(partition, kind="stable")
+        sorted_ids = partition[by_partition]
+        bounds = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1], True])
+        for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
+            rows = by_partition[start:stop]
+            windows = window_values(values[rows], present[rows], positions[rows] if mode == "row_num" else None)
+            if len(windows) == 0:
+                continue
+            members = rows[inside[rows]]
+            members = members[np.lexsort([values[members], group[members]])]
+            cuts = np.flatnonzero(np.r_[True, group[members][1:] != group[members][:-1], True])
+            for first, last in zip(cuts[:-1], cuts[1:], strict=True):
+                tuples = members[first:last]
+                ordered = values[tuples]
+                if mode == "kafka":  # [x, x + size]
+                    lo = np.searchsorted(ordered, windows, side="left")
+                    hi = np.searchsorted(ordered, windows + size, side="right")
+                else:  # (w - size, w]
+                    lo = np.searchsorted(ordered, windows - size, side="right")
+                    hi = np.searchsorted(ordered, windows, side="right")
+                keep = hi > lo
+                if not keep.any():
+                    continue
+                lo, hi = lo[keep], hi[keep]
+                representatives.append(np.full(len(lo), tuples[0]))
+                wids.append(windows[keep])
+                for operation, names in states:
+                    merged = aggregate(operation, [contributions[n][tuples] for n in names], lo, hi)
+                    for name, array in zip(names, merged, strict=True):
+                        results[name].append(array)
+        if not representatives:
+            return
+        taken = pa.array(np.concatenate(representatives))
+        fields = [table.schema.field(name) for name in partitions + groups]
+        columns = [table.column(name).take(taken).combine_chunks() for name in partitions + groups]
+        fields.append(pa.field("wid", attribute.type))
+        columns.append(pa.array(np.concatenate(wids), type=attribute.type))
+        for _, names in states:
+            for name in names:
+                field = table.schema.field(name)
+                fields.append(field)
+                columns.append(pa.array(np.concatenate(results[name]), type=field.type))
+        yield pa.RecordBatch.from_arrays(columns, schema=pa.schema(fields))
+
+    return run

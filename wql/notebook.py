@@ -1,0 +1,366 @@
+"""WQL in Jupyter: `%load_ext wql`, then `%%wql` cells and `%wql` lines.
+
+Streams come from CREATE STREAM statements (remembered for the kernel's
+lifetime) or from Spark DataFrames in the notebook's namespace whose variable
+name is the stream name in FROM (such a variable shadows a stream of that name
+declared in an earlier cell, not one declared in the same cell). A cell is analyzed as a whole before anything
+runs, so a bad statement changes nothing. Queries run through
+`CompiledQuery.load_inputs`/`.run`, the path `wql run` takes, so a magic returns
+the rows `wql run` prints.
+
+    %%wql [-o NAME] [--explain] [--code] [--plan PLAN] [--limit N] [--quiet]
+    %wql [options] SELECT …;        (returns the result DataFrame)
+
+`--explain` and `--code` show how a query would run instead of running it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import html
+import io
+import itertools
+import os
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
+from IPython.display import display
+from rich.console import Console
+
+import wql
+from wql.cli import PLANS
+from wql.compiler.schema import Catalog, Stream, resolve_path
+from wql.display import error_renderable, explanation_renderable, results_table
+from wql.highlight import python_html, wql_html
+
+DEFAULT_LIMIT = 20
+
+# What a cell is called in messages; its directory (the kernel's current one) anchors relative FROM paths.
+SOURCE = "<cell>"
+_MONO = "font-family: SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; line-height: 1.4"
+
+
+# ---------------------------------------------------------------- options
+
+
+@dataclasses.dataclass
+class Options:
+    output: str | None = None
+    explain: bool = False
+    code: bool = False
+    plan: str | None = None
+    limit: int = DEFAULT_LIMIT
+    quiet: bool = False
+
+
+_FLAGS = {"--explain": "explain", "--code": "code", "-q": "quiet", "--quiet": "quiet"}
+_VALUED = {"-o": "output", "--output": "output", "--plan": "plan", "--limit": "limit", "-n": "limit"}
+USAGE = "%%wql [-o NAME] [--explain] [--code] [--plan PLAN] [--limit N] [--quiet]"
+
+
+def parse_options(line: str) -> tuple[Options, str]:
+    """Leading options, and the rest of the line verbatim (shell-style splitting would eat WQL's quotes)."""
+    options = Options()
+    position = 0
+    while True:
+        match = re.compile(r"\s*(\S+)").match(line, position)
+        if match is None or not match.group(1).startswith("-") or re.fullmatch(r"-\d.*", match.group(1)):
+            break
+        token, position = match.group(1), match.end()
+        if token == "--":
+            break
+        key, _, inline = token.partition("=")
+        if key in _FLAGS and not inline:
+            setattr(options, _FLAGS[key], True)
+            continue
+        if key not in _VALUED:
+            raise UsageError(f"unknown option {token}; usage: {USAGE}")
+        value = inline
+        if not value:
+            following = re.compile(r"\s*(\S+)").match(line, position)
+            if following is None:
+                raise UsageError(f"{key} needs a value; usage: {USAGE}")
+            value, position = following.group(1), following.end()
+        _set(options, _VALUED[key], value)
+    return options, line[position:].strip()
+
+
+def _set(options: Options, field: str, value: str) -> None:
+    if field == "output":
+        if not value.isidentifier():
+            raise UsageError(f"-o takes a Python variable name, not {value!r}")
+        options.output = value
+    elif field == "plan":
+        if value.lower() not in PLANS:
+            raise UsageError(f"--plan takes one of {', '.join(PLANS)}, not {value!r}")
+        options.plan = None if value.lower() == "auto" else value.lower()
+    elif field == "limit":
+        if not value.isdigit() or int(value) < 1:
+            raise UsageError(f"--limit takes a positive number of rows, not {value!r}")
+        options.limit = int(value)
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def _console(width: int = 110, *, color: bool = True, record: bool = False) -> Console:
+    return Console(
+        file=io.StringIO(),
+        width=width,
+        force_terminal=color,
+        color_system="truecolor" if color else None,
+        record=record,
+        highlight=False,
+        force_jupyter=False,
+    )
+
+
+def rich_html(renderable: Any) -> str:
+    console = _console(record=True)
+    console.print(renderable)
+    return console.export_html(inline_styles=True, code_format=f'<pre style="{_MONO}">{{code}}</pre>')
+
+
+def rich_ansi(renderable: Any, width: int = 110) -> str:
+    console = _console(width)
+    console.print(renderable)
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def plain_text(renderable: Any, width: int = 110) -> str:
+    """Like wql.display.plain_text, but never handed to Jupyter: rich would display it instead of returning it."""
+    console = _console(width, color=False)
+    console.print(renderable)
+    return "\n".join(line.rstrip() for line in console.file.getvalue().splitlines()) + "\n"  # type: ignore[attr-defined]
+
+
+def _publish(html_text: str, text: str) -> None:
+    display({"text/html": html_text, "text/plain": text}, raw=True)
+
+
+def _cell_value(value: Any) -> str:
+    if value is None:
+        return '<span style="color: #999">NULL</span>'
+    return html.escape(str(value))
+
+
+def result_html(columns: Sequence[str], rows: Sequence[Sequence[Any]], total: int, notes: Sequence[str] = ()) -> str:
+    """A result as an HTML table: the first rows and how many there are in all."""
+    head = "".join(f'<th style="text-align: left">{html.escape(c)}</th>' for c in columns)
+    body = "".join(
+        "<tr>" + "".join(f'<td style="text-align: left">{_cell_value(v)}</td>' for v in row) + "</tr>" for row in rows
+    )
+    shown = f" (first {len(rows)} shown)" if len(rows) < total else ""
+    caption = f"{total:,} row{'' if total == 1 else 's'}{shown}"
+    extra = "".join(f"<br><span>{html.escape(note)}</span>" for note in notes)
+    return (
+        f'<table class="wql-result"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        f'<div style="color: #777; font-size: 12px">{caption}{extra}</div>'
+    )
+
+
+def show_error(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: int | None = None) -> list[str]:
+    """WQL errors as the CLI shows them (message, the line, a caret, the hint), not as a Python traceback."""
+    assert isinstance(value, wql.WQLError)
+    stb = rich_ansi(error_renderable(value)).rstrip("\n").split("\n")
+    shell._showtraceback(etype, value, stb)  # how IPython itself shows a structured traceback
+    return stb
+
+
+# ---------------------------------------------------------------- the magics
+
+
+@magics_class
+class WQLMagics(Magics):
+    """`%%wql` and `%wql`; the catalog of declared streams lives as long as the kernel."""
+
+    def __init__(self, shell: Any) -> None:
+        super().__init__(shell)
+        self.catalog = Catalog()
+
+    @no_var_expand
+    @line_cell_magic
+    def wql(self, line: str, cell: str | None = None) -> Any:
+        """Run WQL statements: %%wql [-o NAME] [--explain] [--code] [--plan PLAN] [--limit N] [--quiet]."""
+        options, rest = parse_options(line)
+        if cell is not None and rest:
+            raise UsageError(f"the statements go in the cell body, not after the options: {rest!r}")
+        # A leading newline for the %%wql line, so error lines match the line numbers of the cell.
+        result = self.execute("\n" + cell if cell is not None else rest, options)
+        return result if cell is None else None  # %%wql shows its table; `-o` keeps the DataFrame
+
+    # ------------------------------------------------------------ execution
+
+    def execute(self, text: str, options: Options | None = None) -> Any:
+        """Analyze the whole text, then declare, explain or run each statement; the last result is returned."""
+        options = options or Options()
+        if not text.strip():
+            self._show_streams()
+            return None
+        frames = self._frames(text)
+        streams: dict[str, Any] = {s.name: s for s in self.catalog}
+        streams.update(frames)
+        program = wql.analyze(text, SOURCE, streams=streams)
+        if program.errors:
+            raise program.errors[0]
+        declared_here: set[str] = set()
+        result = None
+        for statement in program.statements:
+            if statement.stream is not None:
+                self._declare(statement.stream)
+                declared_here.add(statement.stream.name.lower())
+            elif statement.is_explain or options.explain:
+                explanation = wql.explain_statement(statement, plan=options.plan)
+                _publish(
+                    wql_html(explanation.query) + rich_html(explanation_renderable(explanation)),
+                    plain_text(explanation_renderable(explanation)),
+                )
+            elif options.code:
+                compiled = self._compile(program, statement, options)
+                _publish(python_html(compiled.code), compiled.code)
+            else:
+                compiled = self._compile(program, statement, options)
+                name = compiled.stream.name.lower()
+                frame = next((f for n, f in frames.items() if n.lower() == name), None)
+                result = self._run(compiled, None if name in declared_here else frame, options)
+        if options.output is not None and result is not None:
+            self.shell.user_ns[options.output] = result
+        return result
+
+    def _frames(self, text: str) -> dict[str, Any]:
+        """DataFrames in the namespace named like a word of the text: candidate streams."""
+        from pyspark.sql import DataFrame
+
+        mentioned = {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)}
+        return {
+            name: value
+            for name, value in self.shell.user_ns.items()
+            if not name.startswith("_") and name.lower() in mentioned and isinstance(value, DataFrame)
+        }
+
+    def _declare(self, stream: Stream) -> None:
+        if stream.path is not None:
+            stream = dataclasses.replace(stream, path=resolve_path(stream.path, os.getcwd()))
+        self.catalog.add(stream)
+        columns = ", ".join(f"{c.name} {c.type}" for c in stream.columns)
+        source = f" from {stream.path} ({stream.format})" if stream.path else ""
+        text = f"stream {stream.name} ({columns}){source}"
+        _publish(f'<div style="color: #555; {_MONO}">✓ {html.escape(text)}</div>', f"✓ {text}")
+
+    def _compile(self, program: wql.Program, statement: wql.Statement, options: Options) -> wql.CompiledQuery:
+        try:
+            return wql.compile_statement(program, statement, plan=options.plan)
+        except wql.WQLError as error:
+            raise error.with_source(program.source, program.path) from None
+
+    def _run(self, compiled: wql.CompiledQuery, frame: Any, options: Options) -> Any:
+        from wql.runtime.errors import translate
+
+        spark = frame.sparkSession if frame is not None else self._session()
+        label = f"query on stream {compiled.stream.name}"
+        with _job_group(spark, label) as group:
+            try:
+                if frame is not None:
+                    inputs, report = {compiled.stream.name: frame}, []
+                else:
+                    inputs, report = compiled.load_inputs(spark)
+                result = compiled.run(spark, **inputs)
+                if not options.quiet:
+                    cached = result.cache()
+                    try:
+                        total = cached.count()
+                        rows = [tuple(row) for row in cached.limit(options.limit).collect()]
+                    finally:
+                        cached.unpersist()
+                    _publish(
+                        result_html(result.columns, rows, total, report),
+                        plain_text(results_table(result.columns, rows, total)) + "".join(f"{r}\n" for r in report),
+                    )
+            except KeyboardInterrupt:
+                spark.sparkContext.cancelJobGroup(group)
+                raise
+            except wql.WQLError:
+                raise
+            except Exception as error:  # Spark and Py4J errors become one clear message
+                raise translate(error, label) from None
+        return result
+
+    def _session(self) -> Any:
+        """The notebook's SparkSession if it has one, else a local one started now (and kept)."""
+        from pyspark import SparkContext
+        from pyspark.sql import SparkSession
+
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            return active
+        for value in self.shell.user_ns.values():
+            if isinstance(value, SparkSession):
+                return value
+        if SparkContext._active_spark_context is not None:
+            return SparkSession.builder.getOrCreate()
+        from wql.runtime.session import default_jvm_log, local_session
+
+        log = default_jvm_log()
+        spark = local_session(app_name="wql notebook", jvm_log=log)
+        _publish(
+            f'<div style="color: #777">started a local Spark session (Spark\'s log: {html.escape(log)})</div>',
+            f"started a local Spark session (Spark's log: {log})",
+        )
+        return spark
+
+    def _show_streams(self) -> None:
+        if not len(self.catalog):
+            message = "no streams declared yet: CREATE STREAM name (col TYPE, …) FROM 'file.csv';"
+            _publish(f"<div>{html.escape(message)}</div>", message)
+            return
+        rows = [(s.name, ", ".join(f"{c.name} {c.type}" for c in s.columns), s.path or "") for s in self.catalog]
+        columns = ("stream", "columns", "source")
+        _publish(result_html(columns, rows, len(rows)), plain_text(results_table(columns, rows)))
+
+
+@contextlib.contextmanager
+def _job_group(spark: Any, label: str) -> Iterator[str]:
+    """A job group for one query, so an interrupt cancels exactly its jobs; the cell's thread gets its old group
+    back afterwards, so later Spark work in the notebook is not filed under this query."""
+    context = spark.sparkContext
+    keys = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+    saved = {key: context.getLocalProperty(key) for key in keys}
+    group = f"wql-notebook-{os.getpid()}-{next(_groups)}"
+    context.setJobGroup(group, f"wql: {label}", interruptOnCancel=True)
+    try:
+        yield group
+    finally:
+        for key, value in saved.items():
+            context.setLocalProperty(key, value)  # None removes the property
+
+
+_groups = itertools.count(1)
+
+
+# ---------------------------------------------------------------- extension hooks
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """`%load_ext wql`: register the magics, and show WQL errors with a caret instead of a traceback."""
+    ipython.register_magics(WQLMagics(ipython))
+    if not ipython.custom_exceptions:  # never replace someone else's handler
+        ipython.set_custom_exc((wql.WQLError,), show_error)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    if ipython.custom_exceptions == (wql.WQLError,):
+        ipython.set_custom_exc((), None)
+
+
+__all__ = [
+    "Options",
+    "WQLMagics",
+    "load_ipython_extension",
+    "parse_options",
+    "result_html",
+    "unload_ipython_extension",
+]

@@ -17,7 +17,7 @@ EXAMPLE_FILES = sorted([*EXAMPLES.glob("*.wql"), *EXAMPLES.glob("paper/*.wql")])
 
 def compiled_code(path: Path, plan: str | None = None) -> str:
     program = wql.load(str(path.relative_to(ROOT)))
-    [statement] = [s for s in program.queries]
+    [statement] = program.queries
     try:
         code = wql.compile_statement(program, statement, plan=plan).code
     except wql.WQLNotSupportedError as error:

@@ -25,6 +25,8 @@ def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
     Output rows: partition keys, group keys, `wid` (the window value), then the
     states, typed as their input columns.
     """
+    import itertools
+
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -127,7 +129,7 @@ def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
         by_partition = np.argsort(partition, kind="stable")
         sorted_ids = partition[by_partition]
         bounds = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1], True])
-        for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
+        for start, stop in itertools.pairwise(bounds):
             rows = by_partition[start:stop]
             windows = window_values(values[rows], present[rows], positions[rows] if mode == "row_num" else None)
             if len(windows) == 0:
@@ -135,7 +137,7 @@ def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
             members = rows[inside[rows]]
             members = members[np.lexsort([values[members], group[members]])]
             cuts = np.flatnonzero(np.r_[True, group[members][1:] != group[members][:-1], True])
-            for first, last in zip(cuts[:-1], cuts[1:], strict=True):
+            for first, last in itertools.pairwise(cuts):
                 tuples = members[first:last]
                 ordered = values[tuples]
                 if mode == "kafka":  # [x, x + size]

@@ -33,7 +33,7 @@ from rich.console import Console
 
 import wql
 from wql.cli import PLANS
-from wql.compiler.schema import Catalog, Stream, resolve_path
+from wql.compiler.schema import Catalog, Stream
 from wql.display import error_renderable, explanation_renderable, results_table
 from wql.highlight import python_html, wql_html
 
@@ -243,8 +243,6 @@ class WQLMagics(Magics):
         }
 
     def _declare(self, stream: Stream) -> None:
-        if stream.path is not None:
-            stream = dataclasses.replace(stream, path=resolve_path(stream.path, os.getcwd()))
         self.catalog.add(stream)
         columns = ", ".join(f"{c.name} {c.type}" for c in stream.columns)
         source = f" from {stream.path} ({stream.format})" if stream.path else ""

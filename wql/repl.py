@@ -34,7 +34,7 @@ from rich.text import Text
 
 import wql
 from wql.cli import PLANS
-from wql.compiler.schema import Catalog, Stream, resolve_path
+from wql.compiler.schema import Catalog, Stream
 from wql.display import error_renderable, explanation_renderable, results_table
 from wql.grammar.errors import did_you_mean
 from wql.highlight import WQLLexer, format_names, keywords, type_names, units
@@ -269,8 +269,6 @@ class Repl:
                 self._run_query(program, statement)
 
     def _declare(self, stream: Stream) -> None:
-        if stream.path is not None:
-            stream = dataclasses.replace(stream, path=resolve_path(stream.path, os.getcwd()))
         replaced = self.catalog.get(stream.name) is not None
         self.catalog.add(stream)
         columns = ", ".join(f"{c.name} {c.type}" for c in stream.columns)

@@ -123,7 +123,7 @@ def generate_job(
         code("from pyspark.sql import Window")
     code("from pyspark.sql import functions as F")
     if "types" in ctx.helpers:
-        code("from pyspark.sql.types import StructField, StructType")
+        code("from pyspark.sql.types import LongType, StructField, StructType")
     code.blank()
     code(f"APP_NAME = {py('wql: ' + (source_path or 'query') + f' #{statement}')}")
     code.blank()

@@ -22,7 +22,7 @@ from wql.compiler.codegen.common import (
     select_rows,
 )
 from wql.compiler.codegen.emit import col, expr, number, py
-from wql.compiler.plans import PlanKind
+from wql.compiler.plans import ONE, PlanKind
 from wql.compiler.schema import ROW_NUM, Domain
 from wql.compiler.windows import SlideOn, WindowKind
 from wql.grammar.expressions import parse_sql_expression, render_sql
@@ -56,13 +56,14 @@ def generate(ctx: Context) -> None:
         columns.append(f'{col(position)}.alias("_pos")')
     if query.where is not None and mode != "kafka":
         columns.append(f'F.coalesce({expr(query.where)}, F.lit(False)).alias("_in")')
-    else:
+    elif ctx.plan.kind is PlanKind.OVER:
         columns.append('F.lit(True).alias("_in")')
     if ctx.plan.kind is PlanKind.BINS:
         assert ctx.plan.decomposition is not None
         for group in ctx.plan.decomposition.groups:
             for column, contribution in zip(group.columns, group.contributions, strict=True):
-                columns.append(f"{expr(contribution)}.alias({py(column)})")
+                if contribution != ONE:  # row counts need no column: the kernel counts tuples
+                    columns.append(f"{expr(contribution)}.alias({py(column)})")
     else:
         from wql.compiler.codegen.common import aggregate_inputs
 
@@ -109,8 +110,11 @@ def bins(ctx: Context, mode: str) -> None:
     for name in [*partitions, *groups]:
         code(f"rows.schema[{py(name)}],")
     code(f'StructField("wid", rows.schema[{py(ATTR)}].dataType),')
+    counted = {
+        c for g in decomposition.groups for c, share in zip(g.columns, g.contributions, strict=True) if share == ONE
+    }
     for name in state_names:
-        code(f"rows.schema[{py(name)}],")
+        code(f"StructField({py(name)}, LongType())," if name in counted else f"rows.schema[{py(name)}],")
     code.dedent()
     code("]")
     code.dedent()

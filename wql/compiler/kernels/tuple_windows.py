@@ -3,9 +3,9 @@ def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
 
     Input rows: one per tuple, with the partition and group key columns, `_t` (the
     range attribute in base units, NULL for none), `_pos` (arrival position, for
-    mode "row_num"), `_in` (the tuple passes WHERE) and one contribution column per
-    state (NULL: no contribution). All tuples of a partition must be in one Spark
-    partition.
+    mode "row_num"), `_in` (the tuple passes WHERE; absent: all do) and one
+    contribution column per state (NULL: no contribution; absent: a row count, 1
+    per tuple). All tuples of a partition must be in one Spark partition.
 
     Windows are values w of the range attribute; their extent is (w - size, w]:
     - "every":   every tuple's value (slide by one tuple);
@@ -43,11 +43,17 @@ def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
         """One integer per distinct combination of the named columns (NULL is a value too)."""
         if not names:
             return np.zeros(table.num_rows, dtype=np.int64)
-        codes = []
+        combined = np.zeros(table.num_rows, dtype=np.int64)
+        stride = 1
         for name in names:
             column = pc.dictionary_encode(table.column(name)).combine_chunks()
-            codes.append(pc.fill_null(column.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64))
-        return np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)[1].ravel()
+            code = pc.fill_null(column.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64) + 1
+            if stride > 2**62 // (len(column.dictionary) + 1):  # too many combinations: renumber densely
+                combined = np.unique(combined, return_inverse=True)[1].ravel().astype(np.int64)
+                stride = int(combined.max()) + 1
+            combined += code * stride
+            stride *= len(column.dictionary) + 1
+        return combined
 
     def window_values(values, present, positions):
         """The window-ids of one partition, from all its tuples (`present`: the value is not NULL)."""
@@ -113,13 +119,18 @@ def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
         attribute = table.column("_t")
         present = pc.is_valid(attribute).to_numpy(zero_copy_only=False)
         values = pc.fill_null(attribute, 0).to_numpy(zero_copy_only=False)
-        inside = pc.fill_null(table.column("_in"), False).to_numpy(zero_copy_only=False) & present
+        inside = present
+        if "_in" in table.column_names:  # without WHERE every tuple counts
+            inside = pc.fill_null(table.column("_in"), False).to_numpy(zero_copy_only=False) & present
         positions = table.column("_pos").to_numpy(zero_copy_only=False) if mode == "row_num" else None
         partition = ids(table, partitions)
         group = ids(table, partitions + groups)
         contributions = {}
         for operation, names in states:
             for name in names:
+                if name not in table.column_names:  # a row count: each tuple contributes 1
+                    contributions[name] = np.ones(table.num_rows, dtype=np.int64)
+                    continue
                 column = table.column(name)
                 filled = pc.fill_null(column, identity(operation, column.type.to_pandas_dtype()))
                 contributions[name] = filled.to_numpy(zero_copy_only=False)
@@ -165,7 +176,7 @@ def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
         columns.append(pa.array(np.concatenate(wids), type=attribute.type))
         for _, names in states:
             for name in names:
-                field = table.schema.field(name)
+                field = table.schema.field(name) if name in table.column_names else pa.field(name, pa.int64())
                 fields.append(field)
                 columns.append(pa.array(np.concatenate(results[name]), type=field.type))
         yield pa.RecordBatch.from_arrays(columns, schema=pa.schema(fields))

@@ -194,9 +194,15 @@ class CompiledQuery:
 
 def compile_statement(program: Program, statement: Statement, *, plan: str | None = None) -> CompiledQuery:
     assert statement.query is not None
-    compiled = compile_query(
-        statement.query, plan=plan, statement=statement.number, line=statement.line, source_path=program.path
-    )
+    try:
+        compiled = compile_query(
+            statement.query, plan=plan, statement=statement.number, line=statement.line, source_path=program.path
+        )
+    except WQLError as error:  # planning errors are about the window: point there
+        select = statement.query.select
+        if error.span is None and select is not None and select.window is not None:
+            error.span = select.window.span
+        raise error.with_source(program.source, program.path) from None
     return CompiledQuery(compiled, program.path)
 
 

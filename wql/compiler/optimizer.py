@@ -47,9 +47,16 @@ class Candidate:
 PLAN_NAMES = tuple(kind.value for kind in PlanKind)
 
 
+SLACK_NOTE = "not supported yet: SLACK needs arrival-time punctuations, which the streaming backend will bring"
+
+
 def candidates(query: Query, stats: Statistics | None = None) -> list[Candidate]:
     stats = stats or Statistics()
     window = query.window
+    if window.slack is not None:
+        kinds = (PlanKind.BUCKET, PlanKind.PANE) if window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK} else (
+            PlanKind.BINS, PlanKind.OVER)
+        return [Candidate(kind, None, None, SLACK_NOTE) for kind in kinds]
     if window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}:
         return _grid_candidates(query, stats)
     from wql.compiler.tuple_plans import tuple_candidates

@@ -280,6 +280,19 @@ def test_example_notebook_runs_headless(tmp_path: Path, monkeypatch: pytest.Monk
     assert re.search(r"class\s+CF", explained[0]) and re.search(r"pane\s+[\d,]+\s+← chosen", explained[0])
     assert re.search(r"class\s+FCB", explained[1]) and re.search(r"class\s+FCU", explained[2])
 
+    q3 = html(
+        cell_starting(
+            notebook, "%%wql --limit 5\nSELECT count(*) AS n\nFROM traffic [RANGE 5 MINUTES RATTR ts SLIDE 1 ROW"
+        )
+    )
+    assert ">n</th>" in q3 and "1,920 rows (first 5 shown)" in q3  # a window per reading (no two share a ts)
+    q5 = html(
+        cell_starting(
+            notebook, "%%wql --limit 5\nSELECT count(*) AS n\nFROM traffic [RANGE 5 MINUTES RATTR ts SLIDE 10"
+        )
+    )
+    assert "192 rows (first 5 shown)" in q5  # a window at every 10th reading
+
     from_frame = cell_starting(notebook, "%%wql\nSELECT seg_id,\n")
     assert ">readings</th>" in html(from_frame) and ">avg_speed</th>" in html(from_frame)
     assert "slowest" in plain(cell_starting(notebook, "slowest = %wql"))

@@ -59,13 +59,10 @@ def query(traffic: DataFrame) -> DataFrame:
     first = F.floor((F.col("_t") - ORIGIN) / SLIDE)
     last = F.floor((F.col("_t") - ORIGIN + RANGE) / SLIDE) - 1
     tagged = rows.withColumn("wid", F.explode(F.sequence(first, last)))
-    windows = (
-        tagged
-        .groupBy(F.col("wid"), F.col("seg_id"))
-        .agg(
-            F.expr("MAX(speed)").alias("max_speed"),
-            F.expr("MIN(speed)").alias("min_speed"),
-        )
+    grouped = tagged.groupBy(F.col("wid"), F.col("seg_id"))
+    windows = grouped.agg(
+        F.expr("MAX(speed)").alias("max_speed"),
+        F.expr("MIN(speed)").alias("min_speed"),
     )
 
     # Window bounds from the window-id; keys and aggregates under their result names.

@@ -138,13 +138,7 @@ def attribute_note(ctx: Context) -> str:
 
 
 def select_rows(ctx: Context, columns: list[str]) -> None:
-    code = ctx.code
-    code("rows = rows.select(")
-    code.indent()
-    for column in columns:
-        code(column + ",")
-    code.dedent()
-    code(")")
+    ctx.code.call("rows", "rows.select", columns)
 
 
 def prologue(ctx: Context) -> None:
@@ -215,12 +209,7 @@ def emit_empty(ctx: Context) -> None:
         else:
             filled.append(f"{column}.alias({py(call.name)})")
     keep = [*(f"F.col({py('e.' + _q(k))}).alias({py(k)})" for k in keys), 'F.col("e.wid").alias("wid")', *filled]
-    code("windows = joined.select(")
-    code.indent()
-    for item in keep:
-        code(item + ",")
-    code.dedent()
-    code(")")
+    code.call("windows", "joined.select", keep)
 
 
 def _q(name: str) -> str:
@@ -258,12 +247,7 @@ def epilogue(ctx: Context, bounds: list[str], wid: str = 'F.col("wid")') -> None
         if call.name not in names:
             items.append(col(call.name))
     code.comment("Window bounds from the window-id; keys and aggregates under their result names.")
-    code("result = windows.select(")
-    code.indent()
-    for item in items:
-        code(item + ",")
-    code.dedent()
-    code(")")
+    code.call("result", "windows.select", items)
     aggregate_names = {a.name for a in query.aggregates}
     computed = [o for o in query.outputs if not (o.name in aggregate_names and o.sql.strip("`") == o.name)]
     if computed:

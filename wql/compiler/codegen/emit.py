@@ -86,6 +86,10 @@ def identifier(name: str, taken: Iterable[str] = ()) -> str:
     return candidate
 
 
+class Raw(str):
+    """Python source to place as it is (a constant's name, an expression), not as a literal."""
+
+
 class Code:
     """Lines of Python with an indentation level."""
 
@@ -114,6 +118,34 @@ class Code:
     def dedent(self) -> Code:
         self.level -= 1
         return self
+
+    def call(
+        self,
+        target: str,
+        function: str,
+        positional: Iterable[str] = (),
+        keywords: dict[str, object] | None = None,
+    ) -> Code:
+        """`target = function(…)` with one argument per line; positional items are source, keyword
+        values are literals (via py) unless Raw, and long lists get one element per line."""
+        self(f"{target} = {function}(")
+        self.indent()
+        for item in positional:
+            self(item + ",")
+        for name, value in (keywords or {}).items():
+            if isinstance(value, Raw):
+                self(f"{name}={value},")
+            elif isinstance(value, list) and len(py(value)) > 80:
+                self(f"{name}=[")
+                self.indent()
+                for element in value:
+                    self(f"{py(element)},")
+                self.dedent()
+                self("],")
+            else:
+                self(f"{name}={py(value)},")
+        self.dedent()
+        return self(")")
 
     def render(self) -> str:
         return "\n".join(self.lines).rstrip() + "\n"

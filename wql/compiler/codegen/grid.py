@@ -21,7 +21,7 @@ from wql.compiler.codegen.common import (
     grid_bounds,
     prologue,
 )
-from wql.compiler.codegen.emit import col, expr, number, py
+from wql.compiler.codegen.emit import col, expr, py
 from wql.compiler.plans import Grid, PlanKind
 from wql.compiler.schema import Domain
 from wql.compiler.windows import WindowKind
@@ -101,18 +101,8 @@ def bucket(ctx: Context) -> None:
             code(f"last = {_last(ctx)}")
             code('tagged = rows.withColumn("wid", F.explode(F.sequence(first, last)))')
     group_by = _group_by(ctx, 'F.col("wid")')
-    code("windows = (")
-    code.indent()
-    code("tagged")
-    code(f".groupBy({group_by})")
-    code(".agg(")
-    code.indent()
-    for item in aggregate_items(ctx.query):
-        code(item + ",")
-    code.dedent()
-    code(")")
-    code.dedent()
-    code(")")
+    code(f"grouped = tagged.groupBy({group_by})")
+    code.call("windows", "grouped.agg", aggregate_items(ctx.query))
 
 
 def _landmark_limit(ctx: Context) -> None:
@@ -217,32 +207,13 @@ def cells(ctx: Context) -> None:
     else:
         code.comment(f"Combine: slide over each key's ordered cells in blocks of {grid.size}; each window is a block")
         code.comment("suffix plus the next block's prefix, so the cost does not grow with RANGE / SLIDE.")
-    code("combine = sliding_combine(")
-    code.indent()
-    code(f"keys={py(keys)},")
-    code('cell="_cell",')
-    if len(py(states)) <= 80:
-        code(f"states={py(states)},")
-    else:
-        code("states=[")
-        code.indent()
-        for state in states:
-            code(f"{py(state)},")
-        code.dedent()
-        code("],")
-    code(f"size={number(grid.size)},")
-    code(f"step={number(grid.step)},")
+    keywords: dict[str, object] = {"keys": keys, "cell": "_cell", "states": states, "size": grid.size,
+                                   "step": grid.step}
     if grid.kind == "landmark":
-        code('last="_last",')
-    code.dedent()
-    code(")")
+        keywords["last"] = "_last"
+    code.call("combine", "sliding_combine", keywords=keywords)
     code('windows = cells.mapInArrow(combine, cells.schema).withColumnRenamed("_cell", "wid")')
     code.comment("Each aggregate from its partial states.")
     items = ['F.col("wid")', *(col(k) for k in keys)]
     items += [f"{_sql_or_column(sql)}.alias({py(name)})" for name, sql in decomposition.lowers]
-    code("windows = windows.select(")
-    code.indent()
-    for item in items:
-        code(item + ",")
-    code.dedent()
-    code(")")
+    code.call("windows", "windows.select", items)

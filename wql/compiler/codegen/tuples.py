@@ -21,7 +21,7 @@ from wql.compiler.codegen.common import (
     number_rows_if_needed,
     select_rows,
 )
-from wql.compiler.codegen.emit import col, expr, number, py
+from wql.compiler.codegen.emit import Raw, col, expr, py
 from wql.compiler.plans import ONE, PlanKind
 from wql.compiler.schema import ROW_NUM, Domain
 from wql.compiler.windows import SlideOn, WindowKind
@@ -127,26 +127,11 @@ def bins(ctx: Context, mode: str) -> None:
     }[mode]
     code.comment(f"Bins: {what}; each window's tuples are found by binary search and aggregated from")
     code.comment("prefix sums and sparse tables, so the cost does not grow with the tuples per window.")
-    code("combine = tuple_windows(")
-    code.indent()
-    code(f"partitions={py(partitions)},")
-    code(f"groups={py(groups)},")
-    if len(py(states)) <= 80:
-        code(f"states={py(states)},")
-    else:
-        code("states=[")
-        code.indent()
-        for state in states:
-            code(f"{py(state)},")
-        code.dedent()
-        code("],")
-    code("size=RANGE,")
-    code(f"step={number(ctx.window.slide or 1)},")
-    code(f"mode={py(mode)},")
+    keywords: dict[str, object] = {"partitions": partitions, "groups": groups, "states": states,
+                                   "size": Raw("RANGE"), "step": ctx.window.slide or 1, "mode": mode}
     if mode == "kafka":
-        code("tick=TICK,")
-    code.dedent()
-    code(")")
+        keywords["tick"] = Raw("TICK")
+    code.call("combine", "tuple_windows", keywords=keywords)
     code("windows = rows.mapInArrow(combine, schema)")
     code.comment("Each aggregate from its partial states.")
     items = ['F.col("wid")', *(col(c) for c in [*partitions, *groups])]

@@ -17,7 +17,7 @@ def session(master: str, name: str) -> Any:
     return local_session(
         master,
         app_name=f"wql benchmark: {name}",
-        shuffle_partitions=4,
+        shuffle_partitions=int(os.environ.get("WQL_BENCH_PARTITIONS", "4")),
         extra={"spark.driver.memory": "4g"},
         jvm_log=default_jvm_log(),
     )

@@ -39,6 +39,9 @@ Q1 = (
     "GROUP BY seg_id;"
 )
 
+# Cancelling: a forced bucket plan copies each reading into all its 604,800 windows: minutes of work.
+SLOW = "SELECT count(*) AS n FROM traffic [RANGE 7 DAYS SLIDE 1 SECOND WATTR ts];"
+
 
 # ------------------------------------------------------------------ statement boundaries
 
@@ -296,15 +299,23 @@ def test_ctrl_c_cancels_the_query_and_keeps_the_session(session: tuple[Repl, io.
     repl, out = session
     repl.spark = SparkStarter(factory=lambda: spark)
     repl.handle(CREATE)
-    repl.handle("\\plan bucket")  # a copy of every reading for each of its 86,400 windows: slow
+    repl.handle("\\plan bucket")
     said(out)
+    # Many small input partitions: a cancelled task still finishes its partition (Spark's tight loops
+    # over a cached batch never look for kills), and this session is shared with other tests.
+    confs = {"spark.sql.files.maxPartitionBytes": "512", "spark.sql.files.openCostInBytes": "0"}
+    saved = {key: spark.conf.get(key) for key in confs}
     timer = threading.Timer(6.0, _thread.interrupt_main)
-    timer.start()
-    started = time.monotonic()
     try:
-        repl.handle("SELECT count(*) AS n FROM traffic [RANGE 1 DAY SLIDE 1 SECOND WATTR ts];")
+        for key, value in confs.items():
+            spark.conf.set(key, value)
+        timer.start()
+        started = time.monotonic()
+        repl.handle(SLOW)
     finally:
         timer.cancel()
+        for key, value in saved.items():
+            spark.conf.set(key, value)
     assert "cancelled" in said(out)
     assert time.monotonic() - started < 60
     tracker = spark.sparkContext.statusTracker()
@@ -313,8 +324,10 @@ def test_ctrl_c_cancels_the_query_and_keeps_the_session(session: tuple[Repl, io.
         time.sleep(0.2)
     assert not tracker.getActiveJobsIds()  # the jobs are gone, not just abandoned
     repl.handle("\\plan auto")
+    started = time.monotonic()
     repl.handle("SELECT count(*) AS n FROM traffic [RANGE 1 HOUR WATTR ts];")
     assert "2 rows" in said(out)
+    assert time.monotonic() - started < 60  # not queued behind what was cancelled
 
 
 # ------------------------------------------------------------------ in a pseudo-terminal, as a person types
@@ -337,6 +350,9 @@ def spawn(tmp_path: Path, *files: str, term: str = "dumb", spark: bool = False) 
         PYTHONUNBUFFERED="1",
     )
     env.pop("NO_COLOR", None)
+    if spark:  # small input partitions: a cancelled task still finishes its own (see SLOW), so keep them short
+        conf = {"spark.sql.files.maxPartitionBytes": "2048", "spark.sql.files.openCostInBytes": "0"}
+        env["PYSPARK_SUBMIT_ARGS"] = " ".join(f"--conf {k}={v}" for k, v in conf.items()) + " pyspark-shell"
     child = pexpect.spawn(
         sys.executable,
         ["-m", "wql", "repl", *files],
@@ -421,8 +437,8 @@ def test_terminal_session_with_spark(tmp_path: Path) -> None:
 
     type_line(child, "\\plan bucket")
     child.expect("plan: bucket")
-    type_line(child, "SELECT count(*) AS n FROM traffic [RANGE 1 DAY SLIDE 1 SECOND WATTR ts];")
-    time.sleep(6)  # the job is running: 86,400 windows per reading
+    type_line(child, SLOW.replace("7 DAYS", "3 DAYS"))  # each reading into 259,200 windows: long enough
+    time.sleep(4)  # the job is running
     child.sendintr()
     child.expect("cancelled", timeout=60)
     child.expect("wql> ")

@@ -12,10 +12,10 @@ from rich.console import Console
 from rich.text import Text
 
 import wql
+from wql.compiler.optimizer import PLAN_CHOICES
 from wql.display import error_renderable, explanation_renderable
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
-PLANS = ("auto", "bucket", "pane", "slice", "bins", "over")
 
 
 def _consoles() -> tuple[Console, Console]:
@@ -43,12 +43,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("file", metavar="FILE")
     explain.add_argument("--json", action="store_true", help="one JSON object per query, one per line")
-    explain.add_argument("--plan", choices=PLANS, help="explain as if this plan were forced")
+    explain.add_argument("--plan", choices=PLAN_CHOICES, help="explain as if this plan were forced")
 
     compile_ = commands.add_parser("compile", help="print the PySpark program for a query")
     compile_.add_argument("file", metavar="FILE")
     compile_.add_argument("-o", "--output", metavar="JOB.py", help="write the program here")
-    compile_.add_argument("--plan", choices=PLANS, help="force a plan instead of the cheapest")
+    compile_.add_argument("--plan", choices=PLAN_CHOICES, help="force a plan instead of the cheapest")
     compile_.add_argument("--query", type=int, metavar="N", help="which query of the file (1-based)")
 
     run = commands.add_parser("run", help="run the queries of a file on Spark")
@@ -57,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--output", metavar="PATH", help="write the result (csv/json: one file) instead of printing it")
     run.add_argument("--format", choices=("csv", "json", "parquet"), default="csv", help="output format")
     run.add_argument("--master", default=None, metavar="URL", help="Spark master (default local[*])")
-    run.add_argument("--plan", choices=PLANS, help="force a plan instead of the cheapest")
+    run.add_argument("--plan", choices=PLAN_CHOICES, help="force a plan instead of the cheapest")
     run.add_argument("--query", type=int, metavar="N", help="run only this query (1-based)")
     run.add_argument("--limit", type=int, default=20, metavar="N", help="rows to print (default 20)")
     run.add_argument("--verbose", action="store_true", help="show Spark's own log")

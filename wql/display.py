@@ -95,6 +95,8 @@ def results_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], total: 
 def plain_text(renderable: Any, width: int = 110) -> str:
     """A renderable as plain text (no colour), e.g. for golden tests and logs."""
     buffer = io.StringIO()
-    console = Console(file=buffer, width=width, color_system=None, force_terminal=False, legacy_windows=False)
+    console = Console(
+        file=buffer, width=width, color_system=None, force_terminal=False, force_jupyter=False, legacy_windows=False
+    )  # force_jupyter=False: inside a notebook rich would display the text instead of returning it
     console.print(renderable)
     return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"

@@ -16,14 +16,11 @@ the rows `wql run` prints.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import html
 import io
-import itertools
-import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -32,10 +29,11 @@ from IPython.display import display
 from rich.console import Console
 
 import wql
-from wql.cli import PLANS
+from wql.compiler.optimizer import PLAN_CHOICES
 from wql.compiler.schema import Catalog, Stream
-from wql.display import error_renderable, explanation_renderable, results_table
+from wql.display import error_renderable, explanation_renderable, plain_text, results_table
 from wql.highlight import python_html, wql_html
+from wql.runtime.jobs import run_in_job_group
 
 DEFAULT_LIMIT = 20
 
@@ -95,8 +93,8 @@ def _set(options: Options, field: str, value: str) -> None:
             raise UsageError(f"-o takes a Python variable name, not {value!r}")
         options.output = value
     elif field == "plan":
-        if value.lower() not in PLANS:
-            raise UsageError(f"--plan takes one of {', '.join(PLANS)}, not {value!r}")
+        if value.lower() not in PLAN_CHOICES:
+            raise UsageError(f"--plan takes one of {', '.join(PLAN_CHOICES)}, not {value!r}")
         options.plan = None if value.lower() == "auto" else value.lower()
     elif field == "limit":
         if not value.isdigit() or int(value) < 1:
@@ -129,13 +127,6 @@ def rich_ansi(renderable: Any, width: int = 110) -> str:
     console = _console(width)
     console.print(renderable)
     return console.file.getvalue()  # type: ignore[attr-defined]
-
-
-def plain_text(renderable: Any, width: int = 110) -> str:
-    """Like wql.display.plain_text, but never handed to Jupyter: rich would display it instead of returning it."""
-    console = _console(width, color=False)
-    console.print(renderable)
-    return "\n".join(line.rstrip() for line in console.file.getvalue().splitlines()) + "\n"  # type: ignore[attr-defined]
 
 
 def _publish(html_text: str, text: str) -> None:
@@ -260,31 +251,35 @@ class WQLMagics(Magics):
 
         spark = frame.sparkSession if frame is not None else self._session()
         label = f"query on stream {compiled.stream.name}"
-        with _job_group(spark, label) as group:
+
+        def work() -> tuple[Any, tuple[list[tuple[Any, ...]], int, list[str]] | None]:
+            if frame is not None:
+                inputs, report = {compiled.stream.name: frame}, []
+            else:
+                inputs, report = compiled.load_inputs(spark)
+            result = compiled.run(spark, **inputs)
+            if options.quiet:
+                return result, None
+            cached = result.cache()
             try:
-                if frame is not None:
-                    inputs, report = {compiled.stream.name: frame}, []
-                else:
-                    inputs, report = compiled.load_inputs(spark)
-                result = compiled.run(spark, **inputs)
-                if not options.quiet:
-                    cached = result.cache()
-                    try:
-                        total = cached.count()
-                        rows = [tuple(row) for row in cached.limit(options.limit).collect()]
-                    finally:
-                        cached.unpersist()
-                    _publish(
-                        result_html(result.columns, rows, total, report),
-                        plain_text(results_table(result.columns, rows, total)) + "".join(f"{r}\n" for r in report),
-                    )
-            except KeyboardInterrupt:
-                spark.sparkContext.cancelJobGroup(group)
-                raise
-            except wql.WQLError:
-                raise
-            except Exception as error:  # Spark and Py4J errors become one clear message
-                raise translate(error, label) from None
+                total = cached.count()
+                rows = [tuple(row) for row in cached.limit(options.limit).collect()]
+            finally:
+                cached.unpersist()
+            return result, (rows, total, report)
+
+        try:
+            result, shown = run_in_job_group(spark, f"wql notebook: {label}", work)
+        except wql.WQLError:
+            raise
+        except Exception as error:  # Spark and Py4J errors become one clear message
+            raise translate(error, label) from None
+        if shown is not None:
+            rows, total, report = shown
+            _publish(
+                result_html(result.columns, rows, total, report),
+                plain_text(results_table(result.columns, rows, total)) + "".join(f"{r}\n" for r in report),
+            )
         return result
 
     def _session(self) -> Any:
@@ -318,25 +313,6 @@ class WQLMagics(Magics):
         rows = [(s.name, ", ".join(f"{c.name} {c.type}" for c in s.columns), s.path or "") for s in self.catalog]
         columns = ("stream", "columns", "source")
         _publish(result_html(columns, rows, len(rows)), plain_text(results_table(columns, rows)))
-
-
-@contextlib.contextmanager
-def _job_group(spark: Any, label: str) -> Iterator[str]:
-    """A job group for one query, so an interrupt cancels exactly its jobs; the cell's thread gets its old group
-    back afterwards, so later Spark work in the notebook is not filed under this query."""
-    context = spark.sparkContext
-    keys = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
-    saved = {key: context.getLocalProperty(key) for key in keys}
-    group = f"wql-notebook-{os.getpid()}-{next(_groups)}"
-    context.setJobGroup(group, f"wql: {label}", interruptOnCancel=True)
-    try:
-        yield group
-    finally:
-        for key, value in saved.items():
-            context.setLocalProperty(key, value)  # None removes the property
-
-
-_groups = itertools.count(1)
 
 
 # ---------------------------------------------------------------- extension hooks

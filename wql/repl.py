@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import itertools
 import os
 import re
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from rich.console import Console
 from rich.syntax import Syntax
@@ -33,15 +32,17 @@ from rich.table import Table
 from rich.text import Text
 
 import wql
-from wql.cli import PLANS
+from wql.compiler.optimizer import PLAN_CHOICES
 from wql.compiler.schema import Catalog, Stream
 from wql.display import error_renderable, explanation_renderable, results_table
 from wql.grammar.errors import did_you_mean
 from wql.highlight import WQLLexer, format_names, keywords, type_names, units
+from wql.runtime.jobs import run_in_job_group
 
 PROMPT = "wql> "
 CONTINUATION = "...> "
 DEFAULT_LIMIT = 20
+T = TypeVar("T")
 # What typed text is called in messages; its directory (the current one) anchors relative FROM paths.
 SOURCE = "<repl>"
 
@@ -52,7 +53,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("describe", "NAME", "a stream's columns, types and source"),
     ("explain", "[QUERY;]", "how a query is evaluated (the last query, or this one, without running it)"),
     ("code", "[QUERY;]", "the PySpark program of the last query (or of this one)"),
-    ("plan", "[auto|bucket|pane|slice|bins|over]", "force a physical plan for the queries that follow"),
+    ("plan", f"[{'|'.join(PLAN_CHOICES)}]", "force a physical plan for the queries that follow"),
     ("load", "FILE", "run the statements of a .wql file (its relative paths are relative to it)"),
     ("timing", "[on|off]", "show how long each query takes"),
     ("limit", "[N]", f"how many result rows to show (default {DEFAULT_LIMIT})"),
@@ -217,7 +218,6 @@ class Repl:
         self.settings = Settings()
         self.last: wql.CompiledQuery | None = None
         self.prestart = os.environ.get("WQL_REPL_PRESTART", "1") != "0"
-        self._groups = itertools.count(1)
 
     # ------------------------------------------------------------ entry points
 
@@ -309,62 +309,32 @@ class Repl:
     def _execute(
         self, spark: Any, compiled: wql.CompiledQuery, label: str
     ) -> tuple[list[str], list[tuple[Any, ...]], int, list[str]]:
-        """Run in a worker thread under a job group, so Ctrl-C here can cancel exactly this query."""
         from wql.runtime.errors import translate
         from wql.runtime.progress import spark_progress
         from wql.runtime.session import default_jvm_log
 
-        group = f"wql-repl-{os.getpid()}-{next(self._groups)}"
         limit = self.settings.limit
-        outcome: dict[str, Any] = {}
 
-        def work() -> None:
-            context = spark.sparkContext
-            context.setJobGroup(group, f"wql repl: {label}", interruptOnCancel=True)
+        def work() -> tuple[list[str], list[tuple[Any, ...]], int, list[str]]:
             try:
                 inputs, report = compiled.load_inputs(spark)
                 result = compiled.run(spark, **inputs).cache()
                 total = result.count()
                 rows = [tuple(row) for row in result.limit(limit).collect()]
-                outcome["value"] = (list(result.columns), rows, total, report)
-            except BaseException as error:
-                outcome["error"] = error
+                return list(result.columns), rows, total, report
             finally:
                 with contextlib.suppress(Exception):
                     spark.catalog.clearCache()  # the REPL owns this session: free the inputs and result
 
-        worker = threading.Thread(target=work, name=group, daemon=True)
-        worker.start()
         try:
             with spark_progress(spark, self.console, f"running {label}"):
-                try:
-                    while worker.is_alive():
-                        worker.join(0.1)
-                except KeyboardInterrupt:
-                    spark.sparkContext.cancelJobGroup(group)
-                    raise
-        except KeyboardInterrupt:
-            self._wait_for(worker, spark, group)
+                return run_in_job_group(spark, f"wql repl: {label}", work)
+        except wql.WQLError:
             raise
-        if "error" in outcome:
-            error = outcome["error"]
-            if isinstance(error, wql.WQLError):
-                raise error
+        except Exception as error:  # Spark and Py4J errors become one clear message
             message = translate(error, label)
             message.hint = (message.hint + " " if message.hint else "") + f"(Spark's log: {default_jvm_log()})"
             raise message from None
-        return outcome["value"]
-
-    def _wait_for(self, worker: threading.Thread, spark: Any, group: str) -> None:
-        """Wait for the cancelled worker so the next query starts clean. A cancel only reaches the group's
-        running jobs, and the worker may start its next one meanwhile, so cancel again until it gives up."""
-        with self.console.status("cancelling…", spinner="dots"):
-            while worker.is_alive():
-                try:
-                    worker.join(0.5)
-                    spark.sparkContext.cancelJobGroup(group)
-                except KeyboardInterrupt:
-                    continue
 
     # ------------------------------------------------------------ commands
 
@@ -485,10 +455,10 @@ class Repl:
     def _cmd_plan(self, argument: str) -> None:
         if argument:
             choice = argument.lower().rstrip(";")
-            if choice not in PLANS:
+            if choice not in PLAN_CHOICES:
                 raise wql.WQLSemanticError(
                     f"unknown plan '{argument}'",
-                    hint=did_you_mean(choice, PLANS) or f"plans: {', '.join(PLANS)}",
+                    hint=did_you_mean(choice, PLAN_CHOICES) or f"plans: {', '.join(PLAN_CHOICES)}",
                 )
             self.settings.plan = None if choice == "auto" else choice
         current = self.settings.plan or "auto (the cheapest that can run)"
@@ -618,7 +588,7 @@ def completer(repl: Repl) -> Any:
             if command == "describe":
                 choices = [s.name for s in repl.catalog]
             elif command == "plan":
-                choices = PLANS
+                choices = PLAN_CHOICES
             elif command == "timing":
                 choices = ("on", "off")
             elif command == "load":
@@ -750,4 +720,4 @@ def main(files: Sequence[str] = ()) -> int:
     return 0
 
 
-__all__ = ["Repl", "SparkStarter", "is_complete", "main", "split_entries"]
+__all__ = ["Repl", "SparkStarter", "is_complete", "main", "run_in_job_group", "split_entries"]

@@ -45,6 +45,7 @@ class Candidate:
 
 
 PLAN_NAMES = tuple(kind.value for kind in PlanKind)
+PLAN_CHOICES = ("auto", *PLAN_NAMES)  # what --plan accepts
 
 
 SLACK_NOTE = "not supported yet: SLACK needs arrival-time punctuations, which the streaming backend will bring"
@@ -54,8 +55,11 @@ def candidates(query: Query, stats: Statistics | None = None) -> list[Candidate]
     stats = stats or Statistics()
     window = query.window
     if window.slack is not None:
-        kinds = (PlanKind.BUCKET, PlanKind.PANE) if window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK} else (
-            PlanKind.BINS, PlanKind.OVER)
+        kinds = (
+            (PlanKind.BUCKET, PlanKind.PANE)
+            if window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}
+            else (PlanKind.BINS, PlanKind.OVER)
+        )
         return [Candidate(kind, None, None, SLACK_NOTE) for kind in kinds]
     if window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}:
         return _grid_candidates(query, stats)
@@ -116,9 +120,9 @@ def _grid_candidates(query: Query, stats: Statistics) -> list[Candidate]:
         why_not = why_not_shared(query)
     elif not grid_exact(window):
         why_not = "RANGE, SLIDE and ALIGN must be whole numbers for exact cell edges on a DOUBLE attribute"
-    grid = pane_grid(window)
-    if why_not is not None:
-        out.append(Candidate(PlanKind.PANE, None, None, why_not))
+    grid = pane_grid(window) if why_not is None else None
+    if why_not is not None or grid is None:
+        out.append(Candidate(PlanKind.PANE, None, None, why_not or ""))
     elif window.kind is WindowKind.LANDMARK:
         cells = min(n, n / stats.rows_per_slide)
         note = "panes of one slide; each window is a running combine of every pane before it"

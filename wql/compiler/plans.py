@@ -84,8 +84,11 @@ class Plan:
 # ------------------------------------------------------------------ grids
 
 
-def pane_grid(window: Window) -> Grid:
+def pane_grid(window: Window) -> Grid | None:
+    """Panes of gcd(RANGE, SLIDE), or None when the edges are not whole numbers (see grid_exact)."""
     assert window.slide is not None
+    if not grid_exact(window):
+        return None
     if window.kind is WindowKind.LANDMARK:
         return Grid("landmark", window.slide, 1, 1)
     assert window.range is not None

@@ -110,6 +110,10 @@ class WQLError(Exception):
             out.append(f"  = hint: {self.hint}")
         return "\n".join(out)
 
+    def _render_traceback_(self) -> list[str]:
+        """IPython shows this instead of a traceback: the caret message, in a notebook too."""
+        return self.render().splitlines()
+
     def __str__(self) -> str:
         if self.span is None:
             return self.message

@@ -171,7 +171,7 @@ def cells(ctx: Context) -> None:
         code.comment("Panes of PANE = gcd(RANGE, SLIDE): pre-aggregate each (key, pane) once. Window w is the")
         code.comment(f"{grid.size} panes ending at pane (w + 1)·{grid.step} − 1.")
     cell = _cell(ctx, grid)
-    shuffle = f"rows.repartition({ctx.key_list()})" if keys else "rows"
+    source = "rows"
     if (
         grid.kind == "slice"
         and query.window.range is not None
@@ -179,26 +179,20 @@ def cells(ctx: Context) -> None:
         and (query.window.range < query.window.slide)
     ):
         code.comment("SLIDE > RANGE: the first slice of each slide is a gap between windows.")
-        shuffle += f".where(F.pmod({cell}, F.lit(2)) == 1)"  # pmod: cells below zero are odd too
-    code("cells = (")
-    code.indent()
-    if keys:
-        code.comment("Shuffle by key once, so every key's cells are in one partition for the combine.")
-    code(shuffle)
-    cell_column = f'{cell}.alias("_cell")'
-    code(f".groupBy({', '.join([*(col(k) for k in keys), cell_column])})")
-    code(".agg(")
-    code.indent()
-    for group in decomposition.groups:
-        for column, lift in zip(group.columns, group.lifts, strict=True):
-            code(f"{expr(lift)}.alias({py(column)}),")
-    code.dedent()
-    code(")")
-    code.dedent()
-    code(")")
+        source = f"rows.where(F.pmod({cell}, F.lit(2)) == 1)"  # pmod: cells below zero are odd too
+    grouped = ", ".join([*(col(k) for k in keys), f'{cell}.alias("_cell")'])
+    lifts = [
+        f"{expr(lift)}.alias({py(column)})"
+        for g in decomposition.groups
+        for column, lift in zip(g.columns, g.lifts, strict=True)
+    ]
+    code.call("cells", f"{source}.groupBy({grouped}).agg", lifts)
     if grid.kind == "landmark":
         code('cells = cells.crossJoin(F.broadcast(final_window.select(F.col("_last").cast("bigint"))))')
-    if not keys:
+    if keys:
+        code.comment("Then every key's cells to one partition (a shuffle of cells, not rows) for the combine.")
+        code(f"cells = cells.repartition({ctx.key_list()})")
+    else:
         code("cells = cells.coalesce(1)  # no keys: all cells combine in one task")
     states = [(g.operation, list(g.columns)) for g in decomposition.groups]
     code.blank()
@@ -207,8 +201,13 @@ def cells(ctx: Context) -> None:
     else:
         code.comment(f"Combine: slide over each key's ordered cells in blocks of {grid.size}; each window is a block")
         code.comment("suffix plus the next block's prefix, so the cost does not grow with RANGE / SLIDE.")
-    keywords: dict[str, object] = {"keys": keys, "cell": "_cell", "states": states, "size": grid.size,
-                                   "step": grid.step}
+    keywords: dict[str, object] = {
+        "keys": keys,
+        "cell": "_cell",
+        "states": states,
+        "size": grid.size,
+        "step": grid.step,
+    }
     if grid.kind == "landmark":
         keywords["last"] = "_last"
     code.call("combine", "sliding_combine", keywords=keywords)

@@ -127,8 +127,14 @@ def bins(ctx: Context, mode: str) -> None:
     }[mode]
     code.comment(f"Bins: {what}; each window's tuples are found by binary search and aggregated from")
     code.comment("prefix sums and sparse tables, so the cost does not grow with the tuples per window.")
-    keywords: dict[str, object] = {"partitions": partitions, "groups": groups, "states": states,
-                                   "size": Raw("RANGE"), "step": ctx.window.slide or 1, "mode": mode}
+    keywords: dict[str, object] = {
+        "partitions": partitions,
+        "groups": groups,
+        "states": states,
+        "size": Raw("RANGE"),
+        "step": ctx.window.slide or 1,
+        "mode": mode,
+    }
     if mode == "kafka":
         keywords["tick"] = Raw("TICK")
     code.call("combine", "tuple_windows", keywords=keywords)

@@ -57,14 +57,11 @@ def query(traffic: DataFrame) -> DataFrame:
 
     # Panes of PANE = gcd(RANGE, SLIDE): pre-aggregate each (key, pane) once. Window w is the
     # 10 panes ending at pane (w + 1)·1 − 1.
-    cells = (
-        # Shuffle by key once, so every key's cells are in one partition for the combine.
-        rows.repartition(F.col("seg_id"))
-        .groupBy(F.col("seg_id"), F.floor((F.col("_t") - ORIGIN) / PANE).alias("_cell"))
-        .agg(
-            F.expr("COUNT(*)").alias("_rows"),
-        )
+    cells = rows.groupBy(F.col("seg_id"), F.floor((F.col("_t") - ORIGIN) / PANE).alias("_cell")).agg(
+        F.expr("COUNT(*)").alias("_rows"),
     )
+    # Then every key's cells to one partition (a shuffle of cells, not rows) for the combine.
+    cells = cells.repartition(F.col("seg_id"))
 
     # Combine: slide over each key's ordered cells in blocks of 10; each window is a block
     # suffix plus the next block's prefix, so the cost does not grow with RANGE / SLIDE.

@@ -181,6 +181,12 @@ def _select(text: str) -> ast.Select:
         ("SELECT max(range) - min(start) FROM s", ["MAX(range) - MIN(start)"]),
         ("SELECT end - start FROM s", ["end - start"]),
         ("SELECT `select`, `from` + 1 FROM s", ["`select`", "`from` + 1"]),
+        # sqlglot alone would read `range <` as the start of a nested type RANGE<...>
+        ("SELECT range < 5, map < 1, array > 2 FROM s", ["range < 5", "map < 1", "array > 2"]),
+        (
+            "SELECT CAST(a AS ARRAY<INT>), CAST(b AS MAP<STRING, INT>) FROM s",
+            ["CAST(a AS ARRAY<INT>)", "CAST(b AS MAP<STRING, INT>)"],
+        ),
     ],
 )
 def test_keywords_as_column_names(text: str, sqls: list[str] | None) -> None:

@@ -13,11 +13,10 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError
+from sqlglot.tokens import TokenType
 
 from wql.grammar.ast import Expr
 from wql.grammar.errors import Span, WQLSyntaxError
-
-DIALECT = "spark"
 
 
 def _ignore_nulls(generator: Spark.Generator, node: exp.IgnoreNulls) -> str:
@@ -31,8 +30,25 @@ def _ignore_nulls(generator: Spark.Generator, node: exp.IgnoreNulls) -> str:
 
 
 class _Spark(Spark):
-    """Spark SQL as sqlglot writes it, except for forms WQL's statement grammar would misread
-    (IS NOT DISTINCT FROM, IGNORE NULLS)."""
+    """Spark SQL as sqlglot reads and writes it, except where WQL needs Spark's own reading.
+
+    The writer avoids forms WQL's statement grammar would misread (IS NOT DISTINCT FROM,
+    IGNORE NULLS). The reader treats `range < 5` or `map < 1` as comparisons of columns, as
+    Spark does: sqlglot would start a nested type `RANGE<...>` there, which Spark only
+    allows after CAST ... AS.
+    """
+
+    class Parser(Spark.Parser):
+        def _parse_type(self, parse_interval: bool = True, fallback_to_identifier: bool = False) -> exp.Expr | None:
+            current, following = self._curr, self._next
+            if (
+                current is not None
+                and following is not None
+                and current.token_type in self.NESTED_TYPE_TOKENS
+                and following.token_type == TokenType.LT
+            ):
+                return self._parse_column()
+            return super()._parse_type(parse_interval, fallback_to_identifier)
 
     class Generator(Spark.Generator):
         TRANSFORMS = {  # noqa: RUF012 - extends sqlglot's class-level table
@@ -43,6 +59,7 @@ class _Spark(Spark):
 
 
 _WRITER = _Spark()
+DIALECT = _WRITER
 
 
 def render_sql(tree: exp.Expression) -> str:

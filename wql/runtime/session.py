@@ -33,7 +33,10 @@ def session_conf(
     verbose: bool = False,
     extra: dict[str, str] | None = None,
 ) -> dict[str, str]:
-    """The settings WQL starts Spark with (also what generated jobs set)."""
+    """The settings WQL starts its own sessions with: CLI, REPL, notebook and tests.
+
+    Generated jobs set only the time zone and leave the rest to spark-submit.
+    """
     conf = {
         "spark.master": master,
         "spark.app.name": app_name,
@@ -41,6 +44,10 @@ def session_conf(
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",
+        # Cleaning cached blocks without waiting: a Python worker that stops reading a cached
+        # partition early (a LIMIT, a cancelled query) can keep its read lock (SPARK-27666), and a
+        # blocking cleaner then holds up SparkContext.stop() for the 120 s RPC timeout.
+        "spark.cleaner.referenceTracking.blocking": "false",
         "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
         "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
     }

@@ -73,33 +73,30 @@ def produced_rows(path: Path) -> list[tuple[str, ...]]:
         return sorted((r["wid"], r["window_start"], r["seg_id"], r["max_speed"]) for r in csv.DictReader(handle))
 
 
-def test_job_runs_with_plain_python(job: Path, tmp_path: Path) -> None:
-    out = tmp_path / "result.csv"
+def run_job(job: Path, command: list[str], timeout: int = 600) -> subprocess.CompletedProcess[str]:
+    """Run the job with `command` (argv without the output), check it succeeded and wrote the expected rows."""
+    out = job.parent / "result.csv"
+    out.unlink(missing_ok=True)
     done = subprocess.run(
-        [sys.executable, str(job), "--output", str(out)],
+        [*command, "--output", str(out)],
         env=environment(job),
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=timeout,
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
+    assert produced_rows(out) == expected_rows()
+    return done
+
+
+def test_job_runs_with_plain_python(job: Path) -> None:
+    done = run_job(job, [sys.executable, str(job)])
     assert "wql: traffic: 1,920 rows read" in done.stderr
-    assert produced_rows(out) == expected_rows()
 
 
-def test_job_runs_under_spark_submit(job: Path, tmp_path: Path) -> None:
-    out = tmp_path / "result.csv"
-    done = subprocess.run(
-        [str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[2]", str(job), "--output", str(out)],
-        env=environment(job),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert produced_rows(out) == expected_rows()
+def test_job_runs_under_spark_submit(job: Path) -> None:
+    run_job(job, [str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[2]", str(job)])
 
 
 def free_port() -> int:
@@ -184,27 +181,7 @@ def cluster(job: Path, tmp_path: Path) -> Iterator[str]:
 
 
 def test_job_runs_on_a_standalone_cluster(job: Path, cluster: str, tmp_path: Path) -> None:
-    out = tmp_path / "result.csv"
-    done = subprocess.run(
-        [
-            str(SPARK_HOME / "bin" / "spark-submit"),
-            "--master",
-            cluster,
-            "--total-executor-cores",
-            "2",
-            "--executor-memory",
-            "1g",
-            str(job),
-            "--output",
-            str(out),
-        ],
-        env=environment(job),
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert produced_rows(out) == expected_rows()
+    submit = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", cluster]
+    run_job(job, [*submit, "--total-executor-cores", "2", "--executor-memory", "1g", str(job)], timeout=900)
     logs = list((tmp_path / "work").rglob("stderr"))
     assert logs, "no executor ran on the worker"

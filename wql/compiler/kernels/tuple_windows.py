@@ -102,7 +102,13 @@ def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
             return [extreme(np.fmin if operation == "min" else np.maximum, columns[0], lo, hi)]
         count, value, spread = columns  # moments, shifted by the group's mean against cancellation
         weight = count.astype(np.float64)
-        center = float((weight * value).sum() / weight.sum()) if weight.sum() else 0.0
+        center = 0.0
+        if weight.sum():
+            center = float((weight * value).sum() / weight.sum())
+            deviation = float(np.sqrt((weight * (value - center) ** 2).sum() / weight.sum()))
+            if deviation > 0:  # a power of two near the spread keeps shifted dyadic values (ints, quarters) exact
+                step = 2.0 ** np.floor(np.log2(deviation))
+                center = float(np.round(center / step) * step)
         shifted = np.where(weight > 0, value - center, 0.0)
         n = np.r_[0, np.cumsum(count)]
         s1 = np.r_[0.0, np.cumsum(weight * shifted)]

@@ -41,6 +41,12 @@ def test_golden_generated_code_per_plan(plan: str) -> None:
     check_golden(f"code/q1_{plan}.py", compiled_code(EXAMPLES / "paper" / "q1.wql", plan))
 
 
+@pytest.mark.parametrize("plan", ["bins", "over"])
+def test_golden_generated_code_per_tuple_plan(plan: str) -> None:
+    """Slide-by-tuple (paper q3) under the plans the optimizer does not choose for it."""
+    check_golden(f"code/q3_{plan}.py", compiled_code(EXAMPLES / "paper" / "q3.wql", plan))
+
+
 @pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: str(p.relative_to(EXAMPLES)))
 def test_generated_code_is_valid_standalone_python(path: Path) -> None:
     code = compiled_code(path)

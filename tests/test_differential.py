@@ -199,6 +199,27 @@ def test_tuple_named_windows_on_doubles(spark: Any, data: st.DataObject, rows: l
     compare(spark, text, rows, "bins")
 
 
+INVERTIBLE = "count(*) AS n, count(v) AS nv, sum(v) AS sv, avg(v) AS av, stddev(v) AS sd, var_pop(x) AS vx"
+
+
+@pytest.mark.parametrize("slide", ["every", "rank"])
+@pytest.mark.parametrize("attr", ["ts", "x", "d"])
+@SETTINGS
+@given(data=st.data(), rows=cases())
+def test_tuple_named_windows_by_prefix_sums(
+    spark: Any, slide: str, attr: str, data: st.DataObject, rows: list[dict[str, Any]]
+) -> None:
+    r = data.draw(st.integers(1, 15))
+    unit = " SECONDS" if attr == "ts" else ""
+    where = data.draw(WHERES)
+    filtered = data.draw(st.sampled_from(["", ", sum(n) FILTER (WHERE v > 0) AS pos, count_if(n > 2) AS big"]))
+    text = (
+        f"SELECT {INVERTIBLE}{filtered} FROM s "
+        f"[RANGE {r}{unit} RATTR {attr} {SLIDES[slide].format(attr=attr)} PATTR case_id, k] {where}"
+    )
+    compare(spark, text, rows, "prefix")
+
+
 @pytest.mark.parametrize("plan", ["bins", "over"])
 @pytest.mark.parametrize("attr", ["ts", "x"])
 @SETTINGS

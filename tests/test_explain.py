@@ -334,3 +334,42 @@ def test_ordinals_in_explanations() -> None:
     )
     assert "every 3rd arrival" in explanation.kind
     assert "3th" not in explanation.reason
+
+
+# ------------------------------------------------------------------ plans for windows named by tuples
+
+READINGS = "CREATE STREAM r (k STRING, g STRING, v DOUBLE, d DOUBLE, ts TIMESTAMP);\n"
+
+
+@pytest.mark.parametrize(
+    ("window", "select", "reason"),
+    [
+        ("SLIDE 1 ROW PATTR k", "sum(v) AS s, avg(v) AS a, stddev(v) AS sd", None),
+        ("SLIDE 4 ROWS SATTR rank(ts) PATTR k", "count(*) AS n", None),
+        ("SLIDE 1 ROW PATTR k", "sum(v) AS s, max(v) AS m", "max has no inverse"),
+        ("SLIDE 1 ROW PATTR k", "min(v) AS lo, max(v) AS m", "max and min have no inverse"),
+        ("SLIDE 3 ROWS SATTR row_num", "count(*) AS n", "a second sort, by arrival"),
+        ("SLIDE 1 ROW PATTR k GROUP BY g", "count(*) AS n", "tuples of other groups name windows too"),
+        ("SLIDE 1 ROW PATTR k", "median(v) AS m", "needs whole multisets"),
+    ],
+)
+def test_prefix_plan_runs_invertible_aggregates(window: str, select: str, reason: str | None) -> None:
+    spec, _, group = window.partition(" GROUP BY ")
+    text = f"SELECT {select} FROM r [RANGE 5 MINUTES RATTR ts {spec}]" + (f" GROUP BY {group}" if group else "")
+    [explanation] = wql.explain(READINGS + text)
+    [prefix] = [p for p in explanation.plans if p.name == "prefix"]
+    if reason is None:
+        assert prefix.chosen and prefix.cost is not None
+        assert wql.compile(READINGS + text).plan == "prefix"
+    else:
+        assert prefix.cost is None and reason in prefix.note
+        with pytest.raises(wql.WQLNotSupportedError, match="plan 'prefix'"):
+            wql.compile(READINGS + text, plan="prefix")
+
+
+def test_prefix_plan_needs_a_whole_range_on_doubles() -> None:
+    whole = wql.compile(READINGS + "SELECT sum(v) AS s FROM r [RANGE 2 RATTR d SLIDE 1 ROW]")
+    assert whole.plan == "prefix" and "rangeBetween(Window.unboundedPreceding, -int(RANGE))" in whole.code
+    [fractional] = wql.explain(READINGS + "SELECT sum(v) AS s FROM r [RANGE 2.5 RATTR d SLIDE 1 ROW]")
+    [prefix] = [p for p in fractional.plans if p.name == "prefix"]
+    assert prefix.cost is None and "whole number" in prefix.note

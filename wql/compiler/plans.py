@@ -30,6 +30,7 @@ class PlanKind(Enum):
     PANE = "pane"
     SLICE = "slice"
     BINS = "bins"
+    PREFIX = "prefix"
     OVER = "over"
 
 

@@ -1,4 +1,4 @@
-"""Query bodies for windows named by tuples (FCB/FCU): the bins and over plans.
+"""Query bodies for windows named by tuples (FCB/FCU): the bins, prefix and over plans.
 
 Window-ids are values of the range attribute, taken from every tuple of a
 partition (WHERE only filters contents; Kafka filters records first, as Kafka's
@@ -58,11 +58,13 @@ def generate(ctx: Context) -> None:
         columns.append(f'F.coalesce({expr(query.where)}, F.lit(False)).alias("_in")')
     elif ctx.plan.kind is PlanKind.OVER:
         columns.append('F.lit(True).alias("_in")')
-    if ctx.plan.kind is PlanKind.BINS:
+    if ctx.plan.kind in (PlanKind.BINS, PlanKind.PREFIX):
         assert ctx.plan.decomposition is not None
         for group in ctx.plan.decomposition.groups:
             for column, contribution in zip(group.columns, group.contributions, strict=True):
-                if contribution != ONE:  # row counts need no column: the kernel counts tuples
+                if group.operation == "moments" and ctx.plan.kind is PlanKind.PREFIX and contribution == "0D":
+                    continue  # a single value's spread: nothing to add up
+                if contribution != ONE or ctx.plan.kind is PlanKind.PREFIX:  # the bins kernel counts tuples itself
                     columns.append(f"{expr(contribution)}.alias({py(column)})")
     else:
         from wql.compiler.codegen.common import aggregate_inputs
@@ -74,6 +76,8 @@ def generate(ctx: Context) -> None:
     code.blank()
     if ctx.plan.kind is PlanKind.BINS:
         bins(ctx, mode)
+    elif ctx.plan.kind is PlanKind.PREFIX:
+        prefix(ctx, mode)
     else:
         over(ctx, mode)
     code.blank()
@@ -139,17 +143,121 @@ def bins(ctx: Context, mode: str) -> None:
         keywords["tick"] = Raw("TICK")
     code.call("combine", "tuple_windows", keywords=keywords)
     code("windows = rows.mapInArrow(combine, schema)")
-    code.comment("Each aggregate from its partial states.")
-    items = ['F.col("wid")', *(col(c) for c in [*partitions, *groups])]
+    _lower(ctx, [*partitions, *groups])
+
+
+def _lower(ctx: Context, keys: list[str]) -> None:
+    """Each aggregate from its partial states."""
+    decomposition = ctx.plan.decomposition
+    assert decomposition is not None
+    ctx.code.comment("Each aggregate from its partial states.")
+    items = ['F.col("wid")', *(col(c) for c in keys)]
     items += [
         f"{col(sql) if sql.isidentifier() else expr(sql)}.alias({py(name)})" for name, sql in decomposition.lowers
     ]
-    code("windows = windows.select(")
+    ctx.code.call("windows", "windows.select", items)
+
+
+def prefix(ctx: Context, mode: str) -> None:
+    code, query = ctx.code, ctx.query
+    decomposition = ctx.plan.decomposition
+    assert decomposition is not None and mode in ("every", "rank")
+    ctx.helpers.add("Window")
+    partitions = _partitions(ctx)
+    by = f"Window.partitionBy({', '.join(col(p) for p in partitions)})" if partitions else "Window"
+    code.comment(f"A tuple whose {ctx.window.attr.name} is NULL names no window and belongs to none.")
+    code(f"rows = rows.where({col(ATTR)}.isNotNull())")
+    code.comment("Prefix sums, inside Spark: each partition sorted by value once. A window's state is the running")
+    code.comment("total up to w less the running total up to w − RANGE: two growing frames, one pass each.")
+    code(f"ordered = {by}.orderBy({py(ATTR)})")
+    code("upto = ordered.rangeBetween(Window.unboundedPreceding, Window.currentRow)")
+    offset = "-int(RANGE)" if ctx.window.attr.domain is Domain.FLOAT else "-RANGE"  # frame offsets are whole numbers
+    code(f"before = ordered.rangeBetween(Window.unboundedPreceding, {offset})")
+    code.blank()
+    code("def between(share):")
     code.indent()
-    for item in items:
-        code(item + ",")
+    code('"""The sum of the shares in (w − RANGE, w]; a NULL share is none."""')
+    code("return F.coalesce(F.sum(share).over(upto), F.lit(0)) - F.coalesce(F.sum(share).over(before), F.lit(0))")
     code.dedent()
-    code(")")
+    code.blank()
+
+    def share(column: str) -> str:
+        return f'F.when(F.col("_in"), {col(column)})' if query.where is not None else col(column)
+
+    taken = {*partitions, ATTR, "_in", *(c for g in decomposition.groups for c in g.columns)}
+    centers = {}
+    for group in decomposition.groups:
+        if group.operation == "moments":
+            centers[group.columns] = _fresh("_center", taken)
+    if centers:
+        code.comment("Moments are summed about each partition's mean, rounded to a power of two near the spread:")
+        code("# differences of running sums then stay accurate, and exact for integers and other dyadic values.")
+        code("whole = ordered.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)")
+        code.blank()
+        code("def center(value):")
+        code.indent()
+        code("mean, spread = F.avg(value).over(whole), F.stddev_pop(value).over(whole)")
+        code("step = F.pow(F.lit(2.0), F.floor(F.log2(spread)))")
+        code("return F.when(spread > 0, F.round(mean / step) * step).otherwise(mean)")
+        code.dedent()
+        code.blank()
+        for (_, mean, _), name in centers.items():
+            code(f"rows = rows.withColumn({py(name)}, center({share(mean)}))")
+    items = [*(col(p) for p in partitions), f'{col(ATTR)}.alias("wid")']
+    if mode == "every":
+        items.append(f'F.lead({py(ATTR)}).over(ordered).alias("_next")')
+    else:
+        items += ['F.row_number().over(ordered).alias("_position")', 'F.count(F.lit(1)).over(upto).alias("_through")']
+        items.append('F.rank().over(ordered).alias("_first")')
+    for group in decomposition.groups:
+        if group.operation == "moments":
+            n, mean, m2 = group.columns
+            center = centers[group.columns]
+            deviation = f"({share(mean)} - {col(center)})"
+            items += [f"between({share(n)}).alias({py(n)})", col(center)]
+            items += [f"between({deviation}).alias({py(mean)})", f"between({deviation} ** 2).alias({py(m2)})"]
+        else:
+            assert group.operation == "sum"
+            items += [f"between({share(c)}).alias({py(c)})" for c in group.columns]
+    code.call("windows", "rows.select", items)
+    for (n, mean, m2), center in centers.items():
+        code.comment(f"From sums about the center c: {mean} = c + s1 / n, {m2} = s2 − s1² / n.")
+        counted = f"F.col({py(n)}) > 0"
+        updates = {
+            mean: f"F.when({counted}, {col(center)} + {col(mean)} / {col(n)})",
+            m2: f"F.when({counted}, {col(m2)} - {col(mean)} ** 2 / {col(n)})",
+        }
+        code("windows = windows.withColumns(")
+        code.indent()
+        code("{")
+        code.indent()
+        for name, value in updates.items():
+            code(f"{py(name)}: {value},")
+        code.dedent()
+        code("}")
+        code.dedent()
+        code(")")
+    rows_column = decomposition.groups[0].columns[0]
+    code.comment("One window per distinct value, on the last tuple that holds it; empty ones go.")
+    if mode == "every":
+        code(f'keep = (F.col("_next").isNull() | (F.col("_next") != F.col("wid"))) & ({col(rows_column)} > 0)')
+    else:
+        code(f'keep = (F.col("_position") == F.col("_through")) & ({col(rows_column)} > 0)')
+        code.comment("A value names a window when one of its positions in value order (_first − 1 … _through − 1)")
+        code.comment("is a multiple of SLIDE.")
+        code('last = F.col("_through") - 1')
+        code('keep &= last - last % SLIDE >= F.col("_first") - 1')
+    code("windows = windows.where(keep)")
+    _lower(ctx, partitions)
+
+
+def _fresh(wanted: str, taken: set[str]) -> str:
+    name, n = wanted, 1
+    while name in taken:
+        n += 1
+        name = f"{wanted}_{n}"
+    taken.add(name)
+    return name
 
 
 def frame_column(call_sql: str) -> str:

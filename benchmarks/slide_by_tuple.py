@@ -1,6 +1,6 @@
 """Slide-by-tuple windows: WQL's plan against Spark's OVER RANGE frame and a tumbling aggregation.
 
-    python benchmarks/slide_by_tuple.py [--rows N] [--json]
+    python benchmarks/slide_by_tuple.py [--rows N] [--plan auto|bins|prefix|over] [--json]
 
 N rows (default 2,000,000), 100 keys, each key a reading every 10 s, and a
 window ending at every reading holding the key's last 10,000 s (about 1,000
@@ -28,6 +28,7 @@ def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--repeat", type=int, default=2, help="runs per measurement; the best is kept")
+    parser.add_argument("--plan", default="auto", help="force WQL's plan (bins, prefix, over) instead of its choice")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--master", default="local[*]")
     return parser.parse_args()
@@ -55,6 +56,7 @@ def main() -> int:
         f"SELECT sum(v) AS total, count(*) AS n FROM bench "
         f"[RANGE {RANGE_SECONDS} SECONDS RATTR ts SLIDE 1 ROW PATTR k]",
         streams={"bench": data},
+        plan=args.plan,
     )
 
     def over() -> Any:

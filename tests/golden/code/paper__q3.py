@@ -8,7 +8,7 @@
 # Kind    slide-by-tuple window (one window per arrival)
 # Class   FCB: window-ids are the ts values of every tuple; t's windows are among [t.ts, t.ts + r), known on arrival, but which of them exist depends on later tuples
 # Plan    prefix (estimated costs: bins 4,300,000, prefix 2,000,000, over 12,000,000)
-#         one sort by value, then running sums in Spark's frames: a window is the total to w less that to w − RANGE
+#         one sort by value, then running sums in Spark frames: a window is the total to w less that to w − RANGE
 #
 # Run:  python job.py [--input traffic=PATH] [--output PATH] [--format csv|json|parquet]
 #   or: spark-submit job.py …

@@ -8,7 +8,7 @@
 # Kind    slide-by-10-rows over rank(ts) window
 # Class   FCU: window-ids are the values of every 10th tuple in ts order; a tuple's rank can change with any later arrival, so no bound on its window-ids is known until the stream is ordered
 # Plan    prefix (estimated costs: bins 4,300,000, prefix 2,000,000, over 12,000,000)
-#         one sort by value, then running sums in Spark's frames: a window is the total to w less that to w − RANGE
+#         one sort by value, then running sums in Spark frames: a window is the total to w less that to w − RANGE
 #
 # Run:  python job.py [--input traffic=PATH] [--output PATH] [--format csv|json|parquet]
 #   or: spark-submit job.py …

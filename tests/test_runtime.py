@@ -153,3 +153,28 @@ def test_run_missing_from_path(tmp_path: Path, capsys: pytest.CaptureFixture[str
     err = capsys.readouterr().err
     assert f"stream 's': no such file or directory: {tmp_path / 'gone.csv'} (from its FROM clause)" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("window", "plan"),
+    [
+        ("RANGE 10 SECONDS RATTR ts SLIDE 1 ROW PATTR _t, _next", "prefix"),
+        ("RANGE 10 SECONDS RATTR ts SLIDE 1 ROW PATTR _t, _next", "bins"),
+        ("RANGE 10 SECONDS RATTR ts SLIDE 1 ROW PATTR _t, _next", "over"),
+        ("RANGE 10 SECONDS SLIDE 5 SECONDS WATTR ts PATTR _t, _next", "pane"),
+        ("RANGE 10 SECONDS SLIDE 5 SECONDS WATTR ts PATTR _t, _next", "bucket"),
+    ],
+)
+def test_keys_named_like_the_plans_own_columns(spark: Any, window: str, plan: str) -> None:
+    """PATTR columns called _t or _next must not meet the columns the plans add under those names."""
+    stream = "CREATE STREAM r (_t STRING, _next STRING, v DOUBLE, ts TIMESTAMP);\n"
+    compiled = wql.compile(stream + f"SELECT count(*) AS n, sum(v) AS s FROM r [{window}]", plan=plan)
+    start = datetime(2024, 1, 1)
+    rows = [
+        {"_t": "a" if i % 3 else "b", "_next": "x" if i % 2 else "y", "v": float(i), "ts": start + timedelta(seconds=i)}
+        for i in range(30)
+    ]
+    frame = spark.createDataFrame(rows, "_t STRING, _next STRING, v DOUBLE, ts TIMESTAMP")
+    got = sorted(tuple(sorted(r.asDict().items())) for r in compiled.run(spark, r=frame).collect())
+    want = sorted(tuple(sorted(r.items())) for r in evaluate_query(compiled.query, rows))
+    assert got == want and len(got) > 0

@@ -108,10 +108,11 @@ def number_rows_if_needed(ctx: Context, needed: bool) -> None:
 
 
 def key_items(ctx: Context) -> list[str]:
-    """Select items for the keys; expression keys, and names Spark would mangle, travel as _keyN."""
+    """Select items for the keys; expression keys, names Spark would mangle, and names that could
+    meet the plans' own underscored columns (_t, _next, …) travel as _keyN."""
     items = []
     for index, key in enumerate(ctx.query.keys):
-        if key.column is not None and spark_name(key.column) == key.column:
+        if key.column is not None and spark_name(key.column) == key.column and not key.column.startswith("_"):
             ctx.key_columns[key.name] = key.column
         else:
             internal = f"_key{index}"

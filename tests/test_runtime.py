@@ -178,3 +178,16 @@ def test_keys_named_like_the_plans_own_columns(spark: Any, window: str, plan: st
     got = sorted(tuple(sorted(r.asDict().items())) for r in compiled.run(spark, r=frame).collect())
     want = sorted(tuple(sorted(r.items())) for r in evaluate_query(compiled.query, rows))
     assert got == want and len(got) > 0
+
+
+def test_columns_named_like_the_plans_own_are_refused_or_kept_apart(spark: Any, tmp_path: Path) -> None:
+    """An aggregate over a column called _d is refused with a reason; a stream column _id survives row numbering."""
+    with pytest.raises(wql.WQLNotSupportedError, match="'_d' has the name of a column"):
+        wql.compile(
+            "CREATE STREAM r (_d DOUBLE, ts TIMESTAMP);\nSELECT sum(_d) AS s FROM r [RANGE 5 ROWS SLIDE 5 ROWS]"
+        )
+    path = tmp_path / "r.csv"
+    write_csv(path, ["_id", "v"], [[f"id{i}", i] for i in range(7)])
+    text = f"CREATE STREAM r (_id STRING, v INT) FROM '{path}';\nSELECT max(_id) AS last_id, sum(v) AS s FROM r [RANGE 3 ROWS]"
+    got = [r.asDict() for r in wql.compile(text).run(spark).orderBy("wid").collect()]
+    assert [(r["last_id"], r["s"]) for r in got] == [("id2", 3), ("id5", 12), ("id6", 6)]

@@ -302,8 +302,8 @@ def read_stream(spark, name, stream, path=None):
     if stream["numbered"]:
         frame = frame.select(
             "*",
-            F.col("_metadata.file_path").alias("_file"),
-            F.col("_metadata.file_block_start").alias("_block"),
+            F.col("_metadata.file_path").alias("__wql_file"),
+            F.col("_metadata.file_block_start").alias("__wql_block"),
         )
     return frame
 

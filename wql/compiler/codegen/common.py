@@ -168,6 +168,33 @@ def prologue(ctx: Context) -> None:
         code(f"rows = rows.where({col(ATTR)}.isNotNull())")
 
 
+# Columns the plans add to rows next to the stream's own; a stream column the query carries by name
+# (an aggregate input, a WHERE column) must not share one of these names.
+INTERNAL_COLUMNS = frozenset(
+    "_t _e _pos _in _d _w _rows _next _position _through _first _arrival _rank _cell _center _last _lo _hi".split()
+)
+
+
+def check_internal_names(query: Query) -> None:
+    """Refuse, rather than mix up, a stream column named like a column the plans add."""
+    import re
+
+    from sqlglot import exp
+
+    from wql.grammar.errors import WQLNotSupportedError
+    from wql.grammar.expressions import parse_sql_expression
+
+    read = set(aggregate_inputs(query))
+    if query.where is not None:
+        read |= {str(c.name) for c in parse_sql_expression(query.where).find_all(exp.Column)}
+    clashes = sorted(c for c in read if c.lower() in INTERNAL_COLUMNS or re.fullmatch(r"_key\d+", c.lower()))
+    if clashes:
+        raise WQLNotSupportedError(
+            f"column {clashes[0]!r} has the name of a column WQL's generated code adds for its own use",
+            hint="rename it in the source (WQL's own columns are " + ", ".join(sorted(INTERNAL_COLUMNS)) + ")",
+        )
+
+
 def aggregate_inputs(query: Query) -> set[str]:
     """Input columns the aggregates read."""
     from sqlglot import exp

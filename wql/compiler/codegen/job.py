@@ -14,7 +14,7 @@ from importlib import resources
 
 from wql.compiler.analysis import Query
 from wql.compiler.classify import describe_kind
-from wql.compiler.codegen.common import Context
+from wql.compiler.codegen.common import Context, check_internal_names
 from wql.compiler.codegen.emit import Code, comment, identifier, py
 from wql.compiler.explain import PlanChoice
 from wql.compiler.plans import Plan
@@ -108,6 +108,7 @@ def generate_job(
     line: int = 1,
 ) -> str:
     """The whole program for one query."""
+    check_internal_names(query)
     parameter = identifier(query.stream.name)
     ctx = Context(query=query, plan=plan, param=parameter)
     body(ctx)

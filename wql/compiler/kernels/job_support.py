@@ -24,8 +24,8 @@ def read_stream(spark, name, stream, path=None):
     if stream["numbered"]:
         frame = frame.select(
             "*",
-            F.col("_metadata.file_path").alias("_file"),
-            F.col("_metadata.file_block_start").alias("_block"),
+            F.col("_metadata.file_path").alias("__wql_file"),
+            F.col("_metadata.file_block_start").alias("__wql_block"),
         )
     return frame
 
@@ -62,19 +62,22 @@ def number_rows(frame):
 
     Arrival order is file order (files by path, then line) for file sources, and
     partition order otherwise. Rows are counted per block, the blocks' offsets
-    summed, and each row numbered within its block.
+    summed, and each row numbered within its block. The helper columns are named
+    __wql_… so that they never meet the stream's own.
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    blocks = ["_file", "_block"] if "_file" in frame.columns else ["_part"]
-    ids = frame.withColumn("_part", F.spark_partition_id()).withColumn("_id", F.monotonically_increasing_id())
-    sizes = ids.groupBy(*blocks).agg(F.min("_id").alias("_first"), F.count(F.lit(1)).alias("_rows"))
+    blocks = ["__wql_file", "__wql_block"] if "__wql_file" in frame.columns else ["__wql_part"]
+    ids = frame.withColumn("__wql_part", F.spark_partition_id()).withColumn("__wql_id", F.monotonically_increasing_id())
+    sizes = ids.groupBy(*blocks).agg(F.min("__wql_id").alias("__wql_first"), F.count(F.lit(1)).alias("__wql_rows"))
     before = Window.orderBy(*blocks).rowsBetween(Window.unboundedPreceding, -1)
-    offsets = sizes.withColumn("_offset", F.coalesce(F.sum("_rows").over(before), F.lit(0)))
+    offsets = sizes.withColumn("__wql_offset", F.coalesce(F.sum("__wql_rows").over(before), F.lit(0)))
     numbered = ids.join(F.broadcast(offsets), blocks)
-    numbered = numbered.withColumn("row_num", F.col("_offset") + F.col("_id") - F.col("_first"))
-    return numbered.drop("_part", "_id", "_first", "_rows", "_offset", "_file", "_block")
+    numbered = numbered.withColumn("row_num", F.col("__wql_offset") + F.col("__wql_id") - F.col("__wql_first"))
+    return numbered.drop(
+        "__wql_part", "__wql_id", "__wql_first", "__wql_rows", "__wql_offset", "__wql_file", "__wql_block"
+    )
 
 
 def load_inputs(spark, streams, paths=None):

@@ -188,6 +188,7 @@ def test_columns_named_like_the_plans_own_are_refused_or_kept_apart(spark: Any, 
         )
     path = tmp_path / "r.csv"
     write_csv(path, ["_id", "v"], [[f"id{i}", i] for i in range(7)])
-    text = f"CREATE STREAM r (_id STRING, v INT) FROM '{path}';\nSELECT max(_id) AS last_id, sum(v) AS s FROM r [RANGE 3 ROWS]"
+    text = f"CREATE STREAM r (_id STRING, v INT) FROM '{path}';\n"
+    text += "SELECT max(_id) AS last_id, sum(v) AS s FROM r [RANGE 3 ROWS]"
     got = [r.asDict() for r in wql.compile(text).run(spark).orderBy("wid").collect()]
     assert [(r["last_id"], r["s"]) for r in got] == [("id2", 3), ("id5", 12), ("id6", 6)]

@@ -167,6 +167,16 @@ def _clean(sql: str) -> str:
     return re.sub(r"[^0-9a-zA-Z]+", "_", sql).strip("_").lower()[:40] or "x"
 
 
+def fresh_name(wanted: str, taken: set[str]) -> str:
+    """`wanted`, or `wanted_2`, `wanted_3`, … : the first not in `taken` (lower case, as Spark compares names)."""
+    name, n = wanted, 1
+    while name.lower() in taken:
+        n += 1
+        name = f"{wanted}_{n}"
+    taken.add(name.lower())
+    return name
+
+
 class _Decomposer:
     def __init__(self, query: Query, taken: set[str]) -> None:
         self.query = query
@@ -178,12 +188,7 @@ class _Decomposer:
         self.rows = self.state("sum", "COUNT(*)", "_rows", ONE)
 
     def column(self, wanted: str) -> str:
-        name, n = wanted, 1
-        while name.lower() in self.taken:
-            n += 1
-            name = f"{wanted}_{n}"
-        self.taken.add(name.lower())
-        return name
+        return fresh_name(wanted, self.taken)
 
     def state(self, operation: Operation, lift: str, wanted: str, contribution: str) -> str:
         lift = self.filtered(lift)

@@ -171,8 +171,8 @@ def prologue(ctx: Context) -> None:
 # Columns the plans add to rows next to the stream's own; a stream column the query carries by name
 # (an aggregate input, a WHERE column) must not share one of these names.
 INTERNAL_COLUMNS = frozenset(
-    "_t _e _pos _in _d _w _rows _next _position _through _first _arrival _rank _cell _center _last _lo _hi".split()
-)
+    (ATTR, END_ATTR, POSITION, *"_in _d _w _rows _next _position _through _first _arrival _rank _cell _center".split())
+) | {"_last", "_lo", "_hi"}
 
 
 def check_internal_names(query: Query) -> None:

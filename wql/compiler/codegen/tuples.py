@@ -22,7 +22,7 @@ from wql.compiler.codegen.common import (
     select_rows,
 )
 from wql.compiler.codegen.emit import Raw, col, expr, py
-from wql.compiler.plans import ONE, PlanKind
+from wql.compiler.plans import ONE, PlanKind, fresh_name
 from wql.compiler.schema import ROW_NUM, Domain
 from wql.compiler.windows import SlideOn, WindowKind
 from wql.grammar.expressions import parse_sql_expression, render_sql
@@ -184,11 +184,11 @@ def prefix(ctx: Context, mode: str) -> None:
     def share(column: str) -> str:
         return f'F.when(F.col("_in"), {col(column)})' if query.where is not None else col(column)
 
-    taken = {*partitions, ATTR, "_in", *(c for g in decomposition.groups for c in g.columns)}
+    taken = {c.lower() for c in [*partitions, ATTR, "_in", *(c for g in decomposition.groups for c in g.columns)]}
     centers = {}
     for group in decomposition.groups:
         if group.operation == "moments":
-            centers[group.columns] = _fresh("_center", taken)
+            centers[group.columns] = fresh_name("_center", taken)
     if centers:
         code.comment("Moments are summed about each partition's mean, rounded to a power of two near the spread:")
         code("# differences of running sums then stay accurate, and exact for integers and other dyadic values.")
@@ -249,15 +249,6 @@ def prefix(ctx: Context, mode: str) -> None:
         code('keep &= last - last % SLIDE >= F.col("_first") - 1')
     code("windows = windows.where(keep)")
     _lower(ctx, partitions)
-
-
-def _fresh(wanted: str, taken: set[str]) -> str:
-    name, n = wanted, 1
-    while name in taken:
-        n += 1
-        name = f"{wanted}_{n}"
-    taken.add(name)
-    return name
 
 
 def frame_column(call_sql: str) -> str:

@@ -280,6 +280,13 @@ def _by(present: list[Any], values: list[Any], args: list[exp.Expression], rows:
     return pick(pairs, key=lambda pair: pair[0])[1]
 
 
+def _spark_order(value: Any) -> tuple[int, Any]:
+    """Spark orders NaN above every number, so min skips it unless nothing else is there."""
+    if isinstance(value, float) and math.isnan(value):
+        return (1, 0.0)
+    return (0, value)
+
+
 def _stddev(population: bool) -> Callable[..., Any]:
     def run(present: list[Any], *_: Any) -> Any:
         variance = _var(present, population)
@@ -292,8 +299,8 @@ _AGGREGATES: dict[str, Callable[..., Any]] = {
     "count": lambda present, *_: len(present),
     "sum": _sum,
     "avg": _avg,
-    "min": lambda present, *_: min(present) if present else None,
-    "max": lambda present, *_: max(present) if present else None,
+    "min": lambda present, *_: min(present, key=_spark_order) if present else None,
+    "max": lambda present, *_: max(present, key=_spark_order) if present else None,
     "stddev": _stddev(False),
     "stddev_samp": _stddev(False),
     "stddev_pop": _stddev(True),

@@ -3,8 +3,13 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The JVM combine kernel of the pane and slice plans; without a JDK they combine in numpy instead.
+JAR := wql/runtime/jvm/wql-kernels.jar
+JAVA_SOURCES := $(wildcard wql/runtime/jvm/wql/kernels/*.java)
 
-.PHONY: demo test lint format bench clean check-python check-java
+.PHONY: demo test lint format bench clean check-python check-java jar
+
+jar: $(JAR)
 
 $(STAMP): pyproject.toml
 	@$(MAKE) --no-print-directory check-python
@@ -16,13 +21,23 @@ $(STAMP): pyproject.toml
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "WQL needs Python 3.11 or newer; found " + sys.version.split()[0])'
 
+$(JAR): $(JAVA_SOURCES) $(STAMP)
+	@if command -v javac >/dev/null 2>&1; then \
+	  jars=$$($(BIN)/python -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))'); \
+	  rm -rf build/jvm && mkdir -p build/jvm && \
+	  javac -Xlint:all,-path -Werror --release 17 -cp "$$jars/*" -d build/jvm $(JAVA_SOURCES) && \
+	  jar cf $@ -C build/jvm . && echo "built $@"; \
+	else \
+	  echo "javac not found: pane and slice plans will combine in numpy (a JDK 17+ builds the faster JVM kernel)"; \
+	fi
+
 check-java:
 	@command -v java >/dev/null 2>&1 || { echo "WQL runs on Apache Spark, which needs Java 17 or newer: 'java' is not on PATH."; exit 1; }
 
-demo: $(STAMP) check-java
+demo: $(STAMP) check-java $(JAR)
 	$(BIN)/wql run examples/traffic.wql
 
-test: $(STAMP) check-java lint
+test: $(STAMP) check-java lint $(JAR)
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
@@ -33,9 +48,9 @@ format: $(STAMP)
 	$(BIN)/ruff format wql tests benchmarks
 	$(BIN)/ruff check --fix wql tests benchmarks
 
-bench: $(STAMP) check-java
+bench: $(STAMP) check-java $(JAR)
 	$(BIN)/python benchmarks/sliding.py
 	$(BIN)/python benchmarks/slide_by_tuple.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(JAR) build *.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -8,7 +8,9 @@ each had run alone. Values are multiples of 1/4 so sums are exact in any order.
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -93,6 +95,16 @@ def normalized(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
         return v
 
     return sorted((tuple((k, value(v)) for k, v in sorted(r.items())) for r in rows), key=repr)
+
+
+@contextlib.contextmanager
+def combined_in(spark: Any, mode: str) -> Iterator[None]:
+    """Run the pane and slice plans' combine in the JVM ("auto") or in numpy ("arrow")."""
+    spark.conf.set("spark.wql.combine", mode)
+    try:
+        yield
+    finally:
+        spark.conf.unset("spark.wql.combine")
 
 
 def compare(spark: Any, text: str, rows: list[dict[str, Any]], plan: str | None) -> wql.CompiledQuery:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from tests.differential import cases, compare
+from tests.differential import cases, combined_in, compare
 
 pytestmark = pytest.mark.spark
 
@@ -46,10 +46,7 @@ def spans(draw: Any, plan: str, low: int = 1, high: int = 12) -> tuple[int, int]
     return r, s
 
 
-@pytest.mark.parametrize("plan", ["bucket", "pane", "slice"])
-@SETTINGS
-@given(data=st.data(), rows=cases())
-def test_time_sliding(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+def time_sliding(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
     r, s = spans(data.draw, plan)
     origin = data.draw(st.integers(-5, 5))
     where = data.draw(WHERES)
@@ -59,6 +56,22 @@ def test_time_sliding(spark: Any, plan: str, data: st.DataObject, rows: list[dic
         f"GROUP BY case_id, k"
     ).replace("ALIGN TIMESTAMP '2024-01-01 00:00:00' ]", f"ALIGN {origin} SECONDS]" if origin else "]")
     compare(spark, text, rows, plan)
+
+
+@pytest.mark.parametrize("plan", ["bucket", "pane", "slice"])
+@SETTINGS
+@given(data=st.data(), rows=cases())
+def test_time_sliding(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    time_sliding(spark, plan, data, rows)
+
+
+@pytest.mark.parametrize("plan", ["pane", "slice"])
+@SETTINGS
+@given(data=st.data(), rows=cases())
+def test_time_sliding_combined_in_numpy(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    """The numpy combine, which a job uses when WQL's JVM kernel is not on the classpath."""
+    with combined_in(spark, "arrow"):
+        time_sliding(spark, plan, data, rows)
 
 
 @pytest.mark.parametrize("plan", ["bucket", "pane", "slice"])
@@ -90,6 +103,17 @@ def test_double_value_windows(spark: Any, plan: str, data: st.DataObject, rows: 
 @SETTINGS
 @given(data=st.data(), rows=cases())
 def test_landmark(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    landmark(spark, plan, data, rows)
+
+
+@SETTINGS
+@given(data=st.data(), rows=cases())
+def test_landmark_combined_in_numpy(spark: Any, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    with combined_in(spark, "arrow"):
+        landmark(spark, "pane", data, rows)
+
+
+def landmark(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
     s = data.draw(st.integers(3, 20))
     text = f"SELECT k, {aggregates(plan)} FROM s [RANGE UNBOUNDED SLIDE {s} SECONDS WATTR ts] GROUP BY case_id, k"
     compare(spark, text, rows, plan)

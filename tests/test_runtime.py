@@ -192,3 +192,51 @@ def test_columns_named_like_the_plans_own_are_refused_or_kept_apart(spark: Any, 
     text += "SELECT max(_id) AS last_id, sum(v) AS s FROM r [RANGE 3 ROWS]"
     got = [r.asDict() for r in wql.compile(text).run(spark).orderBy("wid").collect()]
     assert [(r["last_id"], r["s"]) for r in got] == [("id2", 3), ("id5", 12), ("id6", 6)]
+
+
+@pytest.mark.parametrize(
+    ("window", "plan"),
+    [
+        ("RANGE 10 SECONDS SLIDE 2 SECONDS WATTR ts PATTR g, day", "pane"),
+        ("RANGE 7 SECONDS SLIDE 3 SECONDS WATTR ts PATTR g, day", "slice"),
+        ("RANGE 4 SECONDS SLIDE 6 SECONDS WATTR ts PATTR g, day", "slice"),  # gaps between windows
+        ("RANGE UNBOUNDED SLIDE 4 SECONDS WATTR ts ALIGN 1 SECONDS PATTR g, day", "pane"),  # landmark
+    ],
+)
+def test_pane_and_slice_plans_combine_in_the_jvm(spark: Any, window: str, plan: str) -> None:
+    """WQL's sessions combine in the JVM, and that equals the numpy kernel and the reference."""
+    from tests.differential import combined_in, normalized
+    from wql.runtime.session import kernel_jar
+
+    assert kernel_jar() is not None, "wql-kernels.jar is missing: `make jar` builds it (it needs a JDK)"
+    schema = "g STRING, day DATE, b TINYINT, h SMALLINT, f FLOAT, v DOUBLE, ok BOOLEAN, ts TIMESTAMP"
+    aggregates = (
+        "count(*) AS n, sum(b) AS sb, min(b) AS lb, max(h) AS hh, min(f) AS lf, max(v) AS hv, avg(v) AS av, "
+        "stddev(v) AS sd, bool_and(ok) AS every_ok, min(ts) AS first_ts"
+    )
+    compiled = wql.compile(f"CREATE STREAM r ({schema});\nSELECT {aggregates} FROM r [{window}]", plan=plan)
+    start = datetime(2024, 1, 1)
+    rows = [
+        {
+            "g": None if i % 7 == 0 else "ab"[i % 2],
+            "day": start.date() + timedelta(days=i % 2),
+            "b": None if i % 5 == 0 else i % 4 - 2,
+            "h": i * 3 % 11,
+            "f": float("nan") if i == 9 else (i % 6) / 4,
+            "v": None if i % 4 == 0 else (i * 7 % 13) / 4,
+            "ok": i % 9 != 0,
+            "ts": start + timedelta(seconds=i * 3 // 2 + (40 if i > 20 else 0)),
+        }
+        for i in range(40)
+    ]
+    frame = spark.createDataFrame(rows, schema)
+    in_jvm = compiled.run(spark, r=frame)
+    plan = in_jvm._jdf.queryExecution().executedPlan().toString()
+    assert "MapPartitions" in plan and "MapInArrow" not in plan, plan
+    with combined_in(spark, "arrow"):
+        in_numpy = compiled.run(spark, r=frame)
+        assert "MapInArrow" in in_numpy._jdf.queryExecution().executedPlan().toString()
+        numpy_rows = normalized([r.asDict() for r in in_numpy.collect()])
+    got = normalized([r.asDict() for r in in_jvm.collect()])
+    assert got == numpy_rows == normalized(evaluate_query(compiled.query, rows))
+    assert len(got) > 10

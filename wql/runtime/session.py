@@ -25,6 +25,12 @@ def _quiet_logging_options() -> str:
     return f"-Dlog4j2.configurationFile=file:{config}"
 
 
+def kernel_jar() -> str | None:
+    """WQL's JVM kernels (`make jar` builds them with a JDK), or None: the plans then run in numpy."""
+    jar = resources.files("wql.runtime").joinpath("jvm", "wql-kernels.jar")
+    return str(jar) if jar.is_file() else None
+
+
 def session_conf(
     master: str = DEFAULT_MASTER,
     *,
@@ -35,7 +41,8 @@ def session_conf(
 ) -> dict[str, str]:
     """The settings WQL starts its own sessions with: CLI, REPL, notebook and tests.
 
-    Generated jobs set only the time zone and leave the rest to spark-submit.
+    Generated jobs set only the time zone and leave the rest to spark-submit; they use WQL's
+    JVM kernels when `--jars` puts them on the classpath, as these sessions do.
     """
     conf = {
         "spark.master": master,
@@ -62,7 +69,13 @@ def session_conf(
         logging = _quiet_logging_options()
         conf["spark.driver.extraJavaOptions"] += " " + logging
         conf["spark.executor.extraJavaOptions"] += " " + logging
-    conf.update(extra or {})
+    jar = kernel_jar()
+    if jar is not None:
+        conf["spark.jars"] = jar
+    extra = dict(extra or {})
+    if jar is not None and extra.get("spark.jars"):
+        extra["spark.jars"] = f"{extra['spark.jars']},{jar}"
+    conf.update(extra)
     return conf
 
 

@@ -66,9 +66,12 @@ def query(traffic: DataFrame) -> DataFrame:
     # Then every key's cells to one partition (a shuffle of cells, not rows) for the combine.
     cells = cells.repartition(F.col("seg_id"))
 
-    # Combine: slide over each key's ordered cells in blocks of 5; each window is a block
-    # suffix plus the next block's prefix, so the cost does not grow with RANGE / SLIDE.
-    combine = sliding_combine(
+    # Combine: slide over each key's ordered cells, 5 to a window; each window is a suffix
+    # combine of its older cells plus a running combine of its newer ones, so the cost does not
+    # grow with RANGE / SLIDE.
+    # In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars), else numpy via Arrow.
+    windows = combine_cells(
+        cells,
         keys=["seg_id"],
         cell="_cell",
         states=[
@@ -80,7 +83,7 @@ def query(traffic: DataFrame) -> DataFrame:
         size=5,
         step=1,
     )
-    windows = cells.mapInArrow(combine, cells.schema).withColumnRenamed("_cell", "wid")
+    windows = windows.withColumnRenamed("_cell", "wid")
     # Each aggregate from its partial states.
     windows = windows.select(
         F.col("wid"),
@@ -102,6 +105,33 @@ def query(traffic: DataFrame) -> DataFrame:
 
 
 CORRUPT = "_corrupt_record"
+
+
+def combine_cells(cells, keys, cell, states, size, step, last=None):
+    """Combine cells into windows with WQL's JVM kernel when it is on Spark's classpath, else in numpy.
+
+    Both take the same cells and return the same rows (see sliding_combine). The JVM
+    kernel (wql-kernels.jar, given to spark-submit with --jars) saves the Arrow round
+    trip to Python, which costs about as much as aggregating the cells. Setting
+    spark.wql.combine to "arrow" forces numpy.
+    """
+    from pyspark.sql import DataFrame
+
+    spark = cells.sparkSession
+    if spark.conf.get("spark.wql.combine", "auto") != "arrow":
+        try:
+            from py4j.java_gateway import JavaClass
+
+            kernel = spark._jvm.wql.kernels.SlidingCombine
+        except Exception:  # Spark Connect has no JVM to call
+            kernel = None
+        if isinstance(kernel, JavaClass):
+            operations = [operation for operation, names in states for _ in names]
+            columns = [name for _, names in states for name in names]
+            windows = kernel.combine(cells._jdf, keys, cell, operations, columns, size, step, last)
+            if windows is not None:  # None: a state type only numpy handles
+                return DataFrame(windows, spark)
+    return cells.mapInArrow(sliding_combine(keys, cell, states, size, step, last), cells.schema)
 
 
 def sliding_combine(keys, cell, states, size, step, last=None):

@@ -162,7 +162,7 @@ def cells(ctx: Context) -> None:
     code, query, plan = ctx.code, ctx.query, ctx.plan
     grid, decomposition = plan.grid, plan.decomposition
     assert grid is not None and decomposition is not None
-    ctx.helpers.add("sliding_combine")
+    ctx.helpers.update({"combine_cells", "sliding_combine"})
     keys = ctx.keys()
     if grid.kind == "landmark":
         _landmark_limit(ctx)
@@ -199,8 +199,10 @@ def cells(ctx: Context) -> None:
     if grid.kind == "landmark":
         code.comment("Combine: a running combine over each key's ordered panes, one pass.")
     else:
-        code.comment(f"Combine: slide over each key's ordered cells in blocks of {grid.size}; each window is a block")
-        code.comment("suffix plus the next block's prefix, so the cost does not grow with RANGE / SLIDE.")
+        code.comment(f"Combine: slide over each key's ordered cells, {grid.size} to a window; each window is a suffix")
+        code.comment("combine of its older cells plus a running combine of its newer ones, so the cost does not")
+        code.comment("grow with RANGE / SLIDE.")
+    code.comment("In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars), else numpy via Arrow.")
     keywords: dict[str, object] = {
         "keys": keys,
         "cell": "_cell",
@@ -210,8 +212,8 @@ def cells(ctx: Context) -> None:
     }
     if grid.kind == "landmark":
         keywords["last"] = "_last"
-    code.call("combine", "sliding_combine", keywords=keywords)
-    code('windows = cells.mapInArrow(combine, cells.schema).withColumnRenamed("_cell", "wid")')
+    code.call("windows", "combine_cells", ["cells"], keywords=keywords)
+    code('windows = windows.withColumnRenamed("_cell", "wid")')
     code.comment("Each aggregate from its partial states.")
     items = ['F.col("wid")', *(col(k) for k in keys)]
     items += [f"{_sql_or_column(sql)}.alias({py(name)})" for name, sql in decomposition.lowers]

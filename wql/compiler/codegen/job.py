@@ -25,6 +25,7 @@ VERSION = "0.1.0"
 
 # Support functions, in the order a reader meets them, with what each needs.
 _SUPPORT_ORDER = (
+    "combine_cells",
     "sliding_combine",
     "tuple_windows",
     "number_rows",

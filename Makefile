@@ -28,7 +28,7 @@ $(JAR): $(JAVA_SOURCES) $(STAMP)
 	  javac -Xlint:all,-path -Werror --release 17 -cp "$$jars/*" -d build/jvm $(JAVA_SOURCES) && \
 	  jar cf $@ -C build/jvm . && echo "built $@"; \
 	else \
-	  echo "javac not found: pane and slice plans will combine in numpy (a JDK 17+ builds the faster JVM kernel)"; \
+	  echo "javac not found: pane, slice and bins plans will combine in numpy (a JDK 17+ builds the faster JVM kernel)"; \
 	fi
 
 check-java:

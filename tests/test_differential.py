@@ -191,6 +191,20 @@ def tuple_aggregates(plan: str) -> str:
 def test_tuple_named_windows_on_time(
     spark: Any, plan: str, slide: str, data: st.DataObject, rows: list[dict[str, Any]]
 ) -> None:
+    tuple_named_windows_on_time(spark, plan, slide, data, rows)
+
+
+@SETTINGS
+@given(data=st.data(), rows=cases())
+def test_tuple_named_windows_in_numpy(spark: Any, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    """A window at every tuple goes by the JVM kernel where it can; this is the numpy kernel's turn."""
+    with combined_in(spark, "arrow"):
+        tuple_named_windows_on_time(spark, "bins", "every", data, rows)
+
+
+def tuple_named_windows_on_time(
+    spark: Any, plan: str, slide: str, data: st.DataObject, rows: list[dict[str, Any]]
+) -> None:
     r = data.draw(st.integers(1, 15))
     where = data.draw(WHERES)
     group = data.draw(st.sampled_from(["", "GROUP BY k"]))

@@ -201,9 +201,11 @@ def test_columns_named_like_the_plans_own_are_refused_or_kept_apart(spark: Any, 
         ("RANGE 7 SECONDS SLIDE 3 SECONDS WATTR ts PATTR g, day", "slice"),
         ("RANGE 4 SECONDS SLIDE 6 SECONDS WATTR ts PATTR g, day", "slice"),  # gaps between windows
         ("RANGE UNBOUNDED SLIDE 4 SECONDS WATTR ts ALIGN 1 SECONDS PATTR g, day", "pane"),  # landmark
+        ("RANGE 5 SECONDS RATTR ts SLIDE 1 ROW PATTR g, day", "bins"),  # a window at every tuple
+        ("RANGE 6 SECONDS RATTR ts SLIDE 1 ROW", "bins"),
     ],
 )
-def test_pane_and_slice_plans_combine_in_the_jvm(spark: Any, window: str, plan: str) -> None:
+def test_plans_combine_in_the_jvm(spark: Any, window: str, plan: str) -> None:
     """WQL's sessions combine in the JVM, and that equals the numpy kernel and the reference."""
     from tests.differential import combined_in, normalized
     from wql.runtime.session import kernel_jar
@@ -214,7 +216,9 @@ def test_pane_and_slice_plans_combine_in_the_jvm(spark: Any, window: str, plan: 
         "count(*) AS n, sum(b) AS sb, min(b) AS lb, max(h) AS hh, min(f) AS lf, max(v) AS hv, avg(v) AS av, "
         "stddev(v) AS sd, bool_and(ok) AS every_ok, min(ts) AS first_ts"
     )
-    compiled = wql.compile(f"CREATE STREAM r ({schema});\nSELECT {aggregates} FROM r [{window}]", plan=plan)
+    compiled = wql.compile(
+        f"CREATE STREAM r ({schema});\nSELECT {aggregates} FROM r [{window}] WHERE h <> 4", plan=plan
+    )
     start = datetime(2024, 1, 1)
     rows = [
         {

@@ -59,7 +59,11 @@ def query(traffic: DataFrame) -> DataFrame:
     )
     # Bins: every tuple names a window; each window's tuples are found by binary search and aggregated from
     # prefix sums and sparse tables, so the cost does not grow with the tuples per window.
-    combine = tuple_windows(
+    # In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars): each key's tuples
+    # in value order through a two-stack queue, a constant number of combines per tuple.
+    windows = windows_by_tuple(
+        rows,
+        schema,
         partitions=[],
         groups=[],
         states=[("sum", ["_rows"])],
@@ -67,7 +71,6 @@ def query(traffic: DataFrame) -> DataFrame:
         step=1,
         mode="every",
     )
-    windows = rows.mapInArrow(combine, schema)
     # Each aggregate from its partial states.
     windows = windows.select(
         F.col("wid"),
@@ -85,6 +88,25 @@ def query(traffic: DataFrame) -> DataFrame:
 
 
 CORRUPT = "_corrupt_record"
+
+
+def windows_by_tuple(rows, schema, partitions, groups, states, size, step, mode, tick=1):
+    """Windows named by tuples with WQL's JVM kernel where it applies, else with the numpy kernel.
+
+    The JVM kernel (wql-kernels.jar on Spark's classpath) takes a window at every tuple
+    without GROUP BY inside the partitions, on an integral attribute; it returns the
+    same rows as tuple_windows without the Arrow round trip to Python.
+    """
+    from pyspark.sql import DataFrame
+
+    kernel = jvm_kernel(rows.sparkSession, "TupleWindows")
+    if kernel is not None and isinstance(size, int):
+        operations = [operation for operation, names in states for _ in names]
+        columns = [name for _, names in states for name in names]
+        windows = kernel.combine(rows._jdf, partitions, groups, operations, columns, size, mode, schema.json())
+        if windows is not None:  # None: a case only numpy handles
+            return DataFrame(windows, rows.sparkSession)
+    return rows.mapInArrow(tuple_windows(partitions, groups, states, size, step, mode, tick), schema)
 
 
 def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
@@ -277,6 +299,20 @@ def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
         yield pa.RecordBatch.from_arrays(columns, schema=pa.schema(fields))
 
     return run
+
+
+def jvm_kernel(spark, name):
+    """WQL's JVM kernel `name`, or None: wql-kernels.jar is not on Spark's classpath, this is
+    Spark Connect (no JVM to call), or spark.wql.combine is "arrow" (numpy forced)."""
+    if spark.conf.get("spark.wql.combine", "auto") == "arrow":
+        return None
+    try:
+        from py4j.java_gateway import JavaClass
+
+        kernel = getattr(spark._jvm.wql.kernels, name)
+    except Exception:
+        return None
+    return kernel if isinstance(kernel, JavaClass) else None
 
 
 def read_stream(spark, name, stream, path=None):

@@ -126,27 +126,19 @@ CORRUPT = "_corrupt_record"
 def combine_cells(cells, keys, cell, states, size, step, last=None):
     """Combine cells into windows with WQL's JVM kernel when it is on Spark's classpath, else in numpy.
 
-    Both take the same cells and return the same rows (see sliding_combine). The JVM
-    kernel (wql-kernels.jar, given to spark-submit with --jars) saves the Arrow round
-    trip to Python, which costs about as much as aggregating the cells. Setting
-    spark.wql.combine to "arrow" forces numpy.
+    Both take the same cells and return the same rows (see sliding_combine); the JVM
+    kernel saves the Arrow round trip to Python, which costs about as much as
+    aggregating the cells.
     """
     from pyspark.sql import DataFrame
 
-    spark = cells.sparkSession
-    if spark.conf.get("spark.wql.combine", "auto") != "arrow":
-        try:
-            from py4j.java_gateway import JavaClass
-
-            kernel = spark._jvm.wql.kernels.SlidingCombine
-        except Exception:  # Spark Connect has no JVM to call
-            kernel = None
-        if isinstance(kernel, JavaClass):
-            operations = [operation for operation, names in states for _ in names]
-            columns = [name for _, names in states for name in names]
-            windows = kernel.combine(cells._jdf, keys, cell, operations, columns, size, step, last)
-            if windows is not None:  # None: a state type only numpy handles
-                return DataFrame(windows, spark)
+    kernel = jvm_kernel(cells.sparkSession, "SlidingCombine")
+    if kernel is not None:
+        operations = [operation for operation, names in states for _ in names]
+        columns = [name for _, names in states for name in names]
+        windows = kernel.combine(cells._jdf, keys, cell, operations, columns, size, step, last)
+        if windows is not None:  # None: a state type only numpy handles
+            return DataFrame(windows, cells.sparkSession)
     return cells.mapInArrow(sliding_combine(keys, cell, states, size, step, last), cells.schema)
 
 
@@ -322,6 +314,20 @@ def sliding_combine(keys, cell, states, size, step, last=None):
         yield pa.RecordBatch.from_arrays(out, schema=table.schema)
 
     return run
+
+
+def jvm_kernel(spark, name):
+    """WQL's JVM kernel `name`, or None: wql-kernels.jar is not on Spark's classpath, this is
+    Spark Connect (no JVM to call), or spark.wql.combine is "arrow" (numpy forced)."""
+    if spark.conf.get("spark.wql.combine", "auto") == "arrow":
+        return None
+    try:
+        from py4j.java_gateway import JavaClass
+
+        kernel = getattr(spark._jvm.wql.kernels, name)
+    except Exception:
+        return None
+    return kernel if isinstance(kernel, JavaClass) else None
 
 
 def read_stream(spark, name, stream, path=None):

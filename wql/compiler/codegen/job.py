@@ -27,7 +27,9 @@ VERSION = "0.1.0"
 _SUPPORT_ORDER = (
     "combine_cells",
     "sliding_combine",
+    "windows_by_tuple",
     "tuple_windows",
+    "jvm_kernel",
     "number_rows",
     "array_percentile",
     "read_stream",

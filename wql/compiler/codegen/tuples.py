@@ -97,7 +97,7 @@ def bins(ctx: Context, mode: str) -> None:
     code = ctx.code
     decomposition = ctx.plan.decomposition
     assert decomposition is not None
-    ctx.helpers.update({"tuple_windows", "types"})
+    ctx.helpers.update({"windows_by_tuple", "tuple_windows", "jvm_kernel", "types"})
     partitions, groups = _partitions(ctx), _groups(ctx)
     states = [(g.operation, list(g.columns)) for g in decomposition.groups]
     if partitions:
@@ -131,6 +131,9 @@ def bins(ctx: Context, mode: str) -> None:
     }[mode]
     code.comment(f"Bins: {what}; each window's tuples are found by binary search and aggregated from")
     code.comment("prefix sums and sparse tables, so the cost does not grow with the tuples per window.")
+    if mode == "every" and not groups:
+        code.comment("In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars): each key's tuples")
+        code.comment("in value order through a two-stack queue, a constant number of combines per tuple.")
     keywords: dict[str, object] = {
         "partitions": partitions,
         "groups": groups,
@@ -141,8 +144,7 @@ def bins(ctx: Context, mode: str) -> None:
     }
     if mode == "kafka":
         keywords["tick"] = Raw("TICK")
-    code.call("combine", "tuple_windows", keywords=keywords)
-    code("windows = rows.mapInArrow(combine, schema)")
+    code.call("windows", "windows_by_tuple", ["rows", "schema"], keywords=keywords)
     _lower(ctx, [*partitions, *groups])
 
 

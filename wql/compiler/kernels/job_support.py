@@ -177,3 +177,17 @@ def array_percentile(values, p):
     below = F.element_at(values, low + 1)
     above = F.element_at(values, high + 1)
     return F.when(count > 0, below + (position - low) * (above - below))
+
+
+def jvm_kernel(spark, name):
+    """WQL's JVM kernel `name`, or None: wql-kernels.jar is not on Spark's classpath, this is
+    Spark Connect (no JVM to call), or spark.wql.combine is "arrow" (numpy forced)."""
+    if spark.conf.get("spark.wql.combine", "auto") == "arrow":
+        return None
+    try:
+        from py4j.java_gateway import JavaClass
+
+        kernel = getattr(spark._jvm.wql.kernels, name)
+    except Exception:
+        return None
+    return kernel if isinstance(kernel, JavaClass) else None

@@ -1,3 +1,6 @@
+from wql.compiler.kernels.job_support import jvm_kernel  # a job holds its own copy, beside this function
+
+
 def sliding_combine(keys, cell, states, size, step, last=None):
     """Build a mapInArrow function that combines ordered cells (panes or slices) into windows.
 
@@ -175,25 +178,17 @@ def sliding_combine(keys, cell, states, size, step, last=None):
 def combine_cells(cells, keys, cell, states, size, step, last=None):
     """Combine cells into windows with WQL's JVM kernel when it is on Spark's classpath, else in numpy.
 
-    Both take the same cells and return the same rows (see sliding_combine). The JVM
-    kernel (wql-kernels.jar, given to spark-submit with --jars) saves the Arrow round
-    trip to Python, which costs about as much as aggregating the cells. Setting
-    spark.wql.combine to "arrow" forces numpy.
+    Both take the same cells and return the same rows (see sliding_combine); the JVM
+    kernel saves the Arrow round trip to Python, which costs about as much as
+    aggregating the cells.
     """
     from pyspark.sql import DataFrame
 
-    spark = cells.sparkSession
-    if spark.conf.get("spark.wql.combine", "auto") != "arrow":
-        try:
-            from py4j.java_gateway import JavaClass
-
-            kernel = spark._jvm.wql.kernels.SlidingCombine
-        except Exception:  # Spark Connect has no JVM to call
-            kernel = None
-        if isinstance(kernel, JavaClass):
-            operations = [operation for operation, names in states for _ in names]
-            columns = [name for _, names in states for name in names]
-            windows = kernel.combine(cells._jdf, keys, cell, operations, columns, size, step, last)
-            if windows is not None:  # None: a state type only numpy handles
-                return DataFrame(windows, spark)
+    kernel = jvm_kernel(cells.sparkSession, "SlidingCombine")
+    if kernel is not None:
+        operations = [operation for operation, names in states for _ in names]
+        columns = [name for _, names in states for name in names]
+        windows = kernel.combine(cells._jdf, keys, cell, operations, columns, size, step, last)
+        if windows is not None:  # None: a state type only numpy handles
+            return DataFrame(windows, cells.sparkSession)
     return cells.mapInArrow(sliding_combine(keys, cell, states, size, step, last), cells.schema)

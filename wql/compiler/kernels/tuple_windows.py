@@ -1,3 +1,6 @@
+from wql.compiler.kernels.job_support import jvm_kernel  # a job holds its own copy, beside this function
+
+
 def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
     """Build a mapInArrow function for windows named by tuples, in one pass over each partition.
 
@@ -188,3 +191,22 @@ def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
         yield pa.RecordBatch.from_arrays(columns, schema=pa.schema(fields))
 
     return run
+
+
+def windows_by_tuple(rows, schema, partitions, groups, states, size, step, mode, tick=1):
+    """Windows named by tuples with WQL's JVM kernel where it applies, else with the numpy kernel.
+
+    The JVM kernel (wql-kernels.jar on Spark's classpath) takes a window at every tuple
+    without GROUP BY inside the partitions, on an integral attribute; it returns the
+    same rows as tuple_windows without the Arrow round trip to Python.
+    """
+    from pyspark.sql import DataFrame
+
+    kernel = jvm_kernel(rows.sparkSession, "TupleWindows")
+    if kernel is not None and isinstance(size, int):
+        operations = [operation for operation, names in states for _ in names]
+        columns = [name for _, names in states for name in names]
+        windows = kernel.combine(rows._jdf, partitions, groups, operations, columns, size, mode, schema.json())
+        if windows is not None:  # None: a case only numpy handles
+            return DataFrame(windows, rows.sparkSession)
+    return rows.mapInArrow(tuple_windows(partitions, groups, states, size, step, mode, tick), schema)

@@ -1,0 +1,252 @@
+package wql.kernels;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.types.ByteType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.DoubleType;
+import org.apache.spark.sql.types.FloatType;
+import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.ShortType;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * Partial aggregate states as the kernels keep them: integral states in long slots, floating ones
+ * in double slots, so a state is a pair of primitive arrays and combining two is a loop. Operations
+ * are those of WQL's decomposition: sum, min, max, and moments (count, mean, M2) combined with
+ * Chan's parallel formula; a NULL state is the operation's identity, as in the numpy kernels.
+ */
+final class States implements Serializable {
+  private static final long serialVersionUID = 1L;
+  static final int SUM = 0;
+  static final int MIN = 1;
+  static final int MAX = 2;
+  static final int MOMENTS = 3;
+
+  final String[] longName;
+  final String[] doubleName;
+  final int[] longField; // where the input row holds each state; -1: absent, a row count (1 per row)
+  final int[] doubleField;
+  private final int[] longOp;
+  private final int[] doubleOp;
+  private final long[] longIdentity;
+  private final double[] doubleIdentity;
+  private final DataType[] longType;
+  private final DataType[] doubleType;
+  private final int[][] moments; // {count long slot, mean double slot, M2 double slot}
+  final int firstSlot; // the long slot of the first state, a count
+
+  private States(int longs, int doubles, int[][] moments, int firstSlot) {
+    longName = new String[longs];
+    doubleName = new String[doubles];
+    longField = new int[longs];
+    doubleField = new int[doubles];
+    longOp = new int[longs];
+    doubleOp = new int[doubles];
+    longIdentity = new long[longs];
+    doubleIdentity = new double[doubles];
+    longType = new DataType[longs];
+    doubleType = new DataType[doubles];
+    this.moments = moments;
+    this.firstSlot = firstSlot;
+  }
+
+  int longs() {
+    return longOp.length;
+  }
+
+  int doubles() {
+    return doubleOp.length;
+  }
+
+  /**
+   * The states named by `columns` (with `operations` in parallel; a moments group is three
+   * consecutive columns), or null when one has a type or operation only the numpy kernels know. The
+   * first state must be a count. A column absent from `input` is a row count.
+   */
+  static States of(StructType input, List<String> operations, List<String> columns) {
+    int n = columns.size();
+    int[] op = new int[n];
+    DataType[] type = new DataType[n];
+    int[] field = new int[n];
+    boolean[] integral = new boolean[n];
+    int[] slot = new int[n];
+    int longs = 0;
+    int doubles = 0;
+    List<String> names = List.of(input.fieldNames());
+    for (int i = 0; i < n; i++) {
+      op[i] = operation(operations.get(i));
+      field[i] = names.indexOf(columns.get(i));
+      type[i] = field[i] < 0 ? DataTypes.LongType : input.fields()[field[i]].dataType();
+      if (op[i] < 0 || (field[i] < 0 && op[i] != SUM)) {
+        return null;
+      }
+      if (isIntegral(type[i])) {
+        integral[i] = true;
+        slot[i] = longs++;
+      } else if (type[i] instanceof DoubleType || type[i] instanceof FloatType) {
+        slot[i] = doubles++;
+      } else {
+        return null;
+      }
+    }
+    List<int[]> groups = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      if (op[i] == MOMENTS && i == groupStart(op, i)) {
+        if (i + 2 >= n || !integral[i] || integral[i + 1] || integral[i + 2]) {
+          return null;
+        }
+        groups.add(new int[] {slot[i], slot[i + 1], slot[i + 2]});
+      }
+    }
+    if (n == 0 || !integral[0] || op[0] != SUM) {
+      return null;
+    }
+    States states = new States(longs, doubles, groups.toArray(new int[0][]), slot[0]);
+    for (int i = 0; i < n; i++) {
+      int s = slot[i];
+      if (integral[i]) {
+        states.longName[s] = columns.get(i);
+        states.longField[s] = field[i];
+        states.longOp[s] = op[i];
+        states.longType[s] = type[i];
+        states.longIdentity[s] = longIdentity(op[i], type[i]);
+      } else {
+        states.doubleName[s] = columns.get(i);
+        states.doubleField[s] = field[i];
+        states.doubleOp[s] = op[i];
+        states.doubleType[s] = type[i];
+        states.doubleIdentity[s] = op[i] == MIN ? Double.NaN : op[i] == MAX ? Double.NEGATIVE_INFINITY : 0.0;
+      }
+    }
+    return states;
+  }
+
+  static boolean isIntegral(DataType type) {
+    return type instanceof LongType || type instanceof IntegerType || type instanceof ShortType || type instanceof ByteType;
+  }
+
+  /** Where the moments group holding column i starts: groups are consecutive runs of three. */
+  private static int groupStart(int[] op, int i) {
+    int start = i;
+    while (start > 0 && op[start - 1] == MOMENTS) {
+      start--;
+    }
+    return start + (i - start) / 3 * 3;
+  }
+
+  private static int operation(String name) {
+    switch (name) {
+      case "sum":
+        return SUM;
+      case "min":
+        return MIN;
+      case "max":
+        return MAX;
+      case "moments":
+        return MOMENTS;
+      default:
+        return -1;
+    }
+  }
+
+  private static long longIdentity(int op, DataType type) {
+    if (op != MIN && op != MAX) {
+      return 0;
+    }
+    long high =
+        type instanceof ByteType
+            ? Byte.MAX_VALUE
+            : type instanceof ShortType ? Short.MAX_VALUE : type instanceof IntegerType ? Integer.MAX_VALUE : Long.MAX_VALUE;
+    return op == MIN ? high : -high - 1;
+  }
+
+  /** One input row's states: NULL as the identity, an absent column as 1. */
+  void read(Row row, long[] l, double[] d) {
+    for (int s = 0; s < l.length; s++) {
+      int field = longField[s];
+      if (field < 0) {
+        l[s] = 1;
+      } else {
+        l[s] = row.isNullAt(field) ? longIdentity[s] : ((Number) row.get(field)).longValue();
+      }
+    }
+    for (int s = 0; s < d.length; s++) {
+      int field = doubleField[s];
+      d[s] = row.isNullAt(field) ? doubleIdentity[s] : ((Number) row.get(field)).doubleValue();
+    }
+  }
+
+  /** out[oi] = a[ai] ⊕ b[bi], state by state; the arrays hold consecutive states of this layout. */
+  void merge(long[] al, double[] ad, int ai, long[] bl, double[] bd, int bi, long[] ol, double[] od, int oi) {
+    int nl = longOp.length;
+    int nd = doubleOp.length;
+    for (int[] group : moments) { // first: it reads the counts before they are added up below
+      long n1 = al[ai * nl + group[0]];
+      long n2 = bl[bi * nl + group[0]];
+      double mean1 = ad[ai * nd + group[1]];
+      double mean2 = bd[bi * nd + group[1]];
+      double m2a = ad[ai * nd + group[2]];
+      double m2b = bd[bi * nd + group[2]];
+      double safe = n1 + n2 > 0 ? n1 + n2 : 1;
+      double delta = mean2 - mean1;
+      od[oi * nd + group[1]] = mean1 + delta * n2 / safe;
+      od[oi * nd + group[2]] = m2a + m2b + delta * delta * n1 * n2 / safe;
+    }
+    for (int s = 0; s < nl; s++) {
+      long a = al[ai * nl + s];
+      long b = bl[bi * nl + s];
+      int op = longOp[s];
+      ol[oi * nl + s] = op == MIN ? Math.min(a, b) : op == MAX ? Math.max(a, b) : a + b;
+    }
+    for (int s = 0; s < nd; s++) {
+      int op = doubleOp[s];
+      if (op == MOMENTS) {
+        continue;
+      }
+      double a = ad[ai * nd + s];
+      double b = bd[bi * nd + s];
+      double r;
+      if (op == MIN) {
+        r = Double.isNaN(a) ? b : Double.isNaN(b) ? a : Math.min(a, b); // Spark orders NaN above all
+      } else if (op == MAX) {
+        r = Math.max(a, b);
+      } else {
+        r = a + b;
+      }
+      od[oi * nd + s] = r;
+    }
+  }
+
+  void identity(long[] l, double[] d, int i) {
+    System.arraycopy(longIdentity, 0, l, i * longIdentity.length, longIdentity.length);
+    System.arraycopy(doubleIdentity, 0, d, i * doubleIdentity.length, doubleIdentity.length);
+  }
+
+  /** Writes the states into an output row's values, boxed as their columns' types. */
+  void write(Object[] values, int[] longOut, int[] doubleOut, long[] l, double[] d) {
+    for (int s = 0; s < l.length; s++) {
+      values[longOut[s]] = box(longType[s], l[s]);
+    }
+    for (int s = 0; s < d.length; s++) {
+      values[doubleOut[s]] = doubleType[s] instanceof FloatType ? (Object) (float) d[s] : (Object) d[s];
+    }
+  }
+
+  static Object box(DataType type, long value) {
+    if (type instanceof IntegerType) {
+      return (int) value;
+    }
+    if (type instanceof ShortType) {
+      return (short) value;
+    }
+    if (type instanceof ByteType) {
+      return (byte) value;
+    }
+    return value;
+  }
+}

@@ -45,6 +45,9 @@ public final class SlidingCombine {
     if (states == null || keyFields == null || !(schema.apply(cell).dataType() instanceof LongType)) {
       return null;
     }
+    if (states.hasAbsentColumn()) {
+      return null; // every cell carries every state; let the numpy kernel name the missing one
+    }
     if (last != null && !(schema.apply(last).dataType() instanceof LongType)) {
       return null;
     }

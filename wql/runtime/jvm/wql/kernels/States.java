@@ -63,6 +63,15 @@ final class States implements Serializable {
     return doubleOp.length;
   }
 
+  boolean hasAbsentColumn() {
+    for (int field : longField) {
+      if (field < 0) {
+        return true;
+      }
+    }
+    return false; // only counts may be absent, and counts are long slots
+  }
+
   /**
    * The states named by `columns` (with `operations` in parallel; a moments group is three
    * consecutive columns), or null when one has a type or operation only the numpy kernels know. The

@@ -118,8 +118,7 @@ def combine_cells(cells, keys, cell, states, size, step, last=None):
 
     kernel = jvm_kernel(cells.sparkSession, "SlidingCombine")
     if kernel is not None:
-        operations = [operation for operation, names in states for _ in names]
-        columns = [name for _, names in states for name in names]
+        operations, columns = jvm_states(states)
         windows = kernel.combine(cells._jdf, keys, cell, operations, columns, size, step, last)
         if windows is not None:  # None: a state type only numpy handles
             return DataFrame(windows, cells.sparkSession)
@@ -312,6 +311,12 @@ def jvm_kernel(spark, name):
     except Exception:
         return None
     return kernel if isinstance(kernel, JavaClass) else None
+
+
+def jvm_states(states):
+    """(operation, columns) pairs as the JVM kernels take them: one operation per column."""
+    operations = [operation for operation, names in states for _ in names]
+    return operations, [name for _, names in states for name in names]
 
 
 def read_stream(spark, name, stream, path=None):

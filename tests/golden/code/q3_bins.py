@@ -101,8 +101,7 @@ def windows_by_tuple(rows, schema, partitions, groups, states, size, step, mode,
 
     kernel = jvm_kernel(rows.sparkSession, "TupleWindows")
     if kernel is not None and isinstance(size, int):
-        operations = [operation for operation, names in states for _ in names]
-        columns = [name for _, names in states for name in names]
+        operations, columns = jvm_states(states)
         windows = kernel.combine(rows._jdf, partitions, groups, operations, columns, size, mode, schema.json())
         if windows is not None:  # None: a case only numpy handles
             return DataFrame(windows, rows.sparkSession)
@@ -313,6 +312,12 @@ def jvm_kernel(spark, name):
     except Exception:
         return None
     return kernel if isinstance(kernel, JavaClass) else None
+
+
+def jvm_states(states):
+    """(operation, columns) pairs as the JVM kernels take them: one operation per column."""
+    operations = [operation for operation, names in states for _ in names]
+    return operations, [name for _, names in states for name in names]
 
 
 def read_stream(spark, name, stream, path=None):

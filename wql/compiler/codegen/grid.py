@@ -162,7 +162,7 @@ def cells(ctx: Context) -> None:
     code, query, plan = ctx.code, ctx.query, ctx.plan
     grid, decomposition = plan.grid, plan.decomposition
     assert grid is not None and decomposition is not None
-    ctx.helpers.update({"combine_cells", "sliding_combine", "jvm_kernel"})
+    ctx.helpers.update({"combine_cells", "sliding_combine", "jvm_kernel", "jvm_states"})
     keys = ctx.keys()
     if grid.kind == "landmark":
         _landmark_limit(ctx)

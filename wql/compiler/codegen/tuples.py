@@ -97,7 +97,7 @@ def bins(ctx: Context, mode: str) -> None:
     code = ctx.code
     decomposition = ctx.plan.decomposition
     assert decomposition is not None
-    ctx.helpers.update({"windows_by_tuple", "tuple_windows", "jvm_kernel", "types"})
+    ctx.helpers.update({"windows_by_tuple", "tuple_windows", "jvm_kernel", "jvm_states", "types"})
     partitions, groups = _partitions(ctx), _groups(ctx)
     states = [(g.operation, list(g.columns)) for g in decomposition.groups]
     if partitions:

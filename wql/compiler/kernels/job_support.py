@@ -191,3 +191,9 @@ def jvm_kernel(spark, name):
     except Exception:
         return None
     return kernel if isinstance(kernel, JavaClass) else None
+
+
+def jvm_states(states):
+    """(operation, columns) pairs as the JVM kernels take them: one operation per column."""
+    operations = [operation for operation, names in states for _ in names]
+    return operations, [name for _, names in states for name in names]

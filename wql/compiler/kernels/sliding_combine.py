@@ -1,4 +1,4 @@
-from wql.compiler.kernels.job_support import jvm_kernel  # a job holds its own copy, beside this function
+from wql.compiler.kernels.job_support import jvm_kernel, jvm_states  # a job holds its own copy, beside this function
 
 
 def sliding_combine(keys, cell, states, size, step, last=None):
@@ -186,8 +186,7 @@ def combine_cells(cells, keys, cell, states, size, step, last=None):
 
     kernel = jvm_kernel(cells.sparkSession, "SlidingCombine")
     if kernel is not None:
-        operations = [operation for operation, names in states for _ in names]
-        columns = [name for _, names in states for name in names]
+        operations, columns = jvm_states(states)
         windows = kernel.combine(cells._jdf, keys, cell, operations, columns, size, step, last)
         if windows is not None:  # None: a state type only numpy handles
             return DataFrame(windows, cells.sparkSession)

@@ -1,4 +1,4 @@
-from wql.compiler.kernels.job_support import jvm_kernel  # a job holds its own copy, beside this function
+from wql.compiler.kernels.job_support import jvm_kernel, jvm_states  # a job holds its own copy, beside this function
 
 
 def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
@@ -204,8 +204,7 @@ def windows_by_tuple(rows, schema, partitions, groups, states, size, step, mode,
 
     kernel = jvm_kernel(rows.sparkSession, "TupleWindows")
     if kernel is not None and isinstance(size, int):
-        operations = [operation for operation, names in states for _ in names]
-        columns = [name for _, names in states for name in names]
+        operations, columns = jvm_states(states)
         windows = kernel.combine(rows._jdf, partitions, groups, operations, columns, size, mode, schema.json())
         if windows is not None:  # None: a case only numpy handles
             return DataFrame(windows, rows.sparkSession)

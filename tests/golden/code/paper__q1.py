@@ -63,7 +63,8 @@ def query(traffic: DataFrame) -> DataFrame:
         F.expr("MAX(speed)").alias("_max_speed"),
         F.expr("MIN(speed)").alias("_min_speed"),
     )
-    # Then every key's cells to one partition (a shuffle of cells, not rows) for the combine.
+    # Then every key's cells to one partition (a shuffle of cells, not rows) for the combine. With
+    # WQL's JVM kernel, Spark does this in the aggregation's own shuffle: one shuffle in all.
     cells = cells.repartition(F.col("seg_id"))
 
     # Combine: slide over each key's ordered cells, 5 to a window; each window is a suffix
@@ -110,9 +111,10 @@ CORRUPT = "_corrupt_record"
 def combine_cells(cells, keys, cell, states, size, step, last=None):
     """Combine cells into windows with WQL's JVM kernel when it is on Spark's classpath, else in numpy.
 
-    Both take the same cells and return the same rows (see sliding_combine); the JVM
-    kernel saves the Arrow round trip to Python, which costs about as much as
-    aggregating the cells.
+    Both take the same cells and return the same rows (see sliding_combine). The JVM
+    kernel is an operator in Spark's own plan: rows stay in Spark's format (no Arrow
+    round trip to Python), and Spark plans the cells' aggregation and the combine
+    with one shuffle, by the keys, instead of two.
     """
     from pyspark.sql import DataFrame
 

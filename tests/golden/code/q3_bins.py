@@ -95,7 +95,8 @@ def windows_by_tuple(rows, schema, partitions, groups, states, size, step, mode,
 
     The JVM kernel (wql-kernels.jar on Spark's classpath) takes a window at every tuple
     without GROUP BY inside the partitions, on an integral attribute; it returns the
-    same rows as tuple_windows without the Arrow round trip to Python.
+    same rows as tuple_windows, as an operator in Spark's own plan, without the
+    Arrow round trip to Python.
     """
     from pyspark.sql import DataFrame
 

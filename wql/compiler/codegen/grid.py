@@ -190,7 +190,8 @@ def cells(ctx: Context) -> None:
     if grid.kind == "landmark":
         code('cells = cells.crossJoin(F.broadcast(final_window.select(F.col("_last").cast("bigint"))))')
     if keys:
-        code.comment("Then every key's cells to one partition (a shuffle of cells, not rows) for the combine.")
+        code.comment("Then every key's cells to one partition (a shuffle of cells, not rows) for the combine. With")
+        code.comment("WQL's JVM kernel, Spark does this in the aggregation's own shuffle: one shuffle in all.")
         code(f"cells = cells.repartition({ctx.key_list()})")
     else:
         code("cells = cells.coalesce(1)  # no keys: all cells combine in one task")

@@ -178,9 +178,10 @@ def sliding_combine(keys, cell, states, size, step, last=None):
 def combine_cells(cells, keys, cell, states, size, step, last=None):
     """Combine cells into windows with WQL's JVM kernel when it is on Spark's classpath, else in numpy.
 
-    Both take the same cells and return the same rows (see sliding_combine); the JVM
-    kernel saves the Arrow round trip to Python, which costs about as much as
-    aggregating the cells.
+    Both take the same cells and return the same rows (see sliding_combine). The JVM
+    kernel is an operator in Spark's own plan: rows stay in Spark's format (no Arrow
+    round trip to Python), and Spark plans the cells' aggregation and the combine
+    with one shuffle, by the keys, instead of two.
     """
     from pyspark.sql import DataFrame
 

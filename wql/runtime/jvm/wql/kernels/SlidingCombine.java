@@ -2,22 +2,22 @@ package wql.kernels;
 
 import java.util.Iterator;
 import java.util.List;
-import org.apache.spark.api.java.function.MapPartitionsFunction;
 import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.StructType;
 
 /**
- * The pane and slice plans' combine step, inside the JVM: the contract of the numpy kernel
- * {@code sliding_combine} in WQL's generated jobs, without its Arrow round trip, which costs about
- * as much as aggregating the cells.
+ * The pane and slice plans' combine step, inside the JVM: the contract of the numpy kernel {@code
+ * sliding_combine} in WQL's generated jobs, without its Arrow round trip, which costs about as much
+ * as aggregating the cells.
  *
- * <p>Input: one row per (keys, cell) with partial aggregate states, every cell of a key in the same
- * partition. Window w is the {@code size} cells that end at cell (w + 1) * step - 1. Each partition
- * is sorted by cell only (one long, which Spark radix-sorts), and each key keeps the cells its open
+ * <p>Input: one row per (keys, cell) with partial aggregate states. Window w is the {@code size}
+ * cells that end at cell (w + 1) * step - 1. The plan gives every key's cells to one partition,
+ * sorted by cell only (one long, which Spark radix-sorts), and each key keeps the cells its open
  * windows hold in a {@link StateQueue}.
  *
  * <p>With {@code last} (landmark windows, size and step 1), window w is every cell up to w, and
@@ -52,18 +52,20 @@ public final class SlidingCombine {
       return null;
     }
     Spec spec = new Spec();
+    spec.schema = schema;
     spec.states = states;
     spec.keys = keyFields;
     spec.cellField = schema.fieldIndex(cell);
     spec.lastField = last == null ? -1 : schema.fieldIndex(last);
     spec.size = size;
     spec.step = step;
-    MapPartitionsFunction<Row, Row> windows = rows -> new Windows(rows, spec);
-    return cells.sortWithinPartitions(cell).mapPartitions(windows, Encoders.row(schema));
+    String name = last == null ? "SlidingCombine" : "LandmarkCombine";
+    return KernelPlan.of(cells, new KernelSpec(name, keys, cell, rows -> new Windows(rows, spec)), schema);
   }
 
   static final class Spec implements java.io.Serializable {
     private static final long serialVersionUID = 1L;
+    StructType schema;
     States states;
     Keys keys;
     int cellField;
@@ -75,11 +77,23 @@ public final class SlidingCombine {
   /** The windows of one partition's cells, sorted by cell, with every key's cells in it. */
   static final class Windows extends KeyedWindows {
     private final Spec spec;
+    private UnsafeProjection unsafe;
     private long finalWindow;
 
-    Windows(Iterator<Row> rows, Spec spec) {
-      super(rows, spec.states);
+    Windows(Iterator<InternalRow> rows, Spec spec) {
+      super(rows, spec.keys, spec.states);
       this.spec = spec;
+    }
+
+    @Override
+    UnsafeRow template(InternalRow row) {
+      if (row instanceof UnsafeRow) {
+        return ((UnsafeRow) row).copy();
+      }
+      if (unsafe == null) {
+        unsafe = UnsafeProjection.create(spec.schema);
+      }
+      return unsafe.apply(row).copy();
     }
 
     @Override
@@ -92,23 +106,12 @@ public final class SlidingCombine {
     }
 
     @Override
-    void add(Row row) {
-      Object id = spec.keys.of(row);
-      StateQueue queue = queues.get(id);
-      if (queue == null) {
-        Object[] template = new Object[row.length()];
-        for (int i = 0; i < template.length; i++) {
-          template[i] = row.get(i);
-        }
-        queue = new StateQueue(spec.states, template);
-        queues.put(id, queue);
-        if (spec.lastField >= 0) {
-          finalWindow = row.getLong(spec.lastField);
-        }
-      }
+    void add(InternalRow row) {
+      StateQueue queue = queueOf(row);
       long cell = row.getLong(spec.cellField);
-      spec.states.read(row, rowLongs, rowDoubles);
+      states.read(row, rowLongs, rowDoubles);
       if (spec.lastField >= 0) { // landmark: only the running combine is kept
+        finalWindow = row.getLong(spec.lastField);
         if (!queue.open) {
           queue.open = true;
           queue.next = Math.max(cell, 0);
@@ -146,13 +149,13 @@ public final class SlidingCombine {
 
     private void emit(StateQueue queue, long end) {
       queue.total(windowLongs, windowDoubles);
-      if (windowLongs[spec.states.firstSlot] <= 0) {
+      if (windowLongs[states.firstSlot] <= 0) {
         return;
       }
-      Object[] values = queue.template.clone();
-      values[spec.cellField] = Math.floorDiv(end + 1, spec.step) - 1;
-      spec.states.write(values, spec.states.longField, spec.states.doubleField, windowLongs, windowDoubles);
-      ready.add(RowFactory.create(values));
+      UnsafeRow out = queue.template.copy();
+      out.setLong(spec.cellField, Math.floorDiv(end + 1, spec.step) - 1);
+      states.write(out, states.longField, states.doubleField, windowLongs, windowDoubles);
+      ready.add(out);
     }
   }
 }

@@ -1,5 +1,7 @@
 package wql.kernels;
 
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+
 /**
  * One key's open elements (cells, or tuples) in order of their position, as two stacks: the older
  * part carries suffix combines, the newer part one running combine, so the combine of everything
@@ -8,7 +10,7 @@ package wql.kernels;
  */
 final class StateQueue {
   private final States states;
-  final Object[] template; // the output row of the key's first element: keys and pass-through columns
+  final UnsafeRow template; // the key's output row: keys and pass-through columns; windows fill in the rest
   private long[] positions = new long[4];
   private long[] longs;
   private double[] doubles;
@@ -23,7 +25,7 @@ final class StateQueue {
   long next; // the kernel's bookmark: the next window end to consider
   boolean open; // the kernel's flag: a window is pending (tuples) or the key has begun (landmark)
 
-  StateQueue(States states, Object[] template) {
+  StateQueue(States states, UnsafeRow template) {
     this.states = states;
     this.template = template;
     int nl = states.longs();

@@ -3,7 +3,7 @@ package wql.kernels;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.types.ByteType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
@@ -175,19 +175,34 @@ final class States implements Serializable {
   }
 
   /** One input row's states: NULL as the identity, an absent column as 1. */
-  void read(Row row, long[] l, double[] d) {
+  void read(InternalRow row, long[] l, double[] d) {
     for (int s = 0; s < l.length; s++) {
       int field = longField[s];
       if (field < 0) {
         l[s] = 1;
       } else {
-        l[s] = row.isNullAt(field) ? longIdentity[s] : ((Number) row.get(field)).longValue();
+        l[s] = row.isNullAt(field) ? longIdentity[s] : integral(row, field, longType[s]);
       }
     }
     for (int s = 0; s < d.length; s++) {
       int field = doubleField[s];
-      d[s] = row.isNullAt(field) ? doubleIdentity[s] : ((Number) row.get(field)).doubleValue();
+      if (row.isNullAt(field)) {
+        d[s] = doubleIdentity[s];
+      } else {
+        d[s] = doubleType[s] instanceof FloatType ? row.getFloat(field) : row.getDouble(field);
+      }
     }
+  }
+
+  /** A non-NULL integral field, widened to long. */
+  static long integral(InternalRow row, int field, DataType type) {
+    if (type instanceof LongType) {
+      return row.getLong(field);
+    }
+    if (type instanceof IntegerType) {
+      return row.getInt(field);
+    }
+    return type instanceof ShortType ? row.getShort(field) : row.getByte(field);
   }
 
   /** out[oi] = a[ai] ⊕ b[bi], state by state; the arrays hold consecutive states of this layout. */
@@ -236,26 +251,29 @@ final class States implements Serializable {
     System.arraycopy(doubleIdentity, 0, d, i * doubleIdentity.length, doubleIdentity.length);
   }
 
-  /** Writes the states into an output row's values, boxed as their columns' types. */
-  void write(Object[] values, int[] longOut, int[] doubleOut, long[] l, double[] d) {
+  /** Writes the states into an output row, as their columns' types (never NULL). */
+  void write(InternalRow out, int[] longOut, int[] doubleOut, long[] l, double[] d) {
     for (int s = 0; s < l.length; s++) {
-      values[longOut[s]] = box(longType[s], l[s]);
+      setIntegral(out, longOut[s], longType[s], l[s]);
     }
     for (int s = 0; s < d.length; s++) {
-      values[doubleOut[s]] = doubleType[s] instanceof FloatType ? (Object) (float) d[s] : (Object) d[s];
+      if (doubleType[s] instanceof FloatType) {
+        out.setFloat(doubleOut[s], (float) d[s]);
+      } else {
+        out.setDouble(doubleOut[s], d[s]);
+      }
     }
   }
 
-  static Object box(DataType type, long value) {
-    if (type instanceof IntegerType) {
-      return (int) value;
+  static void setIntegral(InternalRow out, int field, DataType type, long value) {
+    if (type instanceof LongType) {
+      out.setLong(field, value);
+    } else if (type instanceof IntegerType) {
+      out.setInt(field, (int) value);
+    } else if (type instanceof ShortType) {
+      out.setShort(field, (short) value);
+    } else {
+      out.setByte(field, (byte) value);
     }
-    if (type instanceof ShortType) {
-      return (short) value;
-    }
-    if (type instanceof ByteType) {
-      return (byte) value;
-    }
-    return value;
   }
 }

@@ -2,11 +2,12 @@ package wql.kernels;
 
 import java.util.Iterator;
 import java.util.List;
-import org.apache.spark.api.java.function.MapPartitionsFunction;
 import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.types.BooleanType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
@@ -52,21 +53,25 @@ public final class TupleWindows {
       return null;
     }
     Spec spec = new Spec();
+    spec.output = output;
     spec.states = states;
     spec.keys = keys;
     spec.size = size;
     spec.valueField = input.fieldIndex("_t");
+    spec.valueType = input.apply("_t").dataType();
     spec.insideField = names.indexOf("_in");
     if (spec.insideField >= 0 && !(input.fields()[spec.insideField].dataType() instanceof BooleanType)) {
       return null;
     }
-    spec.width = output.size();
     spec.keyOut = new int[partitions.size()];
     for (int i = 0; i < spec.keyOut.length; i++) {
       spec.keyOut[i] = output.fieldIndex(partitions.get(i));
     }
     spec.widOut = output.fieldIndex("wid");
     spec.widType = output.fields()[spec.widOut].dataType();
+    if (!States.isIntegral(spec.widType)) {
+      return null;
+    }
     spec.longOut = new int[states.longs()];
     for (int s = 0; s < spec.longOut.length; s++) {
       spec.longOut[s] = output.fieldIndex(states.longName[s]);
@@ -75,10 +80,8 @@ public final class TupleWindows {
     for (int s = 0; s < spec.doubleOut.length; s++) {
       spec.doubleOut[s] = output.fieldIndex(states.doubleName[s]);
     }
-    MapPartitionsFunction<Row, Row> windows = tuples -> new Windows(tuples, spec);
-    return rows.where(rows.col("_t").isNotNull())
-        .sortWithinPartitions("_t")
-        .mapPartitions(windows, Encoders.row(output));
+    Dataset<Row> valued = rows.where(rows.col("_t").isNotNull());
+    return KernelPlan.of(valued, new KernelSpec("TupleWindows", partitions, "_t", tuples -> new Windows(tuples, spec)), output);
   }
 
   static final class Spec implements java.io.Serializable {
@@ -88,7 +91,8 @@ public final class TupleWindows {
     long size;
     int valueField;
     int insideField;
-    int width;
+    StructType output;
+    DataType valueType;
     int[] keyOut;
     int widOut;
     DataType widType;
@@ -99,10 +103,23 @@ public final class TupleWindows {
   /** The windows of one partition's tuples, sorted by value, with every tuple of its keys in it. */
   static final class Windows extends KeyedWindows {
     private final Spec spec;
+    private UnsafeProjection unsafe;
 
-    Windows(Iterator<Row> rows, Spec spec) {
-      super(rows, spec.states);
+    Windows(Iterator<InternalRow> rows, Spec spec) {
+      super(rows, spec.keys, spec.states);
       this.spec = spec;
+    }
+
+    @Override
+    UnsafeRow template(InternalRow row) {
+      GenericInternalRow keys = new GenericInternalRow(spec.output.size());
+      for (int i = 0; i < spec.keyOut.length; i++) {
+        keys.update(spec.keyOut[i], row.get(spec.keys.fields[i], spec.keys.types[i]));
+      }
+      if (unsafe == null) {
+        unsafe = UnsafeProjection.create(spec.output);
+      }
+      return unsafe.apply(keys).copy(); // wid and states NULL until a window sets them
     }
 
     @Override
@@ -113,18 +130,9 @@ public final class TupleWindows {
     }
 
     @Override
-    void add(Row row) {
-      Object id = spec.keys.of(row);
-      StateQueue queue = queues.get(id);
-      if (queue == null) {
-        Object[] template = new Object[spec.width];
-        for (int i = 0; i < spec.keyOut.length; i++) {
-          template[spec.keyOut[i]] = row.get(spec.keys.fields[i]);
-        }
-        queue = new StateQueue(spec.states, template);
-        queues.put(id, queue);
-      }
-      long value = ((Number) row.get(spec.valueField)).longValue();
+    void add(InternalRow row) {
+      StateQueue queue = queueOf(row);
+      long value = States.integral(row, spec.valueField, spec.valueType);
       if (queue.open && value > queue.next) {
         emit(queue); // every tuple at the pending value is in: its window is complete
       }
@@ -132,7 +140,7 @@ public final class TupleWindows {
       queue.next = value;
       boolean inside = spec.insideField < 0 || (!row.isNullAt(spec.insideField) && row.getBoolean(spec.insideField));
       if (inside) {
-        spec.states.read(row, rowLongs, rowDoubles);
+        states.read(row, rowLongs, rowDoubles);
         queue.push(value, rowLongs, rowDoubles);
       }
     }
@@ -146,10 +154,10 @@ public final class TupleWindows {
         return;
       }
       queue.total(windowLongs, windowDoubles);
-      Object[] values = queue.template.clone();
-      values[spec.widOut] = States.box(spec.widType, window);
-      spec.states.write(values, spec.longOut, spec.doubleOut, windowLongs, windowDoubles);
-      ready.add(RowFactory.create(values));
+      UnsafeRow out = queue.template.copy();
+      States.setIntegral(out, spec.widOut, spec.widType, window);
+      states.write(out, spec.longOut, spec.doubleOut, windowLongs, windowDoubles);
+      ready.add(out);
     }
   }
 }

@@ -1,0 +1,75 @@
+package wql.kernels;
+
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.AttributeSet;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import scala.collection.immutable.IndexedSeq;
+import scala.collection.immutable.Seq;
+
+/**
+ * A kernel in the logical plan: the optimizer sees a node that reads every column of its child and
+ * produces new ones, so it neither prunes nor pushes anything through it, and {@link
+ * KernelStrategy} plans it as a {@link KernelExec}.
+ */
+public final class KernelNode extends LogicalPlan {
+  private static final long serialVersionUID = 1L;
+  final LogicalPlan child;
+  final KernelSpec spec;
+  private final Seq<Attribute> output;
+
+  public KernelNode(LogicalPlan child, KernelSpec spec, Seq<Attribute> output) {
+    this.child = child;
+    this.spec = spec;
+    this.output = output;
+  }
+
+  @Override
+  public Seq<Attribute> output() {
+    return output;
+  }
+
+  @Override
+  public Seq<LogicalPlan> children() {
+    return KernelPlan.seq(child);
+  }
+
+  @Override
+  public LogicalPlan withNewChildrenInternal(IndexedSeq<LogicalPlan> children) {
+    return new KernelNode(children.apply(0), spec, output);
+  }
+
+  @Override
+  public AttributeSet references() {
+    return child.outputSet(); // the kernel reads every column it is given
+  }
+
+  @Override
+  public AttributeSet producedAttributes() {
+    return outputSet();
+  }
+
+  @Override
+  public String nodeName() {
+    return spec.name;
+  }
+
+  @Override
+  public scala.collection.Iterator<Object> stringArgs() {
+    return KernelPlan.<Object>seq(spec.toString()).iterator();
+  }
+
+  @Override
+  public int productArity() {
+    return 3;
+  }
+
+  @Override
+  public Object productElement(int n) {
+    return n == 0 ? child : n == 1 ? spec : output;
+  }
+
+  @Override
+  public boolean canEqual(Object that) {
+    return that instanceof KernelNode;
+  }
+}

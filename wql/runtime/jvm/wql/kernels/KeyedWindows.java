@@ -15,7 +15,9 @@ abstract class KeyedWindows implements Iterator<InternalRow> {
   private final Iterator<InternalRow> rows;
   private Iterator<StateQueue> closing;
   final HashMap<Object, StateQueue> queues = new HashMap<>();
-  final ArrayDeque<InternalRow> ready = new ArrayDeque<>();
+  final ArrayDeque<UnsafeRow> ready = new ArrayDeque<>();
+  private final ArrayDeque<UnsafeRow> spare = new ArrayDeque<>(); // rows already handed out, for reuse
+  private UnsafeRow lent; // the row the last next() returned: Spark's consumers copy what they keep
   final long[] rowLongs;
   final double[] rowDoubles;
   final long[] windowLongs;
@@ -77,6 +79,20 @@ abstract class KeyedWindows implements Iterator<InternalRow> {
     if (!hasNext()) {
       throw new NoSuchElementException();
     }
-    return ready.poll();
+    if (lent != null) {
+      spare.add(lent);
+    }
+    lent = ready.poll();
+    return lent;
+  }
+
+  /** A fresh output row holding the template's values: a spare row refilled, or a new one. */
+  UnsafeRow output(UnsafeRow template) {
+    UnsafeRow row = spare.poll();
+    if (row == null) {
+      return template.copy();
+    }
+    row.copyFrom(template);
+    return row;
   }
 }

@@ -134,7 +134,7 @@ public final class SlidingCombine {
     /** Emits the key's windows that end from its bookmark up to `last`, while they hold any cell. */
     private void emitUpTo(StateQueue queue, long last) {
       long step = spec.step;
-      long end = Math.floorDiv(queue.next + step, step) * step - 1; // the first with (end + 1) % step == 0
+      long end = step == 1 ? queue.next : Math.floorDiv(queue.next + step, step) * step - 1; // first: (end + 1) % step == 0
       for (; end <= last; end += step) {
         if (spec.lastField < 0) {
           queue.dropUpTo(end - spec.size);
@@ -152,8 +152,8 @@ public final class SlidingCombine {
       if (windowLongs[states.firstSlot] <= 0) {
         return;
       }
-      UnsafeRow out = queue.template.copy();
-      out.setLong(spec.cellField, Math.floorDiv(end + 1, spec.step) - 1);
+      UnsafeRow out = output(queue.template);
+      out.setLong(spec.cellField, spec.step == 1 ? end : Math.floorDiv(end + 1, spec.step) - 1);
       states.write(out, states.longField, states.doubleField, windowLongs, windowDoubles);
       ready.add(out);
     }

@@ -37,6 +37,8 @@ final class States implements Serializable {
   private final double[] doubleIdentity;
   private final DataType[] longType;
   private final DataType[] doubleType;
+  private final int[] longWidth; // bytes of each integral state's column: how to read and write it
+  private final boolean[] doubleIsFloat;
   private final int[][] moments; // {count long slot, mean double slot, M2 double slot}
   final int firstSlot; // the long slot of the first state, a count
 
@@ -51,6 +53,8 @@ final class States implements Serializable {
     doubleIdentity = new double[doubles];
     longType = new DataType[longs];
     doubleType = new DataType[doubles];
+    longWidth = new int[longs];
+    doubleIsFloat = new boolean[doubles];
     this.moments = moments;
     this.firstSlot = firstSlot;
   }
@@ -123,12 +127,14 @@ final class States implements Serializable {
         states.longField[s] = field[i];
         states.longOp[s] = op[i];
         states.longType[s] = type[i];
+        states.longWidth[s] = width(type[i]);
         states.longIdentity[s] = longIdentity(op[i], type[i]);
       } else {
         states.doubleName[s] = columns.get(i);
         states.doubleField[s] = field[i];
         states.doubleOp[s] = op[i];
         states.doubleType[s] = type[i];
+        states.doubleIsFloat[s] = type[i] instanceof FloatType;
         states.doubleIdentity[s] = op[i] == MIN ? Double.NaN : op[i] == MAX ? Double.NEGATIVE_INFINITY : 0.0;
       }
     }
@@ -181,7 +187,7 @@ final class States implements Serializable {
       if (field < 0) {
         l[s] = 1;
       } else {
-        l[s] = row.isNullAt(field) ? longIdentity[s] : integral(row, field, longType[s]);
+        l[s] = row.isNullAt(field) ? longIdentity[s] : integral(row, field, longWidth[s]);
       }
     }
     for (int s = 0; s < d.length; s++) {
@@ -189,20 +195,34 @@ final class States implements Serializable {
       if (row.isNullAt(field)) {
         d[s] = doubleIdentity[s];
       } else {
-        d[s] = doubleType[s] instanceof FloatType ? row.getFloat(field) : row.getDouble(field);
+        d[s] = doubleIsFloat[s] ? row.getFloat(field) : row.getDouble(field);
       }
     }
   }
 
-  /** A non-NULL integral field, widened to long. */
-  static long integral(InternalRow row, int field, DataType type) {
+  /** The byte width of an integral type, the code {@link #integral} and {@link #setIntegral} take. */
+  static int width(DataType type) {
     if (type instanceof LongType) {
-      return row.getLong(field);
+      return 8;
     }
     if (type instanceof IntegerType) {
-      return row.getInt(field);
+      return 4;
     }
-    return type instanceof ShortType ? row.getShort(field) : row.getByte(field);
+    return type instanceof ShortType ? 2 : 1;
+  }
+
+  /** A non-NULL integral field of that width, widened to long. */
+  static long integral(InternalRow row, int field, int width) {
+    switch (width) {
+      case 8:
+        return row.getLong(field);
+      case 4:
+        return row.getInt(field);
+      case 2:
+        return row.getShort(field);
+      default:
+        return row.getByte(field);
+    }
   }
 
   /** out[oi] = a[ai] ⊕ b[bi], state by state; the arrays hold consecutive states of this layout. */
@@ -254,10 +274,10 @@ final class States implements Serializable {
   /** Writes the states into an output row, as their columns' types (never NULL). */
   void write(InternalRow out, int[] longOut, int[] doubleOut, long[] l, double[] d) {
     for (int s = 0; s < l.length; s++) {
-      setIntegral(out, longOut[s], longType[s], l[s]);
+      setIntegral(out, longOut[s], longWidth[s], l[s]);
     }
     for (int s = 0; s < d.length; s++) {
-      if (doubleType[s] instanceof FloatType) {
+      if (doubleIsFloat[s]) {
         out.setFloat(doubleOut[s], (float) d[s]);
       } else {
         out.setDouble(doubleOut[s], d[s]);
@@ -265,15 +285,19 @@ final class States implements Serializable {
     }
   }
 
-  static void setIntegral(InternalRow out, int field, DataType type, long value) {
-    if (type instanceof LongType) {
-      out.setLong(field, value);
-    } else if (type instanceof IntegerType) {
-      out.setInt(field, (int) value);
-    } else if (type instanceof ShortType) {
-      out.setShort(field, (short) value);
-    } else {
-      out.setByte(field, (byte) value);
+  static void setIntegral(InternalRow out, int field, int width, long value) {
+    switch (width) {
+      case 8:
+        out.setLong(field, value);
+        break;
+      case 4:
+        out.setInt(field, (int) value);
+        break;
+      case 2:
+        out.setShort(field, (short) value);
+        break;
+      default:
+        out.setByte(field, (byte) value);
     }
   }
 }

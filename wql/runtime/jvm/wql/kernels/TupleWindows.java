@@ -58,7 +58,7 @@ public final class TupleWindows {
     spec.keys = keys;
     spec.size = size;
     spec.valueField = input.fieldIndex("_t");
-    spec.valueType = input.apply("_t").dataType();
+    spec.valueWidth = States.width(input.apply("_t").dataType());
     spec.insideField = names.indexOf("_in");
     if (spec.insideField >= 0 && !(input.fields()[spec.insideField].dataType() instanceof BooleanType)) {
       return null;
@@ -68,10 +68,11 @@ public final class TupleWindows {
       spec.keyOut[i] = output.fieldIndex(partitions.get(i));
     }
     spec.widOut = output.fieldIndex("wid");
-    spec.widType = output.fields()[spec.widOut].dataType();
-    if (!States.isIntegral(spec.widType)) {
+    DataType widType = output.fields()[spec.widOut].dataType();
+    if (!States.isIntegral(widType)) {
       return null;
     }
+    spec.widWidth = States.width(widType);
     spec.longOut = new int[states.longs()];
     for (int s = 0; s < spec.longOut.length; s++) {
       spec.longOut[s] = output.fieldIndex(states.longName[s]);
@@ -92,10 +93,10 @@ public final class TupleWindows {
     int valueField;
     int insideField;
     StructType output;
-    DataType valueType;
+    int valueWidth;
     int[] keyOut;
     int widOut;
-    DataType widType;
+    int widWidth;
     int[] longOut;
     int[] doubleOut;
   }
@@ -114,7 +115,7 @@ public final class TupleWindows {
     UnsafeRow template(InternalRow row) {
       GenericInternalRow keys = new GenericInternalRow(spec.output.size());
       for (int i = 0; i < spec.keyOut.length; i++) {
-        keys.update(spec.keyOut[i], row.get(spec.keys.fields[i], spec.keys.types[i]));
+        keys.update(spec.keyOut[i], spec.keys.value(row, i));
       }
       if (unsafe == null) {
         unsafe = UnsafeProjection.create(spec.output);
@@ -132,7 +133,7 @@ public final class TupleWindows {
     @Override
     void add(InternalRow row) {
       StateQueue queue = queueOf(row);
-      long value = States.integral(row, spec.valueField, spec.valueType);
+      long value = States.integral(row, spec.valueField, spec.valueWidth);
       if (queue.open && value > queue.next) {
         emit(queue); // every tuple at the pending value is in: its window is complete
       }
@@ -154,8 +155,8 @@ public final class TupleWindows {
         return;
       }
       queue.total(windowLongs, windowDoubles);
-      UnsafeRow out = queue.template.copy();
-      States.setIntegral(out, spec.widOut, spec.widType, window);
+      UnsafeRow out = output(queue.template);
+      States.setIntegral(out, spec.widOut, spec.widWidth, window);
       states.write(out, spec.longOut, spec.doubleOut, windowLongs, windowDoubles);
       ready.add(out);
     }

@@ -35,8 +35,6 @@ final class States implements Serializable {
   private final int[] doubleOp;
   private final long[] longIdentity;
   private final double[] doubleIdentity;
-  private final DataType[] longType;
-  private final DataType[] doubleType;
   private final int[] longWidth; // bytes of each integral state's column: how to read and write it
   private final boolean[] doubleIsFloat;
   private final int[][] moments; // {count long slot, mean double slot, M2 double slot}
@@ -51,8 +49,6 @@ final class States implements Serializable {
     doubleOp = new int[doubles];
     longIdentity = new long[longs];
     doubleIdentity = new double[doubles];
-    longType = new DataType[longs];
-    doubleType = new DataType[doubles];
     longWidth = new int[longs];
     doubleIsFloat = new boolean[doubles];
     this.moments = moments;
@@ -126,14 +122,12 @@ final class States implements Serializable {
         states.longName[s] = columns.get(i);
         states.longField[s] = field[i];
         states.longOp[s] = op[i];
-        states.longType[s] = type[i];
         states.longWidth[s] = width(type[i]);
         states.longIdentity[s] = longIdentity(op[i], type[i]);
       } else {
         states.doubleName[s] = columns.get(i);
         states.doubleField[s] = field[i];
         states.doubleOp[s] = op[i];
-        states.doubleType[s] = type[i];
         states.doubleIsFloat[s] = type[i] instanceof FloatType;
         states.doubleIdentity[s] = op[i] == MIN ? Double.NaN : op[i] == MAX ? Double.NEGATIVE_INFINITY : 0.0;
       }

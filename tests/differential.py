@@ -53,8 +53,15 @@ def row(
 
 
 @st.composite
-def cases(draw: st.DrawFn, count: int = 6, max_rows: int = 14) -> list[dict[str, Any]]:
-    """Rows of `count` random streams, with many values on window edges and some NULLs."""
+def cases(draw: st.DrawFn, count: int = 6, max_rows: int = 14, specials: bool = False) -> list[dict[str, Any]]:
+    """Rows of `count` random streams, with many values on window edges and some NULLs.
+
+    With `specials`, v is sometimes NaN or an infinity: each must reach the windows
+    that hold it and no others.
+    """
+    values = st.integers(-20, 20).map(lambda q: q / 4)
+    if specials:
+        values = st.one_of(values, st.sampled_from([math.nan, math.inf, -math.inf]))
     rows: list[dict[str, Any]] = []
     for case_id in range(count):
         size = draw(st.integers(0, max_rows))
@@ -67,7 +74,7 @@ def cases(draw: st.DrawFn, count: int = 6, max_rows: int = 14) -> list[dict[str,
                     case_id,
                     seq,
                     draw(st.sampled_from(["a", "b", None])),
-                    draw(st.one_of(st.none(), st.integers(-20, 20).map(lambda q: q / 4))),
+                    draw(st.one_of(st.none(), values)),
                     draw(st.one_of(st.none(), st.integers(-3, 9))),
                     None if ts is None else float(ts),
                     x,

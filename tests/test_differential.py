@@ -258,6 +258,35 @@ def test_tuple_named_windows_by_prefix_sums(
     compare(spark, text, rows, "prefix")
 
 
+NON_FINITE = "count(v) AS nv, sum(v) AS sv, avg(v) AS av, stddev(v) AS sd, var_pop(v) AS vp"
+
+
+@pytest.mark.parametrize("plan", ["bins", "bins in numpy", "prefix", "over"])
+@SETTINGS
+@given(data=st.data(), rows=cases(specials=True))
+def test_tuple_named_windows_with_nan_and_infinities(
+    spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]
+) -> None:
+    """A NaN or an infinity reaches the windows that hold it and no later ones (running totals must not carry it)."""
+    r = data.draw(st.integers(1, 15))
+    extremes = ", min(v) AS lo, max(v) AS hi" if plan != "prefix" else ""
+    text = f"SELECT {NON_FINITE}{extremes} FROM s [RANGE {r} SECONDS RATTR ts SLIDE 1 ROW PATTR case_id]"
+    with combined_in(spark, "arrow" if plan == "bins in numpy" else "auto"):
+        compare(spark, text, rows, plan.removesuffix(" in numpy"))
+
+
+@pytest.mark.parametrize("plan", ["bucket", "pane", "slice"])
+@SETTINGS
+@given(data=st.data(), rows=cases(specials=True))
+def test_time_sliding_with_nan_and_infinities(
+    spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]
+) -> None:
+    r, s = spans(data.draw, plan)
+    window = f"[RANGE {r} SECONDS SLIDE {s} SECONDS WATTR ts]"
+    text = f"SELECT {NON_FINITE}, min(v) AS lo, max(v) AS hi FROM s {window} GROUP BY case_id"
+    compare(spark, text, rows, plan)
+
+
 @pytest.mark.parametrize("plan", ["bins", "over"])
 @pytest.mark.parametrize("attr", ["ts", "x"])
 @SETTINGS

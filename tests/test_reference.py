@@ -148,6 +148,17 @@ def test_open_ended_events_last_to_the_end_of_the_data() -> None:
     assert windows(result, "window_start", "total") == [(0, 0, 1.0), (1, 4, 1.0), (2, 8, 11.0)]
 
 
+def test_nan_and_infinities_reach_only_the_windows_holding_them() -> None:
+    # RANGE 4 SLIDE 4: [0, 4) holds 1 and ∞; [4, 8) holds 2 and 3; [8, 12) holds NaN and 5;
+    # [12, 16) holds ∞ and −∞. Sums follow IEEE; a variance meets ∞ − ∞ or NaN (Spark's answer).
+    inf, nan = float("inf"), float("nan")
+    values = [(1, 1.0), (2, inf), (5, 2.0), (6, 3.0), (9, nan), (10, 5.0), (13, inf), (14, -inf)]
+    rows = [r(t=t, v=v) for t, v in values]
+    result = run("SELECT sum(v) AS s, stddev(v) AS sd FROM s [RANGE 4 SLIDE 4 WATTR t]", rows)
+    got = [(w, str(s), str(sd)) for w, s, sd in windows(result, "s", "sd")]
+    assert got == [(0, "inf", "nan"), (1, "5.0", str(0.5**0.5)), (2, "nan", "nan"), (3, "nan", "nan")]
+
+
 def test_ties_name_one_window_in_slide_by_tuple() -> None:
     # RANGE 5 RATTR t SLIDE 1 ROW: windows are the values {3, 7}; (w - 5, w] includes all ties.
     rows = [r(t=3, v=1.0), r(t=7, v=2.0), r(t=3, v=4.0)]

@@ -60,13 +60,16 @@ class StateGroup:
 
     `lifts` are cell-level Spark SQL aggregates (pane and slice plans);
     `contributions` are one tuple's share of each state as row-level Spark SQL
-    (bins), where NULL means no contribution.
+    (bins), where NULL means no contribution. `floating` marks the columns of
+    DOUBLE shares: a NaN or an infinity among them must not be summed into a
+    running total, or it would reach every later window (the prefix plan).
     """
 
     operation: Operation
     columns: tuple[str, ...]
     lifts: tuple[str, ...]
     contributions: tuple[str, ...] = ()
+    floating: tuple[bool, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -190,7 +193,7 @@ class _Decomposer:
     def column(self, wanted: str) -> str:
         return fresh_name(wanted, self.taken)
 
-    def state(self, operation: Operation, lift: str, wanted: str, contribution: str) -> str:
+    def state(self, operation: Operation, lift: str, wanted: str, contribution: str, *, floating: bool = False) -> str:
         lift = self.filtered(lift)
         contribution = self.filtered_contribution(contribution, counts=lift.startswith("COUNT"))
         known = self.by_lift.get((operation, lift))
@@ -198,7 +201,7 @@ class _Decomposer:
             return known
         name = self.column(wanted)
         self.by_lift[(operation, lift)] = name
-        self.groups.append(StateGroup(operation, (name,), (lift,), (contribution,)))
+        self.groups.append(StateGroup(operation, (name,), (lift,), (contribution,), (floating,)))
         return name
 
     def filtered_contribution(self, contribution: str, *, counts: bool) -> str:
@@ -244,13 +247,14 @@ class _Decomposer:
             if arg_type not in _INTEGRAL | _FLOATING:
                 return False
             share = f"CAST({arg} AS BIGINT)" if arg_type in _INTEGRAL else arg
-            total = self.state("sum", f"SUM({arg})", f"_sum{base}", share)
+            total = self.state("sum", f"SUM({arg})", f"_sum{base}", share, floating=arg_type in _FLOATING)
             self.lowers.append((call.name, f"CASE WHEN {count} > 0 THEN {total} END"))
             return True
         if call.function in {"avg", "try_avg"}:
             if arg_type not in _INTEGRAL | _FLOATING:
                 return False
-            total = self.state("sum", f"SUM(CAST({arg} AS DOUBLE))", f"_sum{base}", f"CAST({arg} AS DOUBLE)")
+            value = f"CAST({arg} AS DOUBLE)"
+            total = self.state("sum", f"SUM({value})", f"_sum{base}", value, floating=True)
             self.lowers.append((call.name, f"CASE WHEN {count} > 0 THEN {total} / {count} END"))
             return True
         if call.function in {"min", "max", "bool_and", "bool_or"}:
@@ -269,9 +273,11 @@ class _Decomposer:
             shares = (
                 self.filtered_contribution(_present(arg), counts=True),
                 self.filtered_contribution(value, counts=False),
-                "0D",  # one value has no spread
+                # One value's spread, as Spark's VAR_POP of it: 0, but NaN for NaN and infinities (so
+                # that any window holding one has a NaN variance, as in Spark), NULL for NULL.
+                self.filtered_contribution(f"{value} - {value}", counts=False),
             )
-            self.groups.append(StateGroup("moments", columns, lifts, shares))
+            self.groups.append(StateGroup("moments", columns, lifts, shares, (False, True, True)))
             self.by_lift[key] = ",".join(columns)
         n, _, m2 = self.by_lift[key].split(",")
         m2 = f"GREATEST({m2}, 0D)"

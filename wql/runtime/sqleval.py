@@ -245,11 +245,22 @@ def _sum(present: list[Any], *_: Any) -> Any:
         return None
     if all(isinstance(v, int) and not isinstance(v, bool) for v in present):
         return sum(present)
-    return math.fsum(present)
+    return _float_sum(present)
+
+
+def _float_sum(values: list[Any]) -> float:
+    """An exact sum of finite values; with NaN or infinities, IEEE's answer, as Spark's sum gives."""
+    floats = [float(v) for v in values]
+    if all(math.isfinite(v) for v in floats):
+        return math.fsum(floats)
+    up, down = math.inf in floats, -math.inf in floats
+    if any(math.isnan(v) for v in floats) or (up and down):
+        return math.nan
+    return math.inf if up else -math.inf
 
 
 def _avg(present: list[Any], *_: Any) -> Any:
-    return math.fsum(present) / len(present) if present else None
+    return _float_sum(present) / len(present) if present else None
 
 
 def _var(present: list[Any], population: bool) -> float | None:
@@ -257,6 +268,8 @@ def _var(present: list[Any], population: bool) -> float | None:
     if len(present) < need:
         return None
     floats = [float(v) for v in present]
+    if not all(math.isfinite(v) for v in floats):
+        return math.nan  # Spark's moments meet ∞ − ∞ or NaN on the way
     return statistics.pvariance(floats) if population else statistics.variance(floats)
 
 

@@ -205,26 +205,45 @@ def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
             out[pick] = ufunc(levels[j][lo[pick]], levels[j][hi[pick] - width])
         return out
 
+    def window_sums(values, lo, hi):
+        """Sums of values[lo:hi] by prefix differences. A NaN or an infinity is counted apart rather
+        than summed, so that it reaches the windows holding it and no others, as Spark's sum does."""
+        finite = np.isfinite(values) if values.dtype.kind == "f" else None
+        if finite is None or finite.all():
+            prefix = np.r_[np.zeros(1, values.dtype), np.cumsum(values)]
+            return prefix[hi] - prefix[lo]
+        prefix = np.r_[0.0, np.cumsum(np.where(finite, values, 0.0))]
+        out = prefix[hi] - prefix[lo]
+
+        def held(kind):
+            count = np.r_[0, np.cumsum(kind)]
+            return count[hi] - count[lo] > 0
+
+        up, down = held(values == np.inf), held(values == -np.inf)
+        out[up] = np.inf
+        out[down] = -np.inf
+        out[held(np.isnan(values)) | (up & down)] = np.nan
+        return out
+
     def aggregate(operation, columns, lo, hi):
         if operation == "sum":
-            prefix = np.r_[np.zeros(1, columns[0].dtype), np.cumsum(columns[0])]
-            return [prefix[hi] - prefix[lo]]
+            return [window_sums(columns[0], lo, hi)]
         if operation in ("min", "max"):
             return [extreme(np.fmin if operation == "min" else np.maximum, columns[0], lo, hi)]
         count, value, spread = columns  # moments, shifted by the group's mean against cancellation
-        weight = count.astype(np.float64)
+        weight = np.where(np.isfinite(value), count, 0).astype(np.float64)  # the center, of finite values
         center = 0.0
         if weight.sum():
-            center = float((weight * value).sum() / weight.sum())
-            deviation = float(np.sqrt((weight * (value - center) ** 2).sum() / weight.sum()))
+            center = float((weight * np.where(weight > 0, value, 0.0)).sum() / weight.sum())
+            spread_of = np.where(weight > 0, value - center, 0.0)
+            deviation = float(np.sqrt((weight * spread_of**2).sum() / weight.sum()))
             if deviation > 0:  # a power of two near the spread keeps shifted dyadic values (ints, quarters) exact
                 step = 2.0 ** np.floor(np.log2(deviation))
                 center = float(np.round(center / step) * step)
-        shifted = np.where(weight > 0, value - center, 0.0)
-        n = np.r_[0, np.cumsum(count)]
-        s1 = np.r_[0.0, np.cumsum(weight * shifted)]
-        s2 = np.r_[0.0, np.cumsum(weight * shifted * shifted + spread)]
-        total, first, second = n[hi] - n[lo], s1[hi] - s1[lo], s2[hi] - s2[lo]
+        shifted = np.where(count > 0, value - center, 0.0)
+        total = window_sums(count, lo, hi)
+        first = window_sums(count * shifted, lo, hi)
+        second = window_sums(count * shifted * shifted + spread, lo, hi)
         safe = np.where(total > 0, total, 1)
         return [total, center + first / safe, second - first * first / safe]
 

@@ -62,8 +62,8 @@ def generate(ctx: Context) -> None:
         assert ctx.plan.decomposition is not None
         for group in ctx.plan.decomposition.groups:
             for column, contribution in zip(group.columns, group.contributions, strict=True):
-                if group.operation == "moments" and ctx.plan.kind is PlanKind.PREFIX and contribution == "0D":
-                    continue  # a single value's spread: nothing to add up
+                if group.operation == "moments" and ctx.plan.kind is PlanKind.PREFIX and column == group.columns[2]:
+                    continue  # a single value's spread: the running sums of squared deviations give M2
                 if contribution != ONE or ctx.plan.kind is PlanKind.PREFIX:  # the bins kernel counts tuples itself
                     columns.append(f"{expr(contribution)}.alias({py(column)})")
     else:
@@ -182,6 +182,8 @@ def prefix(ctx: Context, mode: str) -> None:
     code("return F.coalesce(F.sum(share).over(upto), F.lit(0)) - F.coalesce(F.sum(share).over(before), F.lit(0))")
     code.dedent()
     code.blank()
+    if any(any(group.floating) for group in decomposition.groups):
+        _between_floats(ctx)
 
     def share(column: str) -> str:
         return f'F.when(F.col("_in"), {col(column)})' if query.where is not None else col(column)
@@ -198,9 +200,9 @@ def prefix(ctx: Context, mode: str) -> None:
         code.blank()
         code("def center(value):")
         code.indent()
-        code("mean, spread = F.avg(value).over(whole), F.stddev_pop(value).over(whole)")
+        code("mean, spread = F.avg(finite(value)).over(whole), F.stddev_pop(finite(value)).over(whole)")
         code("step = F.pow(F.lit(2.0), F.floor(F.log2(spread)))")
-        code("return F.when(spread > 0, F.round(mean / step) * step).otherwise(mean)")
+        code("return F.coalesce(F.when(spread > 0, F.round(mean / step) * step).otherwise(mean), F.lit(0.0))")
         code.dedent()
         code.blank()
         for (_, mean, _), name in centers.items():
@@ -217,10 +219,12 @@ def prefix(ctx: Context, mode: str) -> None:
             center = centers[group.columns]
             deviation = f"({share(mean)} - {col(center)})"
             items += [f"between({share(n)}).alias({py(n)})", col(center)]
-            items += [f"between({deviation}).alias({py(mean)})", f"between({deviation} ** 2).alias({py(m2)})"]
+            items += [f"between_floats({deviation}).alias({py(mean)})"]
+            items += [f"between_floats({deviation} ** 2).alias({py(m2)})"]
         else:
             assert group.operation == "sum"
-            items += [f"between({share(c)}).alias({py(c)})" for c in group.columns]
+            for column, floating in zip(group.columns, group.floating, strict=True):
+                items.append(f"{'between_floats' if floating else 'between'}({share(column)}).alias({py(column)})")
     code.call("windows", "rows.select", items)
     for (n, mean, m2), center in centers.items():
         code.comment(f"From sums about the center c: {mean} = c + s1 / n, {m2} = s2 − s1² / n.")
@@ -251,6 +255,34 @@ def prefix(ctx: Context, mode: str) -> None:
         code('keep &= last - last % SLIDE >= F.col("_first") - 1')
     code("windows = windows.where(keep)")
     _lower(ctx, partitions)
+
+
+def _between_floats(ctx: Context) -> None:
+    """Running totals of DOUBLE shares that a NaN or an infinity does not poison for later windows."""
+    code = ctx.code
+    code("def finite(value):")
+    code.indent()
+    code('"""The value where it is a number; NULL where it is NaN or infinite."""')
+    code('return F.when(~F.isnan(value) & (F.abs(value) != F.lit(float("inf"))), value)')
+    code.dedent()
+    code.blank()
+    code("def between_floats(share):")
+    code.indent()
+    code('"""between() for DOUBLE shares: a NaN or an infinity is counted apart, not summed into the running')
+    code('totals, so that it reaches the windows that hold it and no later one, as Spark\'s own sum does."""')
+    code('up = between(F.when(share == F.lit(float("inf")), 1)) > 0')
+    code('down = between(F.when(share == F.lit(float("-inf")), 1)) > 0')
+    code("undefined = (between(F.when(F.isnan(share), 1)) > 0) | (up & down)")
+    code("return (")
+    code.indent()
+    code('F.when(undefined, F.lit(float("nan")))')
+    code('.when(up, F.lit(float("inf")))')
+    code('.when(down, F.lit(float("-inf")))')
+    code(".otherwise(between(finite(share)))")
+    code.dedent()
+    code(")")
+    code.dedent()
+    code.blank()
 
 
 def frame_column(call_sql: str) -> str:

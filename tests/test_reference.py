@@ -148,6 +148,14 @@ def test_open_ended_events_last_to_the_end_of_the_data() -> None:
     assert windows(result, "window_start", "total") == [(0, 0, 1.0), (1, 4, 1.0), (2, 8, 11.0)]
 
 
+def test_a_malformed_event_does_not_extend_the_end_of_the_data() -> None:
+    # Event from 1 with no end; [9, 10); [13, 12) is malformed. The data ends at 10, as without it:
+    # windows up to [8, 12), none starting at 12.
+    rows = [r(t=1, e=None, v=1.0), r(t=9, e=10, v=10.0), r(t=13, e=12, v=100.0)]
+    result = run("SELECT sum(v) AS total FROM s [RANGE 4 SLIDE 4 WATTR (t, e)]", rows)
+    assert windows(result, "window_start", "total") == [(0, 0, 1.0), (1, 4, 1.0), (2, 8, 11.0)]
+
+
 def test_nan_and_infinities_reach_only_the_windows_holding_them() -> None:
     # RANGE 4 SLIDE 4: [0, 4) holds 1 and ∞; [4, 8) holds 2 and 3; [8, 12) holds NaN and 5;
     # [12, 16) holds ∞ and −∞. Sums follow IEEE; a variance meets ∞ − ∞ or NaN (Spark's answer).

@@ -17,7 +17,8 @@ Conventions it fixes for every plan (README, "Semantics"):
 - Interval events [start, end): a point event (start = end) belongs where its
   start does; an open-ended event (end NULL) lasts to the end of the data: it is
   reported in windows up to the last one that starts at or before the largest
-  start or end in the data; end < start is malformed and belongs nowhere.
+  start or end of the well-formed events; end < start is malformed, belongs
+  nowhere and is left out of that largest value too.
 - Slide-by-tuple and rank: windows are the RATTR values of the qualifying
   tuples (PATTR: per partition); rank orders non-NULL values, ties by arrival.
 """
@@ -183,8 +184,9 @@ def _in_grid_window(window: Window, item: _Tuple, lo: Number, hi: Number) -> boo
 
 def grid_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
     domain = window.attr.domain
-    values = [t.a for t in tuples if t.a is not None]
-    ends = [t.end for t in tuples if t.end is not None and t.a is not None and t.end >= t.a]
+    well_formed = [t for t in tuples if t.a is not None and (t.end is None or t.end >= t.a)]
+    values = [t.a for t in well_formed]  # a malformed event (end < start) does not move the horizon either
+    ends = [t.end for t in well_formed if t.end is not None]
     candidates = _grid_candidates(window, values + ends)
     horizon = max(values + ends) if values else None
     extents = []

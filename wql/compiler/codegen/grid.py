@@ -121,7 +121,7 @@ def _interval_bucket(ctx: Context) -> None:
     code.comment("Interval events [start, end): an event is in every window its interval overlaps. A point")
     code.comment("event (end = start) is where its start is; an open-ended one (end NULL) lasts to the end of")
     code.comment("the data, the last window starting at or before the largest start or end; end < start is")
-    code.comment("malformed and in no window.")
+    code.comment("malformed: in no window, and no part of the data's end.")
     code(f"rows = rows.where({E}.isNull() | ({E} >= {T}))")
     code(f'horizon = rows.agg(F.greatest(F.max({py(ATTR)}), F.max({py(END_ATTR)})).alias("_h"))')
     code('horizon = horizon.select((F.floor((F.col("_h") - ORIGIN + RANGE) / SLIDE) - 1).alias("_last"))')

@@ -203,6 +203,7 @@ def test_columns_named_like_the_plans_own_are_refused_or_kept_apart(spark: Any, 
         ("RANGE UNBOUNDED SLIDE 4 SECONDS WATTR ts ALIGN 1 SECONDS PATTR g, day", "pane"),  # landmark
         ("RANGE 5 SECONDS RATTR ts SLIDE 1 ROW PATTR g, day", "bins"),  # a window at every tuple
         ("RANGE 6 SECONDS RATTR ts SLIDE 1 ROW", "bins"),
+        ("RANGE 4 SECONDS RATTR ts SLIDE 1 ROW PATTR b", "bins"),  # one integral key, NULL among its values
     ],
 )
 def test_plans_combine_in_the_jvm(spark: Any, window: str, plan_kind: str) -> None:

@@ -18,6 +18,9 @@ def translate(error: BaseException, context: str = "") -> WQLError:
         return WQLRuntimeError(f"{prefix}no such file or directory: {missing.group(1)}")
     if "UNABLE_TO_INFER_SCHEMA" in text:
         return WQLRuntimeError(f"{prefix}cannot read the input: it is empty or not in the declared format")
+    kernel = re.search(r"WQL's \w+ kernel [^\n]*", text)  # a JVM kernel's own message, deep in Spark's
+    if kernel:
+        return WQLRuntimeError(prefix + kernel.group(0))
     if isinstance(error, ValueError):
         return WQLRuntimeError(prefix + text)
     name = type(error).__name__

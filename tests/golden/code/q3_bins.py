@@ -49,8 +49,6 @@ def query(traffic: DataFrame) -> DataFrame:
         F.unix_micros(F.col("ts")).alias("_t"),
     )
 
-    # No PATTR: window-ids need the whole stream, so one task sees it all.
-    rows = rows.coalesce(1)
     schema = StructType(
         [
             StructField("wid", rows.schema["_t"].dataType),
@@ -59,8 +57,9 @@ def query(traffic: DataFrame) -> DataFrame:
     )
     # Bins: every tuple names a window; each window's tuples are found by binary search and aggregated from
     # prefix sums and sparse tables, so the cost does not grow with the tuples per window.
-    # In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars): each key's tuples
-    # in value order through a two-stack queue, a constant number of combines per tuple.
+    # In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars): tuples shuffled as
+    # columnar batches per key, each key's tuples sorted only where they arrived out of order, and
+    # two stacks over the arrays, a constant number of combines per tuple.
     windows = windows_by_tuple(
         rows,
         schema,
@@ -93,12 +92,15 @@ CORRUPT = "_corrupt_record"
 def windows_by_tuple(rows, schema, partitions, groups, states, size, step, mode, tick=1):
     """Windows named by tuples with WQL's JVM kernel where it applies, else with the numpy kernel.
 
-    The JVM kernel (wql-kernels.jar on Spark's classpath) takes a window at every tuple
-    without GROUP BY inside the partitions, on an integral attribute; it returns the
-    same rows as tuple_windows, as an operator in Spark's own plan, without the
-    Arrow round trip to Python.
+    Window-ids need every tuple of a partition (PATTR), so each partition's tuples
+    go to one Spark partition, or the whole stream to one without PATTR. The JVM
+    kernel (wql-kernels.jar on Spark's classpath) takes a window at every tuple
+    without GROUP BY inside the partitions, on an integral attribute; it is an
+    operator in Spark's own plan that asks Spark for that clustering, and returns
+    the same rows as tuple_windows without the Arrow round trip to Python.
     """
     from pyspark.sql import DataFrame
+    from pyspark.sql import functions as F
 
     kernel = jvm_kernel(rows.sparkSession, "TupleWindows")
     if kernel is not None and isinstance(size, int):
@@ -106,6 +108,10 @@ def windows_by_tuple(rows, schema, partitions, groups, states, size, step, mode,
         windows = kernel.combine(rows._jdf, partitions, groups, operations, columns, size, mode, schema.json())
         if windows is not None:  # None: a case only numpy handles
             return DataFrame(windows, rows.sparkSession)
+    if partitions:
+        rows = rows.repartition(*(F.col("`" + name.replace("`", "``") + "`") for name in partitions))
+    else:
+        rows = rows.coalesce(1)
     return rows.mapInArrow(tuple_windows(partitions, groups, states, size, step, mode, tick), schema)
 
 

@@ -100,12 +100,6 @@ def bins(ctx: Context, mode: str) -> None:
     ctx.helpers.update({"windows_by_tuple", "tuple_windows", "jvm_kernel", "jvm_states", "types"})
     partitions, groups = _partitions(ctx), _groups(ctx)
     states = [(g.operation, list(g.columns)) for g in decomposition.groups]
-    if partitions:
-        code.comment("Every tuple of a partition in one Spark partition: window-ids need the whole partition.")
-        code(f"rows = rows.repartition({', '.join(col(p) for p in partitions)})")
-    else:
-        code.comment("No PATTR: window-ids need the whole stream, so one task sees it all.")
-        code("rows = rows.coalesce(1)")
     state_names = [name for _, names in states for name in names]
     code("schema = StructType(")
     code.indent()
@@ -132,8 +126,9 @@ def bins(ctx: Context, mode: str) -> None:
     code.comment(f"Bins: {what}; each window's tuples are found by binary search and aggregated from")
     code.comment("prefix sums and sparse tables, so the cost does not grow with the tuples per window.")
     if mode == "every" and not groups:
-        code.comment("In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars): each key's tuples")
-        code.comment("in value order through a two-stack queue, a constant number of combines per tuple.")
+        code.comment("In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars): tuples shuffled as")
+        code.comment("columnar batches per key, each key's tuples sorted only where they arrived out of order, and")
+        code.comment("two stacks over the arrays, a constant number of combines per tuple.")
     keywords: dict[str, object] = {
         "partitions": partitions,
         "groups": groups,

@@ -215,12 +215,15 @@ def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
 def windows_by_tuple(rows, schema, partitions, groups, states, size, step, mode, tick=1):
     """Windows named by tuples with WQL's JVM kernel where it applies, else with the numpy kernel.
 
-    The JVM kernel (wql-kernels.jar on Spark's classpath) takes a window at every tuple
-    without GROUP BY inside the partitions, on an integral attribute; it returns the
-    same rows as tuple_windows, as an operator in Spark's own plan, without the
-    Arrow round trip to Python.
+    Window-ids need every tuple of a partition (PATTR), so each partition's tuples
+    go to one Spark partition, or the whole stream to one without PATTR. The JVM
+    kernel (wql-kernels.jar on Spark's classpath) takes a window at every tuple
+    without GROUP BY inside the partitions, on an integral attribute; it is an
+    operator in Spark's own plan that asks Spark for that clustering, and returns
+    the same rows as tuple_windows without the Arrow round trip to Python.
     """
     from pyspark.sql import DataFrame
+    from pyspark.sql import functions as F
 
     kernel = jvm_kernel(rows.sparkSession, "TupleWindows")
     if kernel is not None and isinstance(size, int):
@@ -228,4 +231,8 @@ def windows_by_tuple(rows, schema, partitions, groups, states, size, step, mode,
         windows = kernel.combine(rows._jdf, partitions, groups, operations, columns, size, mode, schema.json())
         if windows is not None:  # None: a case only numpy handles
             return DataFrame(windows, rows.sparkSession)
+    if partitions:
+        rows = rows.repartition(*(F.col("`" + name.replace("`", "``") + "`") for name in partitions))
+    else:
+        rows = rows.coalesce(1)
     return rows.mapInArrow(tuple_windows(partitions, groups, states, size, step, mode, tick), schema)

@@ -16,6 +16,7 @@ import org.apache.spark.sql.catalyst.plans.physical.ClusteredDistribution$;
 import org.apache.spark.sql.catalyst.plans.physical.Distribution;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning;
+import org.apache.spark.sql.catalyst.plans.physical.UnspecifiedDistribution$;
 import org.apache.spark.sql.execution.SparkPlan;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
@@ -59,6 +60,9 @@ public final class KernelExec extends SparkPlan {
 
   @Override
   public Seq<Distribution> requiredChildDistribution() {
+    if (spec.clusterBy == null) {
+      return KernelPlan.seq(UnspecifiedDistribution$.MODULE$);
+    }
     if (spec.clusterBy.isEmpty()) {
       return KernelPlan.seq(AllTuples$.MODULE$);
     }
@@ -75,6 +79,9 @@ public final class KernelExec extends SparkPlan {
 
   @Override
   public Seq<Seq<SortOrder>> requiredChildOrdering() {
+    if (spec.orderBy == null) {
+      return KernelPlan.seq(KernelPlan.<SortOrder>seq());
+    }
     SortOrder order = SortOrder$.MODULE$.apply(input(spec.orderBy), Ascending$.MODULE$, KernelPlan.<Expression>seq());
     return KernelPlan.seq(KernelPlan.seq(order));
   }

@@ -6,8 +6,12 @@ import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.ExperimentalMethods;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.catalyst.types.DataTypeUtils;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.execution.SparkStrategy;
@@ -63,6 +67,35 @@ final class KernelPlan {
     List<SparkStrategy> added = new ArrayList<>(CollectionConverters.asJava(strategies));
     added.add(new KernelStrategy(session));
     experimental.extraStrategies_$eq(seq(added));
+  }
+
+  /**
+   * Which of `candidates` Spark's optimizer has folded to the constant 1 at the top of the input's
+   * plan: a count of a column that cannot be NULL (declared so, or filtered so by WHERE). Such a
+   * count is a row count, so a kernel needs it in neither the shuffle nor its memory. Empty when
+   * the plan is not a classic Dataset's.
+   */
+  static List<String> constantOnes(Dataset<Row> input, List<String> candidates) {
+    List<String> ones = new ArrayList<>();
+    try {
+      LogicalPlan plan = ((org.apache.spark.sql.classic.Dataset<Row>) input).queryExecution().optimizedPlan();
+      if (!(plan instanceof Project)) {
+        return ones;
+      }
+      Seq<NamedExpression> items = ((Project) plan).projectList();
+      for (int i = 0; i < items.size(); i++) {
+        NamedExpression item = items.apply(i);
+        if (item instanceof Alias && candidates.contains(item.name())) {
+          Expression value = ((Alias) item).child();
+          if (value.foldable() && Long.valueOf(1L).equals(value.eval(null))) {
+            ones.add(item.name());
+          }
+        }
+      }
+    } catch (ClassCastException | LinkageError e) {
+      ones.clear(); // Spark Connect, or a Spark whose plan classes are not these
+    }
+    return ones;
   }
 
   /** The attribute of that name among a plan's output. */

@@ -43,7 +43,7 @@ final class KernelStrategy extends SparkStrategy {
 
   /** The node's input as one shuffle, when it is a group-by repartitioned by the kernel's keys; else null. */
   private SparkPlan aggregateClusteredByKeys(KernelNode node) {
-    if (!(node.child instanceof RepartitionByExpression) || node.spec.clusterBy.isEmpty()) {
+    if (!(node.child instanceof RepartitionByExpression) || node.spec.clusterBy == null || node.spec.clusterBy.isEmpty()) {
       return null;
     }
     RepartitionByExpression repartition = (RepartitionByExpression) node.child;

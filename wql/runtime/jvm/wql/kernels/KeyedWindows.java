@@ -1,9 +1,9 @@
 package wql.kernels;
 
 import java.util.ArrayDeque;
-import java.util.HashMap;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
+import java.util.function.Function;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 
@@ -14,7 +14,8 @@ import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 abstract class KeyedWindows implements Iterator<InternalRow> {
   private final Iterator<InternalRow> rows;
   private Iterator<StateQueue> closing;
-  final HashMap<Object, StateQueue> queues = new HashMap<>();
+  private final KeyIndex<StateQueue> queues;
+  private final Function<InternalRow, StateQueue> newQueue;
   final ArrayDeque<UnsafeRow> ready = new ArrayDeque<>();
   private final ArrayDeque<UnsafeRow> spare = new ArrayDeque<>(); // rows already handed out, for reuse
   private UnsafeRow lent; // the row the last next() returned: Spark's consumers copy what they keep
@@ -23,13 +24,13 @@ abstract class KeyedWindows implements Iterator<InternalRow> {
   final long[] windowLongs;
   final double[] windowDoubles;
 
-  private final Keys keys;
   final States states;
 
   KeyedWindows(Iterator<InternalRow> rows, Keys keys, States states) {
     this.rows = rows;
-    this.keys = keys;
+    this.queues = new KeyIndex<>(keys);
     this.states = states;
+    newQueue = row -> new StateQueue(states, template(row));
     rowLongs = new long[states.longs()];
     rowDoubles = new double[states.doubles()];
     windowLongs = new long[rowLongs.length];
@@ -47,13 +48,7 @@ abstract class KeyedWindows implements Iterator<InternalRow> {
 
   /** The queue of the row's key, new if the key is. */
   StateQueue queueOf(InternalRow row) {
-    Object key = keys.of(row);
-    StateQueue queue = queues.get(key);
-    if (queue == null) {
-      queue = new StateQueue(states, template(row));
-      queues.put(keys.copy(key), queue);
-    }
-    return queue;
+    return queues.of(row, newQueue);
   }
 
   @Override

@@ -6,10 +6,12 @@ import java.util.List;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.types.AtomicType;
 import org.apache.spark.sql.types.BinaryType;
+import org.apache.spark.sql.types.ByteType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DateType;
 import org.apache.spark.sql.types.IntegerType;
 import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.ShortType;
 import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.types.TimestampNTZType;
@@ -19,9 +21,8 @@ import org.apache.spark.unsafe.types.UTF8String;
 /** A row's key as a hash map key: the value itself for one column, a list of values for several. */
 final class Keys implements Serializable {
   private static final long serialVersionUID = 1L;
-  private static final int INT = 1; // kinds with a direct getter, faster than InternalRow.get
-  private static final int LONG = 2;
-  private static final int STRING = 3;
+  private static final int STRING = -1; // a kind; a positive kind is an integral column's byte width
+  private static final int OTHER = 0; // read with InternalRow.get, slower than the direct getters
   final int[] fields;
   final DataType[] types;
   private final int[] kinds;
@@ -31,14 +32,24 @@ final class Keys implements Serializable {
     this.types = types;
     kinds = new int[types.length];
     for (int i = 0; i < types.length; i++) {
-      DataType type = types[i];
-      kinds[i] =
-          type instanceof IntegerType || type instanceof DateType
-              ? INT
-              : type instanceof LongType || type instanceof TimestampType || type instanceof TimestampNTZType
-                  ? LONG
-                  : type instanceof StringType ? STRING : 0;
+      kinds[i] = kind(types[i]);
     }
+  }
+
+  private static int kind(DataType type) {
+    if (type instanceof LongType || type instanceof TimestampType || type instanceof TimestampNTZType) {
+      return 8;
+    }
+    if (type instanceof IntegerType || type instanceof DateType) {
+      return 4;
+    }
+    if (type instanceof ShortType) {
+      return 2;
+    }
+    if (type instanceof ByteType) {
+      return 1;
+    }
+    return type instanceof StringType ? STRING : OTHER;
   }
 
   /**
@@ -62,6 +73,21 @@ final class Keys implements Serializable {
     return new Keys(fields, types);
   }
 
+  /** One key column of an integral type (dates and timestamps included): a key is then one long. */
+  boolean isIntegral() {
+    return kinds.length == 1 && kinds[0] > 0;
+  }
+
+  /** Whether the only key column is NULL in the row. */
+  boolean isNull(InternalRow row) {
+    return row.isNullAt(fields[0]);
+  }
+
+  /** The only key column, non-NULL and integral, as a long. */
+  long integral(InternalRow row) {
+    return States.integral(row, fields[0], kinds[0]);
+  }
+
   /** The row's key, for a lookup: it may still point into the row's memory. */
   Object of(InternalRow row) {
     if (fields.length == 1) {
@@ -81,15 +107,23 @@ final class Keys implements Serializable {
     if (row.isNullAt(field)) {
       return null;
     }
-    switch (kinds[i]) {
-      case INT:
-        return row.getInt(field);
-      case LONG:
-        return row.getLong(field);
-      case STRING:
-        return row.getUTF8String(field);
+    int kind = kinds[i];
+    if (kind == STRING) {
+      return row.getUTF8String(field);
+    }
+    if (kind == OTHER) {
+      return row.get(field, types[i]);
+    }
+    long value = States.integral(row, field, kind);
+    switch (kind) { // boxed as the column's own type: a conditional expression would promote all to Long
+      case 8:
+        return value;
+      case 4:
+        return (int) value;
+      case 2:
+        return (short) value;
       default:
-        return row.get(field, types[i]);
+        return (byte) value;
     }
   }
 

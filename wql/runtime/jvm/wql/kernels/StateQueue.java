@@ -11,7 +11,7 @@ import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 final class StateQueue {
   private final States states;
   final UnsafeRow template; // the key's output row: keys and pass-through columns; windows fill in the rest
-  private long[] positions = new long[4];
+  private long[] positions = new long[4]; // a ring whose capacity is a power of two: indices wrap by a mask
   private long[] longs;
   private double[] doubles;
   private long[] frontLongs;
@@ -40,7 +40,7 @@ final class StateQueue {
   }
 
   private int at(int j) {
-    return (head + j) % positions.length;
+    return (head + j) & (positions.length - 1);
   }
 
   void push(long position, long[] l, double[] d) {

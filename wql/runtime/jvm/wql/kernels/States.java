@@ -176,20 +176,27 @@ final class States implements Serializable {
 
   /** One input row's states: NULL as the identity, an absent column as 1. */
   void read(InternalRow row, long[] l, double[] d) {
-    for (int s = 0; s < l.length; s++) {
+    read(row, l, d, 0);
+  }
+
+  /** The same into the i-th states of arrays that hold consecutive states of this layout. */
+  void read(InternalRow row, long[] l, double[] d, int i) {
+    int nl = longOp.length;
+    for (int s = 0; s < nl; s++) {
       int field = longField[s];
       if (field < 0) {
-        l[s] = 1;
+        l[i * nl + s] = 1;
       } else {
-        l[s] = row.isNullAt(field) ? longIdentity[s] : integral(row, field, longWidth[s]);
+        l[i * nl + s] = row.isNullAt(field) ? longIdentity[s] : integral(row, field, longWidth[s]);
       }
     }
-    for (int s = 0; s < d.length; s++) {
+    int nd = doubleOp.length;
+    for (int s = 0; s < nd; s++) {
       int field = doubleField[s];
       if (row.isNullAt(field)) {
-        d[s] = doubleIdentity[s];
+        d[i * nd + s] = doubleIdentity[s];
       } else {
-        d[s] = doubleIsFloat[s] ? row.getFloat(field) : row.getDouble(field);
+        d[i * nd + s] = doubleIsFloat[s] ? row.getFloat(field) : row.getDouble(field);
       }
     }
   }
@@ -230,34 +237,64 @@ final class States implements Serializable {
       double mean2 = bd[bi * nd + group[1]];
       double m2a = ad[ai * nd + group[2]];
       double m2b = bd[bi * nd + group[2]];
-      double safe = n1 + n2 > 0 ? n1 + n2 : 1;
-      double delta = mean2 - mean1;
-      od[oi * nd + group[1]] = mean1 + delta * n2 / safe;
-      od[oi * nd + group[2]] = m2a + m2b + delta * delta * n1 * n2 / safe;
+      od[oi * nd + group[1]] = mergedMean(n1, mean1, n2, mean2);
+      od[oi * nd + group[2]] = mergedM2(n1, mean1, m2a, n2, mean2, m2b);
     }
     for (int s = 0; s < nl; s++) {
-      long a = al[ai * nl + s];
-      long b = bl[bi * nl + s];
-      int op = longOp[s];
-      ol[oi * nl + s] = op == MIN ? Math.min(a, b) : op == MAX ? Math.max(a, b) : a + b;
+      ol[oi * nl + s] = combine(longOp[s], al[ai * nl + s], bl[bi * nl + s]);
     }
     for (int s = 0; s < nd; s++) {
-      int op = doubleOp[s];
-      if (op == MOMENTS) {
-        continue;
+      if (doubleOp[s] != MOMENTS) {
+        od[oi * nd + s] = combine(doubleOp[s], ad[ai * nd + s], bd[bi * nd + s]);
       }
-      double a = ad[ai * nd + s];
-      double b = bd[bi * nd + s];
-      double r;
-      if (op == MIN) {
-        r = Double.isNaN(a) ? b : Double.isNaN(b) ? a : Math.min(a, b); // Spark orders NaN above all
-      } else if (op == MAX) {
-        r = Math.max(a, b);
-      } else {
-        r = a + b;
-      }
-      od[oi * nd + s] = r;
     }
+  }
+
+  /** a ⊕ b for an integral state; a moments count adds up. */
+  static long combine(int op, long a, long b) {
+    return op == MIN ? Math.min(a, b) : op == MAX ? Math.max(a, b) : a + b;
+  }
+
+  /** a ⊕ b for a floating state (not a moment's mean or M2): Spark orders NaN above every number. */
+  static double combine(int op, double a, double b) {
+    if (op == MIN) {
+      return Double.isNaN(a) ? b : Double.isNaN(b) ? a : Math.min(a, b);
+    }
+    return op == MAX ? Math.max(a, b) : a + b;
+  }
+
+  /** The mean of two parts of n1 and n2 values (Chan's parallel formula). */
+  static double mergedMean(long n1, double mean1, long n2, double mean2) {
+    double n = n1 + n2 > 0 ? n1 + n2 : 1;
+    return mean1 + (mean2 - mean1) * n2 / n;
+  }
+
+  /** The sum of squared deviations of two parts (Chan's parallel formula). */
+  static double mergedM2(long n1, double mean1, double m2a, long n2, double mean2, double m2b) {
+    double n = n1 + n2 > 0 ? n1 + n2 : 1;
+    double delta = mean2 - mean1;
+    return m2a + m2b + delta * delta * n1 * n2 / n;
+  }
+
+  /** The operation of each integral slot and each floating slot, and the moments groups' slots. */
+  int longOp(int s) {
+    return longOp[s];
+  }
+
+  int doubleOp(int s) {
+    return doubleOp[s];
+  }
+
+  int[][] momentGroups() {
+    return moments;
+  }
+
+  long longIdentityAt(int s) {
+    return longIdentity[s];
+  }
+
+  double doubleIdentityAt(int s) {
+    return doubleIdentity[s];
   }
 
   void identity(long[] l, double[] d, int i) {
@@ -268,14 +305,24 @@ final class States implements Serializable {
   /** Writes the states into an output row, as their columns' types (never NULL). */
   void write(InternalRow out, int[] longOut, int[] doubleOut, long[] l, double[] d) {
     for (int s = 0; s < l.length; s++) {
-      setIntegral(out, longOut[s], longWidth[s], l[s]);
+      writeLong(out, longOut[s], s, l[s]);
     }
     for (int s = 0; s < d.length; s++) {
-      if (doubleIsFloat[s]) {
-        out.setFloat(doubleOut[s], (float) d[s]);
-      } else {
-        out.setDouble(doubleOut[s], d[s]);
-      }
+      writeDouble(out, doubleOut[s], s, d[s]);
+    }
+  }
+
+  /** Integral state s into an output row's field, as its column's type. */
+  void writeLong(InternalRow out, int field, int s, long value) {
+    setIntegral(out, field, longWidth[s], value);
+  }
+
+  /** Floating state s into an output row's field, as its column's type. */
+  void writeDouble(InternalRow out, int field, int s, double value) {
+    if (doubleIsFloat[s]) {
+      out.setFloat(field, (float) value);
+    } else {
+      out.setDouble(field, value);
     }
   }
 

@@ -1,7 +1,10 @@
 package wql.kernels;
 
+import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.NoSuchElementException;
+import java.util.function.Function;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -19,11 +22,17 @@ import org.apache.spark.sql.types.StructType;
  *
  * <p>Input: one row per tuple with the partition keys, {@code _t} (the range attribute in base
  * units; NULL names no window and is in none), {@code _in} (the tuple passes WHERE; absent: all
- * do) and one contribution column per state (absent: a row count). Every tuple of a partition key
- * is in the same Spark partition. Each distinct value w of a key's tuples names window (w - size,
- * w], holding the key's tuples that pass WHERE with values in it. Each Spark partition is sorted by
- * {@code _t} only; each key keeps the tuples of its open window in a {@link StateQueue}, and a window
- * is emitted when the key's next larger value (or the end) shows that its ties are all in.
+ * do) and one contribution column per state (absent: a row count). Each distinct value w of a
+ * key's tuples names window (w - size, w], holding the key's tuples that pass WHERE with values in
+ * it.
+ *
+ * <p>Two operators of Spark's plan. Before the shuffle, {@link TupleBatches} turns each partition's
+ * tuples into batches of one key in columns, so the shuffle moves a row per batch rather than per
+ * tuple. After it, each Spark partition holds every batch of its keys, in any order: each key's
+ * batches are copied into primitive columns ({@link KeyTuples}), sorted by value only where they
+ * did not arrive in order ({@link ValueOrder}: a pass per ordered run), and the key's windows are
+ * computed column by column with two stacks over the arrays ({@link RangeColumn}). A partition's
+ * tuples are held in memory, accounted with Spark's task memory manager ({@link TaskMemory}).
  *
  * <p>Output rows: partition keys, {@code wid} (the window value), then the states, in the schema
  * the caller gives; windows holding no tuple are left out.
@@ -41,37 +50,45 @@ public final class TupleWindows {
       long size,
       String mode,
       String outputJson) {
-    StructType input = rows.schema();
+    Dataset<Row> valued = rows.where(rows.col("_t").isNotNull());
+    valued = valued.drop(KernelPlan.constantOnes(valued, integralSums(rows.schema(), operations, columns)).toArray(new String[0]));
+    StructType input = valued.schema();
     StructType output = (StructType) DataType.fromJson(outputJson);
-    States states = States.of(input, operations, columns);
+    States states = States.of(input, operations, columns); // a dropped count is absent: a row count
     Keys keys = Keys.of(input, partitions);
     List<String> names = List.of(input.fieldNames());
-    if (!mode.equals("every") || !groups.isEmpty() || states == null || keys == null) {
+    if (!mode.equals("every") || !groups.isEmpty() || states == null || keys == null || size <= 0) {
       return null;
     }
-    if (!States.isIntegral(input.apply("_t").dataType())) {
+    DataType widType = output.apply("wid").dataType();
+    if (!States.isIntegral(input.apply("_t").dataType()) || !States.isIntegral(widType)) {
       return null;
     }
     Spec spec = new Spec();
-    spec.output = output;
     spec.states = states;
-    spec.keys = keys;
     spec.size = size;
+    spec.keys = keys;
     spec.valueField = input.fieldIndex("_t");
     spec.valueWidth = States.width(input.apply("_t").dataType());
     spec.insideField = names.indexOf("_in");
     if (spec.insideField >= 0 && !(input.fields()[spec.insideField].dataType() instanceof BooleanType)) {
       return null;
     }
+    spec.storedLongs = new boolean[states.longs()];
+    for (int s = 0; s < spec.storedLongs.length; s++) {
+      spec.storedLongs[s] = states.longField[s] >= 0 || spec.insideField >= 0; // else positions give the count
+    }
+    spec.batches = TupleBatches.schema(input, partitions, spec.storedLongs, states.doubles());
+    spec.batchKeys = Keys.of(spec.batches, partitions);
+    spec.batchValues = spec.batches.fieldIndex(TupleBatches.VALUES);
+    spec.batchLongs = TupleBatches.longFields(spec.batches, spec.storedLongs);
+    spec.batchDoubles = TupleBatches.doubleFields(spec.batches, states.doubles());
+    spec.output = output;
     spec.keyOut = new int[partitions.size()];
     for (int i = 0; i < spec.keyOut.length; i++) {
       spec.keyOut[i] = output.fieldIndex(partitions.get(i));
     }
     spec.widOut = output.fieldIndex("wid");
-    DataType widType = output.fields()[spec.widOut].dataType();
-    if (!States.isIntegral(widType)) {
-      return null;
-    }
     spec.widWidth = States.width(widType);
     spec.longOut = new int[states.longs()];
     for (int s = 0; s < spec.longOut.length; s++) {
@@ -81,19 +98,46 @@ public final class TupleWindows {
     for (int s = 0; s < spec.doubleOut.length; s++) {
       spec.doubleOut[s] = output.fieldIndex(states.doubleName[s]);
     }
-    Dataset<Row> valued = rows.where(rows.col("_t").isNotNull());
-    return KernelPlan.of(valued, new KernelSpec("TupleWindows", partitions, "_t", tuples -> new Windows(tuples, spec)), output);
+    KernelSpec batching = new KernelSpec("TupleBatches", null, null, tuples -> new TupleBatches.Batcher(tuples, spec));
+    Dataset<Row> batches = KernelPlan.of(valued, batching, spec.batches);
+    if (batches == null) {
+      return null;
+    }
+    KernelSpec windowing = new KernelSpec("TupleWindows", partitions, null, batched -> new Windows(batched, spec));
+    return KernelPlan.of(batches, windowing, output);
+  }
+
+  /** The integral sums among the states: counts, which Spark may prove to be 1 on every row. */
+  private static List<String> integralSums(StructType input, List<String> operations, List<String> columns) {
+    List<String> present = List.of(input.fieldNames());
+    List<String> sums = new ArrayList<>();
+    for (int i = 0; i < columns.size(); i++) {
+      String column = columns.get(i);
+      if (operations.get(i).equals("sum") && present.contains(column) && States.isIntegral(input.apply(column).dataType())) {
+        sums.add(column);
+      }
+    }
+    return sums;
   }
 
   static final class Spec implements java.io.Serializable {
     private static final long serialVersionUID = 1L;
     States states;
-    Keys keys;
     long size;
+    // Before the shuffle: the input rows.
+    Keys keys;
     int valueField;
-    int insideField;
-    StructType output;
     int valueWidth;
+    int insideField;
+    boolean[] storedLongs; // false: a row count that positions give (no WHERE)
+    // The batches.
+    StructType batches;
+    Keys batchKeys;
+    int batchValues;
+    int[] batchLongs;
+    int[] batchDoubles;
+    // The windows.
+    StructType output;
     int[] keyOut;
     int widOut;
     int widWidth;
@@ -101,64 +145,155 @@ public final class TupleWindows {
     int[] doubleOut;
   }
 
-  /** The windows of one partition's tuples, sorted by value, with every tuple of its keys in it. */
-  static final class Windows extends KeyedWindows {
+  /**
+   * The windows of one partition's batches, every batch of its keys in it, in any order: each key's
+   * tuples are copied into columns, sorted by value where they did not arrive in order, and its
+   * windows computed column by column and emitted one key after another.
+   */
+  static final class Windows implements Iterator<InternalRow> {
+    private final Iterator<InternalRow> batches;
     private final Spec spec;
+    private final States states;
+    private final TaskMemory memory;
+    private KeyIndex<KeyTuples> keys; // while the batches are read
+    private List<KeyTuples> pending; // then each key, until its windows are computed
+    private final Function<InternalRow, KeyTuples> newKey = this::newKey;
+    private final List<RangeColumn> columns;
+    private final WindowStates windows;
     private UnsafeProjection unsafe;
+    private long tuples;
+    private boolean loaded;
+    private int nextKey; // the next key whose windows to compute
+    private int count; // the current key's windows
+    private int at; // the next of them to look at
+    private UnsafeRow out; // one row, refilled for each window: Spark's consumers copy what they keep
 
-    Windows(Iterator<InternalRow> rows, Spec spec) {
-      super(rows, spec.keys, spec.states);
+    Windows(Iterator<InternalRow> batches, Spec spec) {
+      this.batches = batches;
       this.spec = spec;
+      states = spec.states;
+      memory = TaskMemory.ofTask("bins");
+      keys = new KeyIndex<>(spec.batchKeys);
+      columns = RangeColumn.of(states, spec.storedLongs);
+      windows = new WindowStates(states.longs(), states.doubles(), memory);
     }
 
     @Override
-    UnsafeRow template(InternalRow row) {
-      GenericInternalRow keys = new GenericInternalRow(spec.output.size());
+    public boolean hasNext() {
+      if (!loaded) {
+        load();
+      }
+      while (true) {
+        for (; at < count; at++) {
+          if (windows.longs[states.firstSlot][at] > 0) {
+            return true; // a window holding no tuple (all outside WHERE) is left out
+          }
+        }
+        if (nextKey == pending.size()) {
+          if (memory != null) {
+            memory.releaseAll();
+          }
+          return false;
+        }
+        KeyTuples key = pending.set(nextKey++, null); // its columns are not needed once its windows are
+        computeWindows(key);
+        release((long) key.values.length * key.tupleBytes());
+      }
+    }
+
+    @Override
+    public InternalRow next() {
+      if (!hasNext()) {
+        throw new NoSuchElementException();
+      }
+      States.setIntegral(out, spec.widOut, spec.widWidth, windows.wids[at]);
+      for (int s = 0; s < spec.longOut.length; s++) {
+        states.writeLong(out, spec.longOut[s], s, windows.longs[s][at]);
+      }
+      for (int s = 0; s < spec.doubleOut.length; s++) {
+        states.writeDouble(out, spec.doubleOut[s], s, windows.doubles[s][at]);
+      }
+      at++;
+      return out;
+    }
+
+    private void load() {
+      loaded = true;
+      while (batches.hasNext()) {
+        InternalRow batch = batches.next();
+        KeyTuples key = keys.of(batch, newKey);
+        int n = batch.getArray(spec.batchValues).numElements();
+        tuples += n;
+        account((long) key.growthFor(n) * key.tupleBytes()); // before the columns grow
+        key.append(batch, spec.batchValues, spec.batchLongs, spec.batchDoubles);
+      }
+      pending = keys.values();
+      keys = null;
+    }
+
+    private KeyTuples newKey(InternalRow batch) {
+      GenericInternalRow values = new GenericInternalRow(spec.output.size());
       for (int i = 0; i < spec.keyOut.length; i++) {
-        keys.update(spec.keyOut[i], spec.keys.value(row, i));
+        values.update(spec.keyOut[i], spec.batchKeys.value(batch, i));
       }
       if (unsafe == null) {
         unsafe = UnsafeProjection.create(spec.output);
       }
-      return unsafe.apply(keys).copy(); // wid and states NULL until a window sets them
+      KeyTuples key = new KeyTuples(unsafe.apply(values).copy(), spec.storedLongs, states.doubles());
+      account((long) key.values.length * key.tupleBytes());
+      return key;
     }
 
-    @Override
-    void close(StateQueue queue) {
-      if (queue.open) {
-        emit(queue);
+    /** The key's windows: one at each distinct value w, holding the tuples in (w - size, w]. */
+    private void computeWindows(KeyTuples key) {
+      if (!key.isSorted()) {
+        long sorting = 20L * key.size; // the permutation, its scratch, and a column being permuted
+        account(sorting);
+        key.sortByValue();
+        release(sorting);
+      }
+      windows.ensure(key.size);
+      long[] values = key.values;
+      int[] from = windows.from;
+      int[] to = windows.to;
+      long[] wids = windows.wids;
+      int n = key.size;
+      int lo = 0;
+      count = 0;
+      for (int i = 0; i < n; i++) {
+        if (i + 1 < n && values[i + 1] == values[i]) {
+          continue; // the window of a tied value is complete at its last tuple
+        }
+        long wid = values[i];
+        while (values[lo] <= wid - spec.size) {
+          lo++;
+        }
+        from[count] = lo;
+        to[count] = i + 1;
+        wids[count++] = wid;
+      }
+      for (RangeColumn column : columns) {
+        column.bind(key, windows);
+      }
+      RangeColumn.scan(columns, from, to, count, windows.restarts);
+      at = 0;
+      if (out == null) {
+        out = key.template.copy();
+      } else {
+        out.copyFrom(key.template);
       }
     }
 
-    @Override
-    void add(InternalRow row) {
-      StateQueue queue = queueOf(row);
-      long value = States.integral(row, spec.valueField, spec.valueWidth);
-      if (queue.open && value > queue.next) {
-        emit(queue); // every tuple at the pending value is in: its window is complete
-      }
-      queue.open = true;
-      queue.next = value;
-      boolean inside = spec.insideField < 0 || (!row.isNullAt(spec.insideField) && row.getBoolean(spec.insideField));
-      if (inside) {
-        states.read(row, rowLongs, rowDoubles);
-        queue.push(value, rowLongs, rowDoubles);
+    private void account(long bytes) {
+      if (memory != null) {
+        memory.reserve(bytes, tuples);
       }
     }
 
-    /** The pending window (w - size, w] of a key, w its bookmark, if it holds any tuple. */
-    private void emit(StateQueue queue) {
-      queue.open = false;
-      long window = queue.next;
-      queue.dropUpTo(window - spec.size);
-      if (queue.count == 0) {
-        return;
+    private void release(long bytes) {
+      if (memory != null) {
+        memory.release(bytes);
       }
-      queue.total(windowLongs, windowDoubles);
-      UnsafeRow out = output(queue.template);
-      States.setIntegral(out, spec.widOut, spec.widWidth, window);
-      states.write(out, spec.longOut, spec.doubleOut, windowLongs, windowDoubles);
-      ready.add(out);
     }
   }
 }

@@ -1,0 +1,140 @@
+package wql.kernels;
+
+import java.util.Arrays;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData;
+import org.apache.spark.sql.catalyst.util.ArrayData;
+import org.apache.spark.unsafe.Platform;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+
+/**
+ * One key's tuples as primitive columns: the range attribute's values and each state's contribution
+ * (identities for a tuple outside WHERE), in arrival order until {@link #sortByValue}. A column is
+ * null for a row count that positions give (no WHERE: every tuple counts one).
+ * The tuples come in batches ({@link TupleBatches}), whose arrays are copied in whole.
+ */
+final class KeyTuples {
+  final UnsafeRow template; // the key's output row: its key columns set, the rest NULL
+  long[] values = new long[16];
+  final long[][] longs;
+  final double[][] doubles;
+  int size;
+  private boolean sorted = true;
+
+  KeyTuples(UnsafeRow template, boolean[] storedLongs, int doubleSlots) {
+    this.template = template;
+    longs = new long[storedLongs.length][];
+    for (int s = 0; s < longs.length; s++) {
+      longs[s] = storedLongs[s] ? new long[values.length] : null;
+    }
+    doubles = new double[doubleSlots][];
+    for (int s = 0; s < doubleSlots; s++) {
+      doubles[s] = new double[values.length];
+    }
+  }
+
+  /** Bytes a tuple takes in the columns. */
+  int tupleBytes() {
+    int columns = 1 + doubles.length;
+    for (long[] column : longs) {
+      columns += column == null ? 0 : 1;
+    }
+    return 8 * columns;
+  }
+
+  /**
+   * Appends a batch of this key's tuples: its values' array, and each stored state's array (-1: not
+   * stored). The columns grow by {@link #growthFor}, which the caller accounts for first.
+   */
+  void append(InternalRow batch, int valuesField, int[] longFields, int[] doubleFields) {
+    ArrayData batchValues = batch.getArray(valuesField);
+    int n = batchValues.numElements();
+    int growth = growthFor(n);
+    if (growth > 0) {
+      grow(values.length + growth);
+    }
+    copy(batchValues, values, Platform.LONG_ARRAY_OFFSET, size, n);
+    for (int i = Math.max(size, 1); i < size + n; i++) {
+      sorted &= values[i] >= values[i - 1];
+    }
+    for (int s = 0; s < longs.length; s++) {
+      if (longs[s] != null) {
+        copy(batch.getArray(longFields[s]), longs[s], Platform.LONG_ARRAY_OFFSET, size, n);
+      }
+    }
+    for (int s = 0; s < doubles.length; s++) {
+      copy(batch.getArray(doubleFields[s]), doubles[s], Platform.DOUBLE_ARRAY_OFFSET, size, n);
+    }
+    size += n;
+  }
+
+  /** How many tuples' room the columns gain to take n more: none, or at least double. */
+  int growthFor(int n) {
+    return size + n <= values.length ? 0 : Math.max(size + n, 2 * values.length) - values.length;
+  }
+
+  /** Whether the tuples are in ascending order of value already ({@link #sortByValue} costs nothing). */
+  boolean isSorted() {
+    return sorted;
+  }
+
+  /** Copies n 8-byte elements of a batch array into `to` (a long[] or double[]) from index `at`. */
+  private static void copy(ArrayData from, Object to, long arrayOffset, int at, int n) {
+    if (from instanceof UnsafeArrayData) {
+      UnsafeArrayData array = (UnsafeArrayData) from;
+      long start = array.getBaseOffset() + UnsafeArrayData.calculateHeaderPortionInBytes(n);
+      Platform.copyMemory(array.getBaseObject(), start, to, arrayOffset + 8L * at, 8L * n);
+    } else if (to instanceof long[]) {
+      for (int i = 0; i < n; i++) {
+        ((long[]) to)[at + i] = from.getLong(i);
+      }
+    } else {
+      for (int i = 0; i < n; i++) {
+        ((double[]) to)[at + i] = from.getDouble(i);
+      }
+    }
+  }
+
+  /** Puts the tuples in ascending order of value (ties in arrival order), if they are not already. */
+  void sortByValue() {
+    if (sorted) {
+      return;
+    }
+    int[] order = ValueOrder.of(values, size);
+    values = permuted(values, order);
+    for (int s = 0; s < longs.length; s++) {
+      if (longs[s] != null) {
+        longs[s] = permuted(longs[s], order);
+      }
+    }
+    for (int s = 0; s < doubles.length; s++) {
+      double[] column = doubles[s];
+      double[] out = new double[column.length];
+      for (int i = 0; i < size; i++) {
+        out[i] = column[order[i]];
+      }
+      doubles[s] = out;
+    }
+    sorted = true;
+  }
+
+  private long[] permuted(long[] column, int[] order) {
+    long[] out = new long[column.length];
+    for (int i = 0; i < size; i++) {
+      out[i] = column[order[i]];
+    }
+    return out;
+  }
+
+  private void grow(int capacity) {
+    values = Arrays.copyOf(values, capacity);
+    for (int s = 0; s < longs.length; s++) {
+      if (longs[s] != null) {
+        longs[s] = Arrays.copyOf(longs[s], capacity);
+      }
+    }
+    for (int s = 0; s < doubles.length; s++) {
+      doubles[s] = Arrays.copyOf(doubles[s], capacity);
+    }
+  }
+}

@@ -1,0 +1,274 @@
+package wql.kernels;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A state aggregated over each of a key's windows, where window w holds the key's tuples
+ * [from[w], to[w]) in value order and both bounds only move forward. Two stacks over the arrays:
+ * suffix combines of the older part of the current range, rebuilt once the range's start passes
+ * them, and one running combine of the newer part. Each tuple is combined at most twice and each
+ * window once more, whatever the window holds, with no inverse: min and max go as sums do, and a
+ * floating sum has the rounding of its own window's values only, never a difference of totals.
+ */
+abstract class RangeColumn {
+  /** Rebuilds the suffix combines x[i..to) for i in [from, to) and empties the running combine. */
+  abstract void restart(int from, int to);
+
+  /**
+   * The states of windows w0..w1: each adds x[to[w - 1]..to[w]) to the running combine and is the
+   * suffix combine at from[w] ⊕ the running combine; w0 has just restarted at to[w0 - 1] = its own
+   * end. A loop in each column, so the JIT sees one kind of state at a time.
+   */
+  abstract void slide(int[] from, int[] to, int w0, int w1);
+
+  /** The key's input columns and the scratch and output arrays. */
+  abstract void bind(KeyTuples key, WindowStates out);
+
+  /**
+   * Every window's states: window w holds tuples [from[w], to[w]), never empty, and from and to
+   * never decrease with w. The windows split into runs that share suffix combines: a run restarts
+   * at the first window that starts past the previous run's first window's end.
+   */
+  static void scan(List<RangeColumn> columns, int[] from, int[] to, int windows, int[] restarts) {
+    int runs = 0;
+    int boundary = 0; // the current run's suffix combines cover [from, boundary)
+    for (int w = 0; w < windows; w++) {
+      if (from[w] >= boundary) {
+        restarts[runs++] = w;
+        boundary = to[w];
+      }
+    }
+    for (RangeColumn column : columns) {
+      for (int r = 0; r < runs; r++) {
+        int w0 = restarts[r];
+        int w1 = r + 1 < runs ? restarts[r + 1] : windows;
+        column.restart(from[w0], to[w0]);
+        column.slide(from, to, w0, w1);
+      }
+    }
+  }
+
+  /**
+   * One column per state: moments groups as one (their merge reads all three), a row count that
+   * positions give (no stored column) as the width of the range.
+   */
+  static List<RangeColumn> of(States states, boolean[] storedLongs) {
+    List<RangeColumn> columns = new ArrayList<>();
+    boolean[] inGroup = new boolean[states.longs()];
+    boolean[] doubleInGroup = new boolean[states.doubles()];
+    for (int[] group : states.momentGroups()) {
+      columns.add(new Moments(group[0], group[1], group[2]));
+      inGroup[group[0]] = true;
+      doubleInGroup[group[1]] = true;
+      doubleInGroup[group[2]] = true;
+    }
+    for (int s = 0; s < states.longs(); s++) {
+      if (inGroup[s]) {
+        continue;
+      }
+      columns.add(storedLongs[s] ? new Longs(s, states.longOp(s), states.longIdentityAt(s)) : new Rows(s));
+    }
+    for (int s = 0; s < states.doubles(); s++) {
+      if (!doubleInGroup[s]) {
+        columns.add(new Doubles(s, states.doubleOp(s), states.doubleIdentityAt(s)));
+      }
+    }
+    return columns;
+  }
+
+  /** The number of tuples in each window's range: a row count without WHERE. */
+  static final class Rows extends RangeColumn {
+    private final int slot;
+    private long[] out;
+
+    Rows(int slot) {
+      this.slot = slot;
+    }
+
+    @Override
+    void bind(KeyTuples key, WindowStates states) {
+      out = states.longs[slot];
+    }
+
+    @Override
+    void restart(int from, int to) {}
+
+    @Override
+    void slide(int[] from, int[] to, int w0, int w1) {
+      for (int w = w0; w < w1; w++) {
+        out[w] = to[w] - from[w];
+      }
+    }
+  }
+
+  /** An integral state: sum (counts), min or max. */
+  static final class Longs extends RangeColumn {
+    private final int slot;
+    private final int op;
+    private final long identity;
+    private long[] x;
+    private long[] suffix;
+    private long running;
+    private long[] out;
+
+    Longs(int slot, int op, long identity) {
+      this.slot = slot;
+      this.op = op;
+      this.identity = identity;
+    }
+
+    @Override
+    void bind(KeyTuples key, WindowStates states) {
+      x = key.longs[slot];
+      suffix = states.longScratch(suffix, key.size);
+      out = states.longs[slot];
+    }
+
+    @Override
+    void restart(int from, int to) {
+      long acc = identity;
+      for (int i = to - 1; i >= from; i--) {
+        acc = States.combine(op, x[i], acc);
+        suffix[i] = acc;
+      }
+      running = identity;
+    }
+
+    @Override
+    void slide(int[] from, int[] to, int w0, int w1) {
+      long acc = running;
+      int end = to[w0];
+      out[w0] = suffix[from[w0]];
+      for (int w = w0 + 1; w < w1; w++) {
+        for (; end < to[w]; end++) {
+          acc = States.combine(op, acc, x[end]);
+        }
+        out[w] = States.combine(op, suffix[from[w]], acc);
+      }
+      running = acc;
+    }
+  }
+
+  /** A floating state: sum, min or max. */
+  static final class Doubles extends RangeColumn {
+    private final int slot;
+    private final int op;
+    private final double identity;
+    private double[] x;
+    private double[] suffix;
+    private double running;
+    private double[] out;
+
+    Doubles(int slot, int op, double identity) {
+      this.slot = slot;
+      this.op = op;
+      this.identity = identity;
+    }
+
+    @Override
+    void bind(KeyTuples key, WindowStates states) {
+      x = key.doubles[slot];
+      suffix = states.doubleScratch(suffix, key.size);
+      out = states.doubles[slot];
+    }
+
+    @Override
+    void restart(int from, int to) {
+      double acc = identity;
+      for (int i = to - 1; i >= from; i--) {
+        acc = States.combine(op, x[i], acc);
+        suffix[i] = acc;
+      }
+      running = identity;
+    }
+
+    @Override
+    void slide(int[] from, int[] to, int w0, int w1) {
+      double acc = running;
+      int end = to[w0];
+      out[w0] = suffix[from[w0]];
+      for (int w = w0 + 1; w < w1; w++) {
+        for (; end < to[w]; end++) {
+          acc = States.combine(op, acc, x[end]);
+        }
+        out[w] = States.combine(op, suffix[from[w]], acc);
+      }
+      running = acc;
+    }
+  }
+
+  /** Count, mean and M2 of a value, merged by Chan's parallel formula. */
+  static final class Moments extends RangeColumn {
+    private final int countSlot;
+    private final int meanSlot;
+    private final int m2Slot;
+    private long[] n;
+    private double[] mean;
+    private double[] m2;
+    private long[] suffixN;
+    private double[] suffixMean;
+    private double[] suffixM2;
+    private long runningN;
+    private double runningMean;
+    private double runningM2;
+    private long[] outN;
+    private double[] outMean;
+    private double[] outM2;
+
+    Moments(int countSlot, int meanSlot, int m2Slot) {
+      this.countSlot = countSlot;
+      this.meanSlot = meanSlot;
+      this.m2Slot = m2Slot;
+    }
+
+    @Override
+    void bind(KeyTuples key, WindowStates states) {
+      n = key.longs[countSlot];
+      mean = key.doubles[meanSlot];
+      m2 = key.doubles[m2Slot];
+      suffixN = states.longScratch(suffixN, key.size);
+      suffixMean = states.doubleScratch(suffixMean, key.size);
+      suffixM2 = states.doubleScratch(suffixM2, key.size);
+      outN = states.longs[countSlot];
+      outMean = states.doubles[meanSlot];
+      outM2 = states.doubles[m2Slot];
+    }
+
+    @Override
+    void restart(int from, int to) {
+      long accN = 0;
+      double accMean = 0;
+      double accM2 = 0;
+      for (int i = to - 1; i >= from; i--) {
+        double merged = States.mergedMean(n[i], mean[i], accN, accMean);
+        accM2 = States.mergedM2(n[i], mean[i], m2[i], accN, accMean, accM2);
+        accMean = merged;
+        accN += n[i];
+        suffixN[i] = accN;
+        suffixMean[i] = accMean;
+        suffixM2[i] = accM2;
+      }
+      runningN = 0;
+      runningMean = 0;
+      runningM2 = 0;
+    }
+
+    @Override
+    void slide(int[] from, int[] to, int w0, int w1) {
+      int end = to[w0];
+      for (int w = w0; w < w1; w++) {
+        for (; end < to[w]; end++) {
+          double merged = States.mergedMean(runningN, runningMean, n[end], mean[end]);
+          runningM2 = States.mergedM2(runningN, runningMean, runningM2, n[end], mean[end], m2[end]);
+          runningMean = merged;
+          runningN += n[end];
+        }
+        int f = from[w];
+        outN[w] = suffixN[f] + runningN;
+        outMean[w] = States.mergedMean(suffixN[f], suffixMean[f], runningN, runningMean);
+        outM2[w] = States.mergedM2(suffixN[f], suffixMean[f], suffixM2[f], runningN, runningMean, runningM2);
+      }
+    }
+  }
+}

@@ -359,12 +359,31 @@ def test_prefix_plan_runs_invertible_aggregates(window: str, select: str, reason
     [explanation] = wql.explain(READINGS + text)
     [prefix] = [p for p in explanation.plans if p.name == "prefix"]
     if reason is None:
-        assert prefix.chosen and prefix.cost is not None
-        assert wql.compile(READINGS + text).plan == "prefix"
+        assert prefix.cost is not None
+        compiled = wql.compile(READINGS + text, plan="prefix")
+        assert compiled.plan == "prefix" and "rangeBetween" in compiled.code
     else:
         assert prefix.cost is None and reason in prefix.note
         with pytest.raises(wql.WQLNotSupportedError, match="plan 'prefix'"):
             wql.compile(READINGS + text, plan="prefix")
+
+
+@pytest.mark.parametrize(
+    ("window", "select", "chosen"),
+    [
+        ("RATTR ts SLIDE 1 ROW PATTR k", "sum(v) AS s, avg(v) AS a, stddev(v) AS sd", "bins"),
+        ("RATTR ts SLIDE 1 ROW PATTR k", "min(v) AS lo, max(v) AS m", "bins"),
+        ("RATTR ts SLIDE 4 ROWS SATTR rank(ts) PATTR k", "count(*) AS n", "prefix"),  # not every tuple
+        ("RATTR d SLIDE 1 ROW PATTR k", "count(*) AS n", "prefix"),  # a DOUBLE attribute
+    ],
+)
+def test_bins_is_chosen_where_the_jvm_kernel_computes_it(window: str, select: str, chosen: str) -> None:
+    """A window at every tuple on an integral attribute, no GROUP BY inside: the JVM kernel's shape."""
+    range_ = "2" if "RATTR d" in window else "5 MINUTES"
+    [explanation] = wql.explain(READINGS + f"SELECT {select} FROM r [RANGE {range_} {window}]")
+    [bins] = [p for p in explanation.plans if p.name == "bins"]
+    assert explanation.plan == chosen
+    assert ("in the JVM" in bins.note) == (chosen == "bins")
 
 
 def test_prefix_plan_needs_a_whole_range_on_doubles() -> None:

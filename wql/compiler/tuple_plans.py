@@ -3,7 +3,10 @@
 - bins: one pass per partition in a vectorized kernel: each window's tuples are a
   contiguous run found by binary search, and aggregates come from prefix
   differences and sparse tables, so a window costs the same however many tuples
-  it holds. Needs fixed-size partial states (no holistic aggregates).
+  it holds. Needs fixed-size partial states (no holistic aggregates). A window at
+  every tuple without GROUP BY inside the partitions, on an integral attribute,
+  runs in WQL's JVM kernel: tuples shuffled as columnar batches per key, windows
+  computed with two stacks over arrays; the cheapest plan where it applies.
 - prefix: the same prefix differences inside Spark: each partition sorted by
   value once, and a window's states are the running totals up to w minus those
   up to w − RANGE, two growing frames that Spark keeps in a single pass. No
@@ -60,6 +63,14 @@ def prefix_blocker(query: Query, decomposition: Decomposition) -> str | None:
     return None
 
 
+def in_jvm(query: Query) -> bool:
+    """Whether WQL's JVM kernel computes this query's bins plan (wql-kernels.jar; numpy without it)."""
+    window = query.window
+    every = window.kind is not WindowKind.KAFKA and window.slide == 1
+    grouped = any(k.origin == "group" for k in query.keys)
+    return every and not grouped and window.attr.domain is not Domain.FLOAT
+
+
 def tuple_candidates(query: Query, stats: Statistics) -> list[Candidate]:
     from wql.compiler.optimizer import Candidate, why_not_shared
 
@@ -72,6 +83,12 @@ def tuple_candidates(query: Query, stats: Statistics) -> list[Candidate]:
     out = []
     if decomposition is None:
         out.append(Candidate(PlanKind.BINS, None, None, why_not_shared(query)))
+    elif in_jvm(query):
+        note = (
+            "one pass in the JVM: tuples shuffled as columnar batches per key, each key's windows computed "
+            "with two stacks over arrays"
+        )
+        out.append(Candidate(PlanKind.BINS, Plan(PlanKind.BINS, decomposition=decomposition), 0.6 * n, note))
     else:
         note = f"{sort}: each window found by binary search, aggregated from prefix sums and sparse tables"
         out.append(Candidate(PlanKind.BINS, Plan(PlanKind.BINS, decomposition=decomposition), 4.3 * n, note))

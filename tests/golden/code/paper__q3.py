@@ -7,8 +7,8 @@
 # Window  [RANGE 5 MINUTES SLIDE 1 ROW RATTR ts SATTR row_num]
 # Kind    slide-by-tuple window (one window per arrival)
 # Class   FCB: window-ids are the ts values of every tuple; t's windows are among [t.ts, t.ts + r), known on arrival, but which of them exist depends on later tuples
-# Plan    prefix (estimated costs: bins 4,300,000, prefix 2,000,000, over 12,000,000)
-#         one sort by value, then running sums in Spark frames: a window is the total to w less that to w − RANGE
+# Plan    bins (estimated costs: bins 600,000, prefix 2,000,000, over 12,000,000)
+#         one pass in the JVM: tuples shuffled as columnar batches per key, each key's windows computed with two stacks over arrays
 #
 # Run:  python job.py [--input traffic=PATH] [--output PATH] [--format csv|json|parquet]
 #   or: spark-submit job.py …
@@ -18,8 +18,8 @@
 import sys
 
 from pyspark.sql import DataFrame, SparkSession  # noqa: F401 (SparkSession: used by main)
-from pyspark.sql import Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import LongType, StructField, StructType
 
 APP_NAME = "wql: examples/paper/q3.wql #2"
 
@@ -47,29 +47,29 @@ def query(traffic: DataFrame) -> DataFrame:
     # Keys, the window attribute (_t: ts in microseconds since the epoch), WHERE as a flag (_in), and inputs.
     rows = rows.select(
         F.unix_micros(F.col("ts")).alias("_t"),
-        F.expr("CAST(1 AS BIGINT)").alias("_rows"),
     )
 
-    # A tuple whose ts is NULL names no window and belongs to none.
-    rows = rows.where(F.col("_t").isNotNull())
-    # Prefix sums, inside Spark: each partition sorted by value once. A window's state is the running
-    # total up to w less the running total up to w − RANGE: two growing frames, one pass each.
-    ordered = Window.orderBy("_t")
-    upto = ordered.rangeBetween(Window.unboundedPreceding, Window.currentRow)
-    before = ordered.rangeBetween(Window.unboundedPreceding, -RANGE)
-
-    def between(share):
-        """The sum of the shares in (w − RANGE, w]; a NULL share is none."""
-        return F.coalesce(F.sum(share).over(upto), F.lit(0)) - F.coalesce(F.sum(share).over(before), F.lit(0))
-
-    windows = rows.select(
-        F.col("_t").alias("wid"),
-        F.lead("_t").over(ordered).alias("_next"),
-        between(F.col("_rows")).alias("_rows"),
+    schema = StructType(
+        [
+            StructField("wid", rows.schema["_t"].dataType),
+            StructField("_rows", LongType()),
+        ]
     )
-    # One window per distinct value, on the last tuple that holds it; empty ones go.
-    keep = (F.col("_next").isNull() | (F.col("_next") != F.col("wid"))) & (F.col("_rows") > 0)
-    windows = windows.where(keep)
+    # Bins: every tuple names a window; each window's tuples are found by binary search and aggregated from
+    # prefix sums and sparse tables, so the cost does not grow with the tuples per window.
+    # In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars): tuples shuffled as
+    # columnar batches per key, each key's tuples sorted only where they arrived out of order, and
+    # two stacks over the arrays, a constant number of combines per tuple.
+    windows = windows_by_tuple(
+        rows,
+        schema,
+        partitions=[],
+        groups=[],
+        states=[("sum", ["_rows"])],
+        size=RANGE,
+        step=1,
+        mode="every",
+    )
     # Each aggregate from its partial states.
     windows = windows.select(
         F.col("wid"),
@@ -87,6 +87,263 @@ def query(traffic: DataFrame) -> DataFrame:
 
 
 CORRUPT = "_corrupt_record"
+
+
+def windows_by_tuple(rows, schema, partitions, groups, states, size, step, mode, tick=1):
+    """Windows named by tuples with WQL's JVM kernel where it applies, else with the numpy kernel.
+
+    Window-ids need every tuple of a partition (PATTR), so each partition's tuples
+    go to one Spark partition, or the whole stream to one without PATTR. The JVM
+    kernel (wql-kernels.jar on Spark's classpath) takes a window at every tuple
+    without GROUP BY inside the partitions, on an integral attribute; it is an
+    operator in Spark's own plan that asks Spark for that clustering, and returns
+    the same rows as tuple_windows without the Arrow round trip to Python.
+    """
+    from pyspark.sql import DataFrame
+    from pyspark.sql import functions as F
+
+    kernel = jvm_kernel(rows.sparkSession, "TupleWindows")
+    if kernel is not None and isinstance(size, int):
+        operations, columns = jvm_states(states)
+        windows = kernel.combine(rows._jdf, partitions, groups, operations, columns, size, mode, schema.json())
+        if windows is not None:  # None: a case only numpy handles
+            return DataFrame(windows, rows.sparkSession)
+    if partitions:
+        rows = rows.repartition(*(F.col("`" + name.replace("`", "``") + "`") for name in partitions))
+    else:
+        rows = rows.coalesce(1)
+    return rows.mapInArrow(tuple_windows(partitions, groups, states, size, step, mode, tick), schema)
+
+
+def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
+    """Build a mapInArrow function for windows named by tuples, in one pass over each partition.
+
+    Input rows: one per tuple, with the partition and group key columns, `_t` (the
+    range attribute in base units, NULL for none), `_pos` (arrival position, for
+    mode "row_num"), `_in` (the tuple passes WHERE; absent: all do) and one
+    contribution column per state (NULL: no contribution; absent: a row count, 1
+    per tuple). All tuples of a partition must be in one Spark partition.
+
+    Windows are values w of the range attribute; their extent is (w - size, w]:
+    - "every":   every tuple's value (slide by one tuple);
+    - "row_num": values of the tuples whose arrival position within the
+                 partition is a multiple of `step`;
+    - "rank":    values at every `step`-th position in value order;
+    - "kafka":   Kafka Streams' sliding windows [x, x + size] (both ends
+                 inclusive), placed as KIP-450 places them; `tick` is 1 ms or 1.
+    Window-ids come from every tuple; WHERE (`_in`) only filters contents.
+
+    Each group's tuples are sorted by value once; a window's tuples are then a
+    contiguous run found by binary search, and its aggregates come from prefix
+    differences (sum, moments) or a sparse table (min, max): a constant amount of
+    work per window, however many tuples it holds (the start/end bins of the WID
+    paper, done as an offline scan).
+
+    Output rows: partition keys, group keys, `wid` (the window value), then the
+    states, typed as their input columns.
+    """
+    import itertools
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def identity(operation, dtype):
+        dtype = np.dtype(dtype)
+        if operation == "min":
+            return np.iinfo(dtype).max if dtype.kind in "iu" else np.nan
+        if operation == "max":
+            return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
+        return 0
+
+    def ids(table, names):
+        """One integer per distinct combination of the named columns (NULL is a value too)."""
+        if not names:
+            return np.zeros(table.num_rows, dtype=np.int64)
+        combined = np.zeros(table.num_rows, dtype=np.int64)
+        stride = 1
+        for name in names:
+            column = pc.dictionary_encode(table.column(name)).combine_chunks()
+            code = pc.fill_null(column.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64) + 1
+            if stride > 2**62 // (len(column.dictionary) + 1):  # too many combinations: renumber densely
+                combined = np.unique(combined, return_inverse=True)[1].ravel().astype(np.int64)
+                stride = int(combined.max()) + 1
+            combined += code * stride
+            stride *= len(column.dictionary) + 1
+        return combined
+
+    def window_values(values, present, positions):
+        """The window-ids of one partition, from all its tuples (`present`: the value is not NULL)."""
+        if mode == "every":
+            return np.unique(values[present])
+        if mode == "row_num":
+            arrival = np.empty(len(positions), dtype=np.int64)
+            arrival[np.argsort(positions, kind="stable")] = np.arange(len(positions))
+            return np.unique(values[present & (arrival % step == 0)])
+        ordered = np.sort(values[present])
+        if mode == "rank":
+            return np.unique(ordered[::step])
+        times = np.unique(ordered)  # kafka: left windows (or the combined [0, size]) and right windows
+        if len(times) == 0:
+            return times
+        starts = np.where((times >= 0) & (times < size), 0, times - size)
+        followed = np.r_[times[1:] <= times[:-1] + tick + size, False]
+        return np.unique(np.r_[starts, times[followed] + tick])
+
+    def sparse_table(values, ufunc, longest):
+        """levels[j][i] = ufunc over values[i : i + 2**j]."""
+        levels = [values]
+        width = 1
+        while width * 2 <= longest:
+            previous = levels[-1]
+            levels.append(ufunc(previous[:-width], previous[width:]))
+            width *= 2
+        return levels
+
+    def extreme(ufunc, values, lo, hi):
+        span = hi - lo
+        levels = sparse_table(values, ufunc, int(span.max()))
+        level = np.floor(np.log2(span)).astype(np.int64)
+        out = np.empty(len(lo), dtype=values.dtype)
+        for j in np.unique(level):
+            pick = level == j
+            width = 1 << int(j)
+            out[pick] = ufunc(levels[j][lo[pick]], levels[j][hi[pick] - width])
+        return out
+
+    def window_sums(values, lo, hi):
+        """Sums of values[lo:hi] by prefix differences. A NaN or an infinity is counted apart rather
+        than summed, so that it reaches the windows holding it and no others, as Spark's sum does."""
+        finite = np.isfinite(values) if values.dtype.kind == "f" else None
+        if finite is None or finite.all():
+            prefix = np.r_[np.zeros(1, values.dtype), np.cumsum(values)]
+            return prefix[hi] - prefix[lo]
+        prefix = np.r_[0.0, np.cumsum(np.where(finite, values, 0.0))]
+        out = prefix[hi] - prefix[lo]
+
+        def held(kind):
+            count = np.r_[0, np.cumsum(kind)]
+            return count[hi] - count[lo] > 0
+
+        up, down = held(values == np.inf), held(values == -np.inf)
+        out[up] = np.inf
+        out[down] = -np.inf
+        out[held(np.isnan(values)) | (up & down)] = np.nan
+        return out
+
+    def aggregate(operation, columns, lo, hi):
+        if operation == "sum":
+            return [window_sums(columns[0], lo, hi)]
+        if operation in ("min", "max"):
+            return [extreme(np.fmin if operation == "min" else np.maximum, columns[0], lo, hi)]
+        count, value, spread = columns  # moments, shifted by the group's mean against cancellation
+        weight = np.where(np.isfinite(value), count, 0).astype(np.float64)  # the center, of finite values
+        center = 0.0
+        if weight.sum():
+            center = float((weight * np.where(weight > 0, value, 0.0)).sum() / weight.sum())
+            spread_of = np.where(weight > 0, value - center, 0.0)
+            deviation = float(np.sqrt((weight * spread_of**2).sum() / weight.sum()))
+            if deviation > 0:  # a power of two near the spread keeps shifted dyadic values (ints, quarters) exact
+                step = 2.0 ** np.floor(np.log2(deviation))
+                center = float(np.round(center / step) * step)
+        shifted = np.where(count > 0, value - center, 0.0)
+        total = window_sums(count, lo, hi)
+        first = window_sums(count * shifted, lo, hi)
+        second = window_sums(count * shifted * shifted + spread, lo, hi)
+        safe = np.where(total > 0, total, 1)
+        return [total, center + first / safe, second - first * first / safe]
+
+    def run(batches):
+        batches = list(batches)
+        if not batches or sum(b.num_rows for b in batches) == 0:
+            return
+        table = pa.Table.from_batches(batches)
+        attribute = table.column("_t")
+        present = pc.is_valid(attribute).to_numpy(zero_copy_only=False)
+        values = pc.fill_null(attribute, 0).to_numpy(zero_copy_only=False)
+        inside = present
+        if "_in" in table.column_names:  # without WHERE every tuple counts
+            inside = pc.fill_null(table.column("_in"), False).to_numpy(zero_copy_only=False) & present
+        positions = table.column("_pos").to_numpy(zero_copy_only=False) if mode == "row_num" else None
+        partition = ids(table, partitions)
+        group = ids(table, partitions + groups)
+        contributions = {}
+        for operation, names in states:
+            for name in names:
+                if name not in table.column_names:  # a row count: each tuple contributes 1
+                    contributions[name] = np.ones(table.num_rows, dtype=np.int64)
+                    continue
+                column = table.column(name)
+                filled = pc.fill_null(column, identity(operation, column.type.to_pandas_dtype()))
+                contributions[name] = filled.to_numpy(zero_copy_only=False)
+
+        representatives, wids = [], []
+        results = {name: [] for _, names in states for name in names}
+        by_partition = np.argsort(partition, kind="stable")
+        sorted_ids = partition[by_partition]
+        bounds = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1], True])
+        for start, stop in itertools.pairwise(bounds):
+            rows = by_partition[start:stop]
+            windows = window_values(values[rows], present[rows], positions[rows] if mode == "row_num" else None)
+            if len(windows) == 0:
+                continue
+            members = rows[inside[rows]]
+            members = members[np.lexsort([values[members], group[members]])]
+            cuts = np.flatnonzero(np.r_[True, group[members][1:] != group[members][:-1], True])
+            for first, last in itertools.pairwise(cuts):
+                tuples = members[first:last]
+                ordered = values[tuples]
+                if mode == "kafka":  # [x, x + size]
+                    lo = np.searchsorted(ordered, windows, side="left")
+                    hi = np.searchsorted(ordered, windows + size, side="right")
+                else:  # (w - size, w]
+                    lo = np.searchsorted(ordered, windows - size, side="right")
+                    hi = np.searchsorted(ordered, windows, side="right")
+                keep = hi > lo
+                if not keep.any():
+                    continue
+                lo, hi = lo[keep], hi[keep]
+                representatives.append(np.full(len(lo), tuples[0]))
+                wids.append(windows[keep])
+                for operation, names in states:
+                    merged = aggregate(operation, [contributions[n][tuples] for n in names], lo, hi)
+                    for name, array in zip(names, merged, strict=True):
+                        results[name].append(array)
+        if not representatives:
+            return
+        taken = pa.array(np.concatenate(representatives))
+        fields = [table.schema.field(name) for name in partitions + groups]
+        columns = [table.column(name).take(taken).combine_chunks() for name in partitions + groups]
+        fields.append(pa.field("wid", attribute.type))
+        columns.append(pa.array(np.concatenate(wids), type=attribute.type))
+        for _, names in states:
+            for name in names:
+                field = table.schema.field(name) if name in table.column_names else pa.field(name, pa.int64())
+                fields.append(field)
+                columns.append(pa.array(np.concatenate(results[name]), type=field.type))
+        yield pa.RecordBatch.from_arrays(columns, schema=pa.schema(fields))
+
+    return run
+
+
+def jvm_kernel(spark, name):
+    """WQL's JVM kernel `name`, or None: wql-kernels.jar is not on Spark's classpath, this is
+    Spark Connect (no JVM to call), or spark.wql.combine is "arrow" (numpy forced)."""
+    if spark.conf.get("spark.wql.combine", "auto") == "arrow":
+        return None
+    try:
+        from py4j.java_gateway import JavaClass
+
+        kernel = getattr(spark._jvm.wql.kernels, name)
+    except Exception:
+        return None
+    return kernel if isinstance(kernel, JavaClass) else None
+
+
+def jvm_states(states):
+    """(operation, columns) pairs as the JVM kernels take them: one operation per column."""
+    operations = [operation for operation, names in states for _ in names]
+    return operations, [name for _, names in states for name in names]
 
 
 def read_stream(spark, name, stream, path=None):

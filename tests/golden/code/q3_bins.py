@@ -7,8 +7,8 @@
 # Window  [RANGE 5 MINUTES SLIDE 1 ROW RATTR ts SATTR row_num]
 # Kind    slide-by-tuple window (one window per arrival)
 # Class   FCB: window-ids are the ts values of every tuple; t's windows are among [t.ts, t.ts + r), known on arrival, but which of them exist depends on later tuples
-# Plan    bins (estimated costs: bins 4,300,000, prefix 2,000,000, over 12,000,000)
-#         one pass: each window found by binary search, aggregated from prefix sums and sparse tables
+# Plan    bins (estimated costs: bins 600,000, prefix 2,000,000, over 12,000,000)
+#         one pass in the JVM: tuples shuffled as columnar batches per key, each key's windows computed with two stacks over arrays
 #
 # Run:  python job.py [--input traffic=PATH] [--output PATH] [--format csv|json|parquet]
 #   or: spark-submit job.py …

@@ -7,7 +7,7 @@
 # Window  [RANGE 5 MINUTES SLIDE 1 ROW RATTR ts SATTR row_num]
 # Kind    slide-by-tuple window (one window per arrival)
 # Class   FCB: window-ids are the ts values of every tuple; t's windows are among [t.ts, t.ts + r), known on arrival, but which of them exist depends on later tuples
-# Plan    over (estimated costs: bins 4,300,000, prefix 2,000,000, over 12,000,000)
+# Plan    over (estimated costs: bins 600,000, prefix 2,000,000, over 12,000,000)
 #         Spark's RANGE BETWEEN frame, re-aggregating ~100 tuples per window
 #
 # Run:  python job.py [--input traffic=PATH] [--output PATH] [--format csv|json|parquet]

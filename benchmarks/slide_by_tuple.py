@@ -1,10 +1,11 @@
 """Slide-by-tuple windows: WQL's plan against Spark's OVER RANGE frame and a tumbling aggregation.
 
-    python benchmarks/slide_by_tuple.py [--rows N] [--plan auto|bins|prefix|over] [--json]
+    python benchmarks/slide_by_tuple.py [--rows N] [--plan auto|bins|prefix|over] [--aggregate sum|max] [--json]
 
 N rows (default 2,000,000), 100 keys, each key a reading every 10 s, and a
 window ending at every reading holding the key's last 10,000 s (about 1,000
-tuples): [RANGE 10000 SECONDS RATTR ts SLIDE 1 ROW PATTR k] with sum and count.
+tuples): [RANGE 10000 SECONDS RATTR ts SLIDE 1 ROW PATTR k] with sum (or max)
+and count.
 Spark users write this as OVER (PARTITION BY k ORDER BY ts RANGE BETWEEN …),
 which re-aggregates every frame. The three are timed in one process on the same
 cached data, each forced to compute every output row, best of --repeat runs.
@@ -29,6 +30,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--repeat", type=int, default=2, help="runs per measurement; the best is kept")
     parser.add_argument("--plan", default="auto", help="force WQL's plan (bins, prefix, over) instead of its choice")
+    parser.add_argument("--aggregate", choices=["sum", "max"], default="sum", help="of v, beside count(*)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--master", default="local[*]")
     return parser.parse_args()
@@ -52,8 +54,9 @@ def main() -> int:
         .cache()
     )
     data.count()
+    aggregate = getattr(F, args.aggregate)
     query = wql.compile(
-        f"SELECT sum(v) AS total, count(*) AS n FROM bench "
+        f"SELECT {args.aggregate}(v) AS total, count(*) AS n FROM bench "
         f"[RANGE {RANGE_SECONDS} SECONDS RATTR ts SLIDE 1 ROW PATTR k]",
         streams={"bench": data},
         plan=args.plan,
@@ -61,11 +64,13 @@ def main() -> int:
 
     def over() -> Any:
         frame = Window.partitionBy("k").orderBy(F.unix_micros("ts")).rangeBetween(-(RANGE_SECONDS * 1_000_000 - 1), 0)
-        return data.select("k", "ts", F.sum("v").over(frame).alias("total"), F.count(F.lit(1)).over(frame).alias("n"))
+        return data.select(
+            "k", "ts", aggregate("v").over(frame).alias("total"), F.count(F.lit(1)).over(frame).alias("n")
+        )
 
     def tumbling() -> Any:
         return data.groupBy("k", F.floor(F.unix_seconds("ts") / RANGE_SECONDS).alias("w")).agg(
-            F.sum("v").alias("total"), F.count(F.lit(1)).alias("n")
+            aggregate("v").alias("total"), F.count(F.lit(1)).alias("n")
         )
 
     runs = {"wql": lambda: query.run(spark, bench=data), "over": over, "tumbling": tumbling}

@@ -50,14 +50,18 @@ public final class TupleWindows {
       long size,
       String mode,
       String outputJson) {
+    if (!mode.equals("every") || !groups.isEmpty() || size <= 0) {
+      return null;
+    }
     Dataset<Row> valued = rows.where(rows.col("_t").isNotNull());
-    valued = valued.drop(KernelPlan.constantOnes(valued, integralSums(rows.schema(), operations, columns)).toArray(new String[0]));
+    List<String> ones = KernelPlan.constantOnes(valued, integralSums(rows.schema(), operations, columns));
+    valued = valued.drop(ones.toArray(new String[0]));
     StructType input = valued.schema();
     StructType output = (StructType) DataType.fromJson(outputJson);
     States states = States.of(input, operations, columns); // a dropped count is absent: a row count
     Keys keys = Keys.of(input, partitions);
     List<String> names = List.of(input.fieldNames());
-    if (!mode.equals("every") || !groups.isEmpty() || states == null || keys == null || size <= 0) {
+    if (states == null || keys == null) {
       return null;
     }
     DataType widType = output.apply("wid").dataType();

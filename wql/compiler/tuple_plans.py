@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from wql.compiler.analysis import Query
 from wql.compiler.plans import Decomposition, Plan, PlanKind, decompose
 from wql.compiler.schema import Domain
-from wql.compiler.windows import SlideOn, WindowKind
+from wql.compiler.windows import SlideOn, Window, WindowKind
 
 if TYPE_CHECKING:
     from wql.compiler.optimizer import Candidate, Statistics
@@ -63,12 +63,19 @@ def prefix_blocker(query: Query, decomposition: Decomposition) -> str | None:
     return None
 
 
+def tuple_mode(window: Window) -> str:
+    """Which tuples name windows, as the kernels call it: every, row_num, rank or kafka."""
+    if window.kind is WindowKind.KAFKA:
+        return "kafka"
+    if window.slide == 1:
+        return "every"
+    return "row_num" if window.slide_on is SlideOn.ROW_NUM else "rank"
+
+
 def in_jvm(query: Query) -> bool:
     """Whether WQL's JVM kernel computes this query's bins plan (wql-kernels.jar; numpy without it)."""
-    window = query.window
-    every = window.kind is not WindowKind.KAFKA and window.slide == 1
     grouped = any(k.origin == "group" for k in query.keys)
-    return every and not grouped and window.attr.domain is not Domain.FLOAT
+    return tuple_mode(query.window) == "every" and not grouped and query.window.attr.domain is not Domain.FLOAT
 
 
 def tuple_candidates(query: Query, stats: Statistics) -> list[Candidate]:

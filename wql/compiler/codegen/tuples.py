@@ -24,23 +24,15 @@ from wql.compiler.codegen.common import (
 from wql.compiler.codegen.emit import Raw, col, expr, py
 from wql.compiler.plans import ONE, PlanKind, fresh_name
 from wql.compiler.schema import ROW_NUM, Domain
-from wql.compiler.windows import SlideOn, WindowKind
+from wql.compiler.tuple_plans import tuple_mode
+from wql.compiler.windows import WindowKind
 from wql.grammar.expressions import parse_sql_expression, render_sql
-
-
-def _mode(ctx: Context) -> str:
-    window = ctx.window
-    if window.kind is WindowKind.KAFKA:
-        return "kafka"
-    if window.slide == 1:
-        return "every"
-    return "row_num" if window.slide_on is SlideOn.ROW_NUM else "rank"
 
 
 def generate(ctx: Context) -> None:
     window, code, query = ctx.window, ctx.code, ctx.query
     declare_window_constants(ctx)
-    mode = _mode(ctx)
+    mode = tuple_mode(ctx.window)
     if mode == "kafka":
         ctx.constant("TICK", 1_000 if window.attr.domain is Domain.TIMESTAMP else 1, "Kafka's time resolution")
     code(f"rows = {ctx.param}")

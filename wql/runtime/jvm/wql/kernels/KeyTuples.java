@@ -3,9 +3,9 @@ package wql.kernels;
 import java.util.Arrays;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.unsafe.Platform;
-import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 
 /**
  * One key's tuples as primitive columns: the range attribute's values and each state's contribution
@@ -18,6 +18,7 @@ final class KeyTuples {
   long[] values = new long[16];
   final long[][] longs;
   final double[][] doubles;
+  final int tupleBytes; // bytes a tuple takes in the columns
   int size;
   private boolean sorted = true;
 
@@ -28,18 +29,14 @@ final class KeyTuples {
       longs[s] = storedLongs[s] ? new long[values.length] : null;
     }
     doubles = new double[doubleSlots][];
+    int columns = 1 + doubleSlots;
     for (int s = 0; s < doubleSlots; s++) {
       doubles[s] = new double[values.length];
     }
-  }
-
-  /** Bytes a tuple takes in the columns. */
-  int tupleBytes() {
-    int columns = 1 + doubles.length;
-    for (long[] column : longs) {
-      columns += column == null ? 0 : 1;
+    for (boolean stored : storedLongs) {
+      columns += stored ? 1 : 0;
     }
-    return 8 * columns;
+    tupleBytes = 8 * columns;
   }
 
   /**

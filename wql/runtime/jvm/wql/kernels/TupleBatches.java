@@ -15,7 +15,6 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.Platform;
-import org.apache.spark.unsafe.types.UTF8String;
 
 /**
  * The map side of the bins kernel: each Spark partition's tuples, before the shuffle, as batches of
@@ -198,8 +197,7 @@ final class TupleBatches {
     private Stage newStage(InternalRow row) {
       Object[] key = new Object[spec.keys.fields.length];
       for (int i = 0; i < key.length; i++) {
-        Object value = spec.keys.value(row, i);
-        key[i] = value instanceof UTF8String ? ((UTF8String) value).copy() : value; // the row's memory is reused
+        key[i] = spec.keys.copy(spec.keys.value(row, i)); // the row's memory is reused
       }
       Stage stage = new Stage(key, states.longs(), states.doubles());
       account(stage.values.length);

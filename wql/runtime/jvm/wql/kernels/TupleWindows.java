@@ -201,7 +201,7 @@ public final class TupleWindows {
         }
         KeyTuples key = pending.set(nextKey++, null); // its columns are not needed once its windows are
         computeWindows(key);
-        release((long) key.values.length * key.tupleBytes());
+        release((long) key.values.length * key.tupleBytes);
       }
     }
 
@@ -228,7 +228,7 @@ public final class TupleWindows {
         KeyTuples key = keys.of(batch, newKey);
         int n = batch.getArray(spec.batchValues).numElements();
         tuples += n;
-        account((long) key.growthFor(n) * key.tupleBytes()); // before the columns grow
+        account((long) key.growthFor(n) * key.tupleBytes); // before the columns grow
         key.append(batch, spec.batchValues, spec.batchLongs, spec.batchDoubles);
       }
       pending = keys.values();
@@ -244,7 +244,7 @@ public final class TupleWindows {
         unsafe = UnsafeProjection.create(spec.output);
       }
       KeyTuples key = new KeyTuples(unsafe.apply(values).copy(), spec.storedLongs, states.doubles());
-      account((long) key.values.length * key.tupleBytes());
+      account((long) key.values.length * key.tupleBytes);
       return key;
     }
 

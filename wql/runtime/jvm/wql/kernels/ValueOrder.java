@@ -9,16 +9,6 @@ package wql.kernels;
 final class ValueOrder {
   private ValueOrder() {}
 
-  /** Whether values[0..n) never decrease: then no permutation is needed. */
-  static boolean isSorted(long[] values, int n) {
-    for (int i = 1; i < n; i++) {
-      if (values[i] < values[i - 1]) {
-        return false;
-      }
-    }
-    return true;
-  }
-
   /** Indices of values[0..n) in ascending order of value, ties in their original order. */
   static int[] of(long[] values, int n) {
     int[] order = new int[n];

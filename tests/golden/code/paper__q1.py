@@ -43,8 +43,8 @@ STREAMS = {
 }
 
 
-def query(traffic: DataFrame) -> DataFrame:
-    """The query as DataFrame operations; see the header for the plan."""
+def prepare(traffic: DataFrame) -> DataFrame:
+    """The stream's tuples in window terms: keys, aggregate inputs, _t."""
     rows = traffic
     # Keys, aggregate inputs and the window attribute (_t: ts in microseconds since the epoch).
     rows = rows.select(
@@ -54,7 +54,11 @@ def query(traffic: DataFrame) -> DataFrame:
     )
     # A tuple whose ts is NULL belongs to no window.
     rows = rows.where(F.col("_t").isNotNull())
+    return rows
 
+
+def lift(rows: DataFrame) -> DataFrame:
+    """Cells (panes of PANE = gcd(RANGE, SLIDE)): one row of partial states per key and cell."""
     # Panes of PANE = gcd(RANGE, SLIDE): pre-aggregate each (key, pane) once. Window w is the
     # 5 panes ending at pane (w + 1)·1 − 1.
     cells = rows.groupBy(F.col("seg_id"), F.floor((F.col("_t") - ORIGIN) / PANE).alias("_cell")).agg(
@@ -63,10 +67,14 @@ def query(traffic: DataFrame) -> DataFrame:
         F.expr("MAX(speed)").alias("_max_speed"),
         F.expr("MIN(speed)").alias("_min_speed"),
     )
-    # Then every key's cells to one partition (a shuffle of cells, not rows) for the combine. With
+    return cells
+
+
+def windows(cells: DataFrame) -> DataFrame:
+    """One row per window and key: each key's ordered cells combined into windows."""
+    # Every key's cells to one partition (a shuffle of cells, not rows) for the combine. With
     # WQL's JVM kernel, Spark does this in the aggregation's own shuffle: one shuffle in all.
     cells = cells.repartition(F.col("seg_id"))
-
     # Combine: slide over each key's ordered cells, 5 to a window; each window is a suffix
     # combine of its older cells plus a running combine of its newer ones, so the cost does not
     # grow with RANGE / SLIDE.
@@ -92,7 +100,11 @@ def query(traffic: DataFrame) -> DataFrame:
         F.expr("CASE WHEN _n_speed > 0 THEN _max_speed END").alias("max_speed"),
         F.expr("CASE WHEN _n_speed > 0 THEN _min_speed END").alias("min_speed"),
     )
+    return windows
 
+
+def finish(windows: DataFrame) -> DataFrame:
+    """Window bounds, keys and select expressions; HAVING, ORDER BY, LIMIT."""
     # Window bounds from the window-id; keys and aggregates under their result names.
     result = windows.select(
         F.col("wid"),
@@ -103,6 +115,11 @@ def query(traffic: DataFrame) -> DataFrame:
         F.col("min_speed"),
     )
     return result.select("wid", "window_start", "window_end", "seg_id", "max_speed", "min_speed")
+
+
+def query(traffic: DataFrame) -> DataFrame:
+    """The query as DataFrame operations, stage by stage; see the header for the plan."""
+    return finish(windows(lift(prepare(traffic))))
 
 
 CORRUPT = "_corrupt_record"

@@ -41,14 +41,18 @@ STREAMS = {
 }
 
 
-def query(traffic: DataFrame) -> DataFrame:
-    """The query as DataFrame operations; see the header for the plan."""
+def prepare(traffic: DataFrame) -> DataFrame:
+    """The stream's tuples in window terms: keys, _t, WHERE as a flag (_in), inputs."""
     rows = traffic
     # Keys, the window attribute (_t: ts in microseconds since the epoch), WHERE as a flag (_in), and inputs.
     rows = rows.select(
         F.unix_micros(F.col("ts")).alias("_t"),
     )
+    return rows
 
+
+def windows(rows: DataFrame) -> DataFrame:
+    """One row per window and key: each window's tuples found by binary search, aggregated from prefix sums."""
     schema = StructType(
         [
             StructField("wid", rows.schema["_t"].dataType),
@@ -75,7 +79,11 @@ def query(traffic: DataFrame) -> DataFrame:
         F.col("wid"),
         F.col("_rows").alias("n"),
     )
+    return windows
 
+
+def finish(windows: DataFrame) -> DataFrame:
+    """Window bounds, keys and select expressions; HAVING, ORDER BY, LIMIT."""
     # Window bounds from the window-id; keys and aggregates under their result names.
     result = windows.select(
         F.timestamp_micros(F.col("wid")).alias("wid"),
@@ -84,6 +92,11 @@ def query(traffic: DataFrame) -> DataFrame:
         F.col("n"),
     )
     return result.select("wid", "window_start", "window_end", "n")
+
+
+def query(traffic: DataFrame) -> DataFrame:
+    """The query as DataFrame operations, stage by stage; see the header for the plan."""
+    return finish(windows(prepare(traffic)))
 
 
 CORRUPT = "_corrupt_record"

@@ -43,8 +43,8 @@ STREAMS = {
 }
 
 
-def query(traffic: DataFrame) -> DataFrame:
-    """The query as DataFrame operations; see the header for the plan."""
+def prepare(traffic: DataFrame) -> DataFrame:
+    """The stream's tuples in window terms: keys, aggregate inputs, _t."""
     rows = traffic
     # row_num: arrival position 0, 1, 2, …, numbered before WHERE so WHERE never renumbers rows.
     rows = number_rows(rows)
@@ -56,16 +56,24 @@ def query(traffic: DataFrame) -> DataFrame:
         F.col("seg_id"),
         F.col("_pos").alias("_t"),
     )
+    return rows
 
+
+def lift(rows: DataFrame) -> DataFrame:
+    """Cells (panes of PANE = gcd(RANGE, SLIDE)): one row of partial states per key and cell."""
     # Panes of PANE = gcd(RANGE, SLIDE): pre-aggregate each (key, pane) once. Window w is the
     # 10 panes ending at pane (w + 1)·1 − 1.
     cells = rows.groupBy(F.col("seg_id"), F.floor((F.col("_t") - ORIGIN) / PANE).alias("_cell")).agg(
         F.expr("COUNT(*)").alias("_rows"),
     )
-    # Then every key's cells to one partition (a shuffle of cells, not rows) for the combine. With
+    return cells
+
+
+def windows(cells: DataFrame) -> DataFrame:
+    """One row per window and key: each key's ordered cells combined into windows."""
+    # Every key's cells to one partition (a shuffle of cells, not rows) for the combine. With
     # WQL's JVM kernel, Spark does this in the aggregation's own shuffle: one shuffle in all.
     cells = cells.repartition(F.col("seg_id"))
-
     # Combine: slide over each key's ordered cells, 10 to a window; each window is a suffix
     # combine of its older cells plus a running combine of its newer ones, so the cost does not
     # grow with RANGE / SLIDE.
@@ -85,7 +93,11 @@ def query(traffic: DataFrame) -> DataFrame:
         F.col("seg_id"),
         F.col("_rows").alias("n"),
     )
+    return windows
 
+
+def finish(windows: DataFrame) -> DataFrame:
+    """Window bounds, keys and select expressions; HAVING, ORDER BY, LIMIT."""
     # Window bounds from the window-id; keys and aggregates under their result names.
     result = windows.select(
         F.col("wid"),
@@ -95,6 +107,11 @@ def query(traffic: DataFrame) -> DataFrame:
         F.col("n"),
     )
     return result.select("wid", "window_start", "window_end", "seg_id", "n")
+
+
+def query(traffic: DataFrame) -> DataFrame:
+    """The query as DataFrame operations, stage by stage; see the header for the plan."""
+    return finish(windows(lift(prepare(traffic))))
 
 
 CORRUPT = "_corrupt_record"

@@ -41,15 +41,19 @@ STREAMS = {
 }
 
 
-def query(traffic: DataFrame) -> DataFrame:
-    """The query as DataFrame operations; see the header for the plan."""
+def prepare(traffic: DataFrame) -> DataFrame:
+    """The stream's tuples in window terms: keys, _t, WHERE as a flag (_in), inputs."""
     rows = traffic
     # Keys, the window attribute (_t: ts in microseconds since the epoch), WHERE as a flag (_in), and inputs.
     rows = rows.select(
         F.unix_micros(F.col("ts")).alias("_t"),
         F.expr("CAST(1 AS BIGINT)").alias("_rows"),
     )
+    return rows
 
+
+def windows(rows: DataFrame) -> DataFrame:
+    """One row per window and key: running totals up to w less those up to w − RANGE."""
     # A tuple whose ts is NULL names no window and belongs to none.
     rows = rows.where(F.col("_t").isNotNull())
     # Prefix sums, inside Spark: each partition sorted by value once. A window's state is the running
@@ -81,7 +85,11 @@ def query(traffic: DataFrame) -> DataFrame:
         F.col("wid"),
         F.col("_rows").alias("n"),
     )
+    return windows
 
+
+def finish(windows: DataFrame) -> DataFrame:
+    """Window bounds, keys and select expressions; HAVING, ORDER BY, LIMIT."""
     # Window bounds from the window-id; keys and aggregates under their result names.
     result = windows.select(
         F.timestamp_micros(F.col("wid")).alias("wid"),
@@ -90,6 +98,11 @@ def query(traffic: DataFrame) -> DataFrame:
         F.col("n"),
     )
     return result.select("wid", "window_start", "window_end", "n")
+
+
+def query(traffic: DataFrame) -> DataFrame:
+    """The query as DataFrame operations, stage by stage; see the header for the plan."""
+    return finish(windows(prepare(traffic)))
 
 
 CORRUPT = "_corrupt_record"

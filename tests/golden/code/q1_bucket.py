@@ -42,8 +42,8 @@ STREAMS = {
 }
 
 
-def query(traffic: DataFrame) -> DataFrame:
-    """The query as DataFrame operations; see the header for the plan."""
+def prepare(traffic: DataFrame) -> DataFrame:
+    """The stream's tuples in window terms: keys, aggregate inputs, _t."""
     rows = traffic
     # Keys, aggregate inputs and the window attribute (_t: ts in microseconds since the epoch).
     rows = rows.select(
@@ -53,7 +53,11 @@ def query(traffic: DataFrame) -> DataFrame:
     )
     # A tuple whose ts is NULL belongs to no window.
     rows = rows.where(F.col("_t").isNotNull())
+    return rows
 
+
+def windows(rows: DataFrame) -> DataFrame:
+    """One row per window and key: each tuple tagged with its window-ids, then grouped."""
     # Bucket (WID): tag each tuple with its window-ids wids(t) = ⌊(t − o)/s⌋ … ⌊(t − o + r)/s⌋ − 1
     # and aggregate by window-id and key: an ordinary group-by.
     first = F.floor((F.col("_t") - ORIGIN) / SLIDE)
@@ -64,7 +68,11 @@ def query(traffic: DataFrame) -> DataFrame:
         F.expr("MAX(speed)").alias("max_speed"),
         F.expr("MIN(speed)").alias("min_speed"),
     )
+    return windows
 
+
+def finish(windows: DataFrame) -> DataFrame:
+    """Window bounds, keys and select expressions; HAVING, ORDER BY, LIMIT."""
     # Window bounds from the window-id; keys and aggregates under their result names.
     result = windows.select(
         F.col("wid"),
@@ -75,6 +83,11 @@ def query(traffic: DataFrame) -> DataFrame:
         F.col("min_speed"),
     )
     return result.select("wid", "window_start", "window_end", "seg_id", "max_speed", "min_speed")
+
+
+def query(traffic: DataFrame) -> DataFrame:
+    """The query as DataFrame operations, stage by stage; see the header for the plan."""
+    return finish(windows(prepare(traffic)))
 
 
 CORRUPT = "_corrupt_record"

@@ -41,15 +41,19 @@ STREAMS = {
 }
 
 
-def query(traffic: DataFrame) -> DataFrame:
-    """The query as DataFrame operations; see the header for the plan."""
+def prepare(traffic: DataFrame) -> DataFrame:
+    """The stream's tuples in window terms: keys, _t, WHERE as a flag (_in), inputs."""
     rows = traffic
     # Keys, the window attribute (_t: ts in microseconds since the epoch), WHERE as a flag (_in), and inputs.
     rows = rows.select(
         F.unix_micros(F.col("ts")).alias("_t"),
         F.lit(True).alias("_in"),
     )
+    return rows
 
+
+def windows(rows: DataFrame) -> DataFrame:
+    """One row per window and key: a window frame at each window."""
     # Windows: the values of the tuples that name them, from every tuple of the partition.
     present = rows.where(F.col("_t").isNotNull())
     windows = present.select(F.col("_t").alias("_w")).distinct()
@@ -64,7 +68,11 @@ def query(traffic: DataFrame) -> DataFrame:
         F.expr("COUNT(_d)").over(frame).alias("n"),
     )
     windows = windows.where(F.col("wid").isNotNull() & (F.col("_rows") > 0))
+    return windows
 
+
+def finish(windows: DataFrame) -> DataFrame:
+    """Window bounds, keys and select expressions; HAVING, ORDER BY, LIMIT."""
     # Window bounds from the window-id; keys and aggregates under their result names.
     result = windows.select(
         F.timestamp_micros(F.col("wid")).alias("wid"),
@@ -73,6 +81,11 @@ def query(traffic: DataFrame) -> DataFrame:
         F.col("n"),
     )
     return result.select("wid", "window_start", "window_end", "n")
+
+
+def query(traffic: DataFrame) -> DataFrame:
+    """The query as DataFrame operations, stage by stage; see the header for the plan."""
+    return finish(windows(prepare(traffic)))
 
 
 CORRUPT = "_corrupt_record"

@@ -1,9 +1,11 @@
-"""What every plan's query function shares: reading rows into window terms, and finishing results.
+"""What every plan's stages share: reading rows into window terms, and finishing results.
 
-The prologue numbers rows (before WHERE, so WHERE never renumbers them), applies
+A job's query is a pipeline of stage functions (see `wql.compiler.plans.base`):
+`prepare` numbers rows (before WHERE, so WHERE never renumbers them), applies
 WHERE, computes key columns and the window attribute in base units, and drops
-tuples whose attribute is NULL. The epilogue turns window-ids into bounds,
-names keys and computes select expressions, HAVING, ORDER BY and LIMIT.
+tuples whose attribute is NULL; `finish` turns window-ids into bounds, names
+keys and computes select expressions, HAVING, ORDER BY and LIMIT. The family
+code generators write the stages in between.
 """
 
 from __future__ import annotations
@@ -26,14 +28,33 @@ ARRAY_LIKE = {"collect_list", "collect_set"}
 
 
 @dataclass
+class Stage:
+    """One stage function of the generated query: `def name(parameter, *extra) -> DataFrame`."""
+
+    name: str
+    parameter: str
+    doc: str
+    code: Code = field(default_factory=Code)
+    extra: tuple[str, ...] = ()  # further parameters, with their defaults
+
+
+@dataclass
 class Context:
     query: Query
     plan: Plan
-    param: str  # the query function's parameter: the stream's DataFrame
-    code: Code = field(default_factory=Code)
+    param: str  # the stream's DataFrame, the first stage's parameter
+    code: Code = field(default_factory=Code)  # the stage being written
+    stages: list[Stage] = field(default_factory=list)
     constants: list[tuple[str, str, str]] = field(default_factory=list)  # (name, literal, comment)
     helpers: set[str] = field(default_factory=set)  # support functions the job must include
     key_columns: dict[str, str] = field(default_factory=dict)  # key name -> column holding it before the epilogue
+
+    def stage(self, name: str, parameter: str, doc: str, extra: tuple[str, ...] = ()) -> Code:
+        """Start writing the next stage function; its code goes to `self.code` until the next one starts."""
+        stage = Stage(name, parameter, doc, extra=extra)
+        self.stages.append(stage)
+        self.code = stage.code
+        return stage.code
 
     @property
     def window(self) -> Window:
@@ -143,8 +164,9 @@ def select_rows(ctx: Context, columns: list[str]) -> None:
 
 
 def prologue(ctx: Context) -> None:
-    """rows: one row per tuple that can belong to a window, with keys, aggregate inputs and _t."""
-    code, query, window = ctx.code, ctx.query, ctx.window
+    """The prepare stage: one row per tuple that can belong to a window, with keys, aggregate inputs and _t."""
+    query, window = ctx.query, ctx.window
+    code = ctx.stage("prepare", ctx.param, f"The stream's tuples in window terms: keys, aggregate inputs, {ATTR}.")
     code(f"rows = {ctx.param}")
     number_rows_if_needed(ctx, window.uses_row_num)
     if window.per_partition_rows:
@@ -166,6 +188,7 @@ def prologue(ctx: Context) -> None:
     if not window.attr.is_row_num:
         code.comment(f"A tuple whose {window.attr.name} is NULL belongs to no window.")
         code(f"rows = rows.where({col(ATTR)}.isNotNull())")
+    code("return rows")
 
 
 # Columns the plans add to rows next to the stream's own; a stream column the query carries by name
@@ -264,8 +287,9 @@ def grid_bounds(ctx: Context) -> list[str]:
 
 
 def epilogue(ctx: Context, bounds: list[str], wid: str = 'F.col("wid")') -> None:
-    """result: wid, bounds, keys, then select expressions; HAVING, ORDER BY, LIMIT."""
-    code, query = ctx.code, ctx.query
+    """The finish stage: wid, bounds, keys, then select expressions; HAVING, ORDER BY, LIMIT."""
+    query = ctx.query
+    code = ctx.stage("finish", "windows", "Window bounds, keys and select expressions; HAVING, ORDER BY, LIMIT.")
     items = [wid, *bounds]
     for key in query.keys:
         column = ctx.key_columns[key.name]

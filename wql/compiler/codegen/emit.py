@@ -13,6 +13,9 @@ import math
 import re
 from collections.abc import Iterable
 
+# Names a generated job defines at the top level, which a stream's parameter name must not shadow.
+RESERVED = frozenset({"query", "main", "spark", "F", "sys", "Window", "prepare", "lift", "merge", "windows", "finish"})
+
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _UNSAFE_COMMENT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029\ufeff]")
 
@@ -76,7 +79,7 @@ def identifier(name: str, taken: Iterable[str] = ()) -> str:
     base = re.sub(r"[^0-9a-z_]+", "_", name.lower()).strip("_") or "stream"
     if base[0].isdigit():
         base = "s_" + base
-    if keyword.iskeyword(base) or base in {"query", "main", "spark", "F", "sys", "Window"}:
+    if keyword.iskeyword(base) or base in RESERVED:
         base = base + "_"
     used = set(taken)
     candidate, n = base, 1

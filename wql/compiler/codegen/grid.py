@@ -31,17 +31,17 @@ E = f"F.col({py(END_ATTR)})"
 
 
 def generate(ctx: Context) -> None:
+    """prepare, [lift,] windows, finish."""
     declare_window_constants(ctx)
     prologue(ctx)
-    ctx.code.blank()
     if ctx.plan.kind is PlanKind.BUCKET:
         bucket(ctx)
     else:
-        cells(ctx)
-    ctx.code.blank()
+        lift(ctx)
+        combine(ctx)
     if ctx.query.emit_empty:
         emit_empty(ctx)
-        ctx.code.blank()
+    ctx.code("return windows")
     epilogue(ctx, grid_bounds(ctx))
 
 
@@ -74,10 +74,13 @@ def _group_by(ctx: Context, lead: str) -> str:
 
 
 def bucket(ctx: Context) -> None:
-    code, window = ctx.code, ctx.window
+    window = ctx.window
+    code = ctx.stage(
+        "windows", "rows", "One row per window and key: each tuple tagged with its window-ids, then grouped."
+    )
     assert window.slide is not None
     if window.kind is WindowKind.LANDMARK:
-        _landmark_limit(ctx)
+        _landmark_limit(ctx, f"rows.agg(({_first(ctx, f'F.max({py(ATTR)})')})")
         code.comment("Bucket (WID), landmark: a tuple belongs to its own window and every later one, up to the")
         code.comment("last window of the stream; aggregate by window-id and key.")
         code(f"first = F.greatest({_first(ctx)}, F.lit(0))")
@@ -105,11 +108,10 @@ def bucket(ctx: Context) -> None:
     code.call("windows", "grouped.agg", aggregate_items(ctx.query))
 
 
-def _landmark_limit(ctx: Context) -> None:
-    code = ctx.code
-    code.comment("Landmark windows are reported up to the window holding the stream's last value.")
-    last = _first(ctx, f"F.max({py(ATTR)})")
-    code(f'final_window = rows.agg(({last}).alias("_last"))')
+def _landmark_limit(ctx: Context, last: str) -> None:
+    """final_window: one row, `_last`, the window holding the stream's largest value (`last` aggregates it)."""
+    ctx.code.comment("Landmark windows are reported up to the window holding the stream's last value.")
+    ctx.code(f'final_window = {last}.alias("_last"))')
 
 
 def _interval_bucket(ctx: Context) -> None:
@@ -158,14 +160,14 @@ def _cell(ctx: Context, grid: Grid) -> str:
     return f"F.floor(({T} - ORIGIN) / {width})"
 
 
-def cells(ctx: Context) -> None:
-    code, query, plan = ctx.code, ctx.query, ctx.plan
+def lift(ctx: Context) -> None:
+    """The lift stage: rows to cells, one row of partial states per (keys, cell)."""
+    query, plan = ctx.query, ctx.plan
     grid, decomposition = plan.grid, plan.decomposition
     assert grid is not None and decomposition is not None
-    ctx.helpers.update({"combine_cells", "sliding_combine", "jvm_kernel", "jvm_states"})
-    keys = ctx.keys()
+    what = {"landmark": "panes of one slide", "pane": "panes of PANE = gcd(RANGE, SLIDE)", "slice": "slices"}
+    code = ctx.stage("lift", "rows", f"Cells ({what[grid.kind]}): one row of partial states per key and cell.")
     if grid.kind == "landmark":
-        _landmark_limit(ctx)
         code.comment("Panes of one slide: pre-aggregate each (key, pane) once; window w is every pane up to w.")
     elif grid.kind == "pane":
         code.comment("Panes of PANE = gcd(RANGE, SLIDE): pre-aggregate each (key, pane) once. Window w is the")
@@ -180,6 +182,7 @@ def cells(ctx: Context) -> None:
     ):
         code.comment("SLIDE > RANGE: the first slice of each slide is a gap between windows.")
         source = f"rows.where(F.pmod({cell}, F.lit(2)) == 1)"  # pmod: cells below zero are odd too
+    keys = ctx.keys()
     grouped = ", ".join([*(col(k) for k in keys), f'{cell}.alias("_cell")'])
     lifts = [
         f"{expr(lift)}.alias({py(column)})"
@@ -187,16 +190,27 @@ def cells(ctx: Context) -> None:
         for column, lift in zip(g.columns, g.lifts, strict=True)
     ]
     code.call("cells", f"{source}.groupBy({grouped}).agg", lifts)
+    code("return cells")
+
+
+def combine(ctx: Context) -> None:
+    """The windows stage of pane and slice plans: each key's ordered cells combined into windows."""
+    plan = ctx.plan
+    grid, decomposition = plan.grid, plan.decomposition
+    assert grid is not None and decomposition is not None
+    ctx.helpers.update({"combine_cells", "sliding_combine", "jvm_kernel", "jvm_states"})
+    keys = ctx.keys()
+    code = ctx.stage("windows", "cells", "One row per window and key: each key's ordered cells combined into windows.")
     if grid.kind == "landmark":
+        _landmark_limit(ctx, 'cells.agg(F.max("_cell")')
         code('cells = cells.crossJoin(F.broadcast(final_window.select(F.col("_last").cast("bigint"))))')
     if keys:
-        code.comment("Then every key's cells to one partition (a shuffle of cells, not rows) for the combine. With")
+        code.comment("Every key's cells to one partition (a shuffle of cells, not rows) for the combine. With")
         code.comment("WQL's JVM kernel, Spark does this in the aggregation's own shuffle: one shuffle in all.")
         code(f"cells = cells.repartition({ctx.key_list()})")
     else:
         code("cells = cells.coalesce(1)  # no keys: all cells combine in one task")
     states = [(g.operation, list(g.columns)) for g in decomposition.groups]
-    code.blank()
     if grid.kind == "landmark":
         code.comment("Combine: a running combine over each key's ordered panes, one pass.")
     else:

@@ -151,11 +151,14 @@ def generate_job(
     code.dedent()
     code("}")
     code.blank(2)
+    emit_stages(code, ctx)
     code(f"def query({parameter}: DataFrame) -> DataFrame:")
     code.indent()
-    code('"""The query as DataFrame operations; see the header for the plan."""')
-    for text in ctx.code.lines:
-        code(text)
+    code('"""The query as DataFrame operations, stage by stage; see the header for the plan."""')
+    composed = parameter
+    for stage in ctx.stages:
+        composed = f"{stage.name}({composed})"
+    code(f"return {composed}")
     code.dedent()
     code.blank(2)
     support = _support_sources()
@@ -172,6 +175,19 @@ def generate_job(
     code('if __name__ == "__main__":')
     code("    sys.exit(main())")
     return code.render()
+
+
+def emit_stages(code: Code, ctx: Context) -> None:
+    """Each stage as a function of its own, in pipeline order."""
+    for stage in ctx.stages:
+        extra = "".join(f", {e}" for e in stage.extra)
+        code(f"def {stage.name}({stage.parameter}: DataFrame{extra}) -> DataFrame:")
+        code.indent()
+        code(f'"""{stage.doc}"""')
+        for text in stage.code.lines:
+            code(text)
+        code.dedent()
+        code.blank(2)
 
 
 def body(ctx: Context) -> None:

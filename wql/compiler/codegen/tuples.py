@@ -23,18 +23,22 @@ from wql.compiler.codegen.common import (
 )
 from wql.compiler.codegen.emit import Raw, col, expr, py
 from wql.compiler.plans import ONE, PlanKind, fresh_name
+from wql.compiler.plans.tuples import tuple_mode
 from wql.compiler.schema import ROW_NUM, Domain
-from wql.compiler.tuple_plans import tuple_mode
 from wql.compiler.windows import WindowKind
 from wql.grammar.expressions import parse_sql_expression, render_sql
 
 
 def generate(ctx: Context) -> None:
-    window, code, query = ctx.window, ctx.code, ctx.query
+    """prepare, windows, finish."""
+    window, query = ctx.window, ctx.query
     declare_window_constants(ctx)
     mode = tuple_mode(ctx.window)
     if mode == "kafka":
         ctx.constant("TICK", 1_000 if window.attr.domain is Domain.TIMESTAMP else 1, "Kafka's time resolution")
+    code = ctx.stage(
+        "prepare", ctx.param, f"The stream's tuples in window terms: keys, {ATTR}, WHERE as a flag (_in), inputs."
+    )
     code(f"rows = {ctx.param}")
     number_rows_if_needed(ctx, mode == "row_num")
     if mode == "kafka" and query.where is not None:
@@ -65,14 +69,20 @@ def generate(ctx: Context) -> None:
         columns += [col(c) for c in query.input_columns if c in aggregate_inputs(query) and c not in keys_in]
     code.comment(f"Keys, the window attribute ({ATTR}: {attribute_note(ctx)}), WHERE as a flag (_in), and inputs.")
     select_rows(ctx, columns)
-    code.blank()
+    code("return rows")
+    doc = {
+        PlanKind.BINS: "each window's tuples found by binary search, aggregated from prefix sums",
+        PlanKind.PREFIX: "running totals up to w less those up to w − RANGE",
+        PlanKind.OVER: "a window frame at each window",
+    }[ctx.plan.kind]
+    ctx.stage("windows", "rows", f"One row per window and key: {doc}.")
     if ctx.plan.kind is PlanKind.BINS:
         bins(ctx, mode)
     elif ctx.plan.kind is PlanKind.PREFIX:
         prefix(ctx, mode)
     else:
         over(ctx, mode)
-    code.blank()
+    ctx.code("return windows")
     wid = _converter(ctx).format('F.col("wid")')
     epilogue(ctx, bounds(ctx), wid=f'{wid}.alias("wid")')
 

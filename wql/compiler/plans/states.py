@@ -1,57 +1,24 @@
-"""Physical plans (semantics.md §5) as an immutable IR, and how aggregates decompose for them.
+"""How aggregates decompose into partial states that plans share between windows.
 
-- bucket: tag each tuple with its window-ids and group by (window, keys).
-- pane: cells of gcd(r, s); size = r/g cells per window, step = s/g.
-- slice: two cells per slide (the Pairs cut at window ends and starts); size = 2⌈r/s⌉ − 1, step = 2.
-Pane and slice plans pre-aggregate each (keys, cell) into partial states (lift),
-combine states across the cells of a window (combine), and finish each
-aggregate from its states (lower). Only aggregates with a fixed-size state can
-do that; holistic ones go by bucket.
+Pane, slice, bins and prefix plans pre-aggregate into partial states (lift),
+combine states across cells or tuples (combine), and finish each aggregate from
+its states (lower): count and sum are sums, min and max are extremes, avg,
+stddev and variance are moments (count, mean, M2). Only aggregates with a
+fixed-size state can do that; holistic ones go by bucket or over.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from enum import Enum
 from typing import Literal
 
 from sqlglot import exp
 
 from wql.compiler.aggregates import AggKind
 from wql.compiler.analysis import AggregateCall, Query
-from wql.compiler.schema import Domain
-from wql.compiler.windows import Window, WindowKind
 from wql.grammar.expressions import parse_sql_expression
 
-
-class PlanKind(Enum):
-    BUCKET = "bucket"
-    PANE = "pane"
-    SLICE = "slice"
-    BINS = "bins"
-    PREFIX = "prefix"
-    OVER = "over"
-
-
 Operation = Literal["sum", "min", "max", "moments"]
-
-
-@dataclass(frozen=True)
-class Grid:
-    """How pane and slice plans cut the attribute axis into cells.
-
-    A value a lies in cell ⌊(a − o)/width⌋ (panes), or for slices in cell 2j or
-    2j + 1 of slide j = ⌊(a − o)/s⌋ depending on whether it lies before or after
-    `delta` into the slide. Window w is the `size` cells ending at cell
-    (w + 1)·step − 1; landmark windows are every cell up to w.
-    """
-
-    kind: Literal["pane", "slice", "landmark"]
-    width: int | float  # pane width g, or the slide s for slices and landmarks
-    size: int
-    step: int
-    delta: int | float = 0  # slices: where in each slide the second cell starts
 
 
 @dataclass(frozen=True)
@@ -76,52 +43,6 @@ class StateGroup:
 class Decomposition:
     groups: tuple[StateGroup, ...]  # the first counts rows (non-empty windows)
     lowers: tuple[tuple[str, str], ...]  # (aggregate column, Spark SQL over state columns)
-
-
-@dataclass(frozen=True)
-class Plan:
-    kind: PlanKind
-    grid: Grid | None = None
-    decomposition: Decomposition | None = None
-
-
-# ------------------------------------------------------------------ grids
-
-
-def pane_grid(window: Window) -> Grid | None:
-    """Panes of gcd(RANGE, SLIDE), or None when the edges are not whole numbers (see grid_exact)."""
-    assert window.slide is not None
-    if not grid_exact(window):
-        return None
-    if window.kind is WindowKind.LANDMARK:
-        return Grid("landmark", window.slide, 1, 1)
-    assert window.range is not None
-    width = _gcd(window.range, window.slide)
-    return Grid("pane", width, round(window.range / width), round(window.slide / width))
-
-
-def slice_grid(window: Window) -> Grid | None:
-    """Two cells per slide, or None when SLIDE divides RANGE (then slices are panes)."""
-    assert window.range is not None and window.slide is not None
-    q = math.ceil(window.range / window.slide)
-    delta = q * window.slide - window.range
-    if delta == 0:
-        return None
-    return Grid("slice", window.slide, 2 * q - 1, 2, delta)
-
-
-def _gcd(a: int | float, b: int | float) -> int | float:
-    if isinstance(a, int) and isinstance(b, int):
-        return math.gcd(a, b)
-    return float(math.gcd(int(a), int(b)))
-
-
-def grid_exact(window: Window) -> bool:
-    """Cells can only replace the extent test when every edge is a whole number of units."""
-    if window.attr.domain is not Domain.FLOAT:
-        return True
-    values = [window.range or 0, window.slide or 0, window.origin]
-    return all(float(v).is_integer() for v in values)
 
 
 # ------------------------------------------------------------------ aggregate decomposition
@@ -309,3 +230,26 @@ class _Decomposer:
 
     def result(self) -> Decomposition:
         return Decomposition(tuple(self.groups), tuple(self.lowers))
+
+
+def why_not_shared(query: Query) -> str:
+    """Why cells cannot share partial states for this query's aggregates."""
+    kinds = [(a, a.info.kind is AggKind.HOLISTIC) for a in query.aggregates]
+    sketches = [a.sql for a, holistic in kinds if holistic and a.info.approximate]
+    holistic = [a.sql for a, is_holistic in kinds if is_holistic and not a.info.approximate]
+    by = [a.sql for a in query.aggregates if a.function in {"min_by", "max_by"}]
+    if holistic:
+        return (
+            f"{', '.join(holistic)} need{'s' if len(holistic) == 1 else ''} whole multisets, which cells cannot share"
+        )
+    if sketches:
+        return f"not supported yet: merging the sketches of {', '.join(sketches)} across cells"
+    if by:
+        return f"not supported yet: partial states for {', '.join(by)}"
+    return "an aggregate's argument type (e.g. STRING or DECIMAL) has no partial state WQL can combine yet"
+
+
+def state_names(query: Query) -> set[str]:
+    """Names a decomposition must not give its state columns: the stream's, the aggregates' and the keys'."""
+    taken = {c.name.lower() for c in query.stream.columns} | {a.name.lower() for a in query.aggregates}
+    return taken | {k.name.lower() for k in query.keys}

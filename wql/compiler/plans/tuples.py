@@ -20,15 +20,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from wql.compiler.analysis import Query
-from wql.compiler.plans import Decomposition, Plan, PlanKind, decompose
+from wql.compiler.plans.base import Candidate, Plan, PlanKind, Statistics
+from wql.compiler.plans.states import Decomposition, decompose, state_names, why_not_shared
 from wql.compiler.schema import Domain
 from wql.compiler.windows import SlideOn, Window, WindowKind
 
-if TYPE_CHECKING:
-    from wql.compiler.optimizer import Candidate, Statistics
+
+def applies(window: Window) -> bool:
+    return window.kind in {WindowKind.SLIDE_BY_TUPLE, WindowKind.SLIDE_BY_RANK, WindowKind.KAFKA}
 
 
 def over_blocker(query: Query) -> str | None:
@@ -78,40 +78,37 @@ def in_jvm(query: Query) -> bool:
     return tuple_mode(query.window) == "every" and not grouped and query.window.attr.domain is not Domain.FLOAT
 
 
-def tuple_candidates(query: Query, stats: Statistics) -> list[Candidate]:
-    from wql.compiler.optimizer import Candidate, why_not_shared
-
+def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     n = stats.rows
     per_window = stats.rows_per_window
-    taken = {c.name.lower() for c in query.stream.columns} | {a.name.lower() for a in query.aggregates}
-    taken |= {k.name.lower() for k in query.keys}
-    decomposition = decompose(query, taken)
+    decomposition = decompose(query, state_names(query))
     sort = "sorts each partition by value" if query.window.kind is WindowKind.SLIDE_BY_RANK else "one pass"
     out = []
     if decomposition is None:
-        out.append(Candidate(PlanKind.BINS, None, None, why_not_shared(query)))
+        out.append(Candidate.refused(PlanKind.BINS, why_not_shared(query)))
     elif in_jvm(query):
         note = (
             "one pass in the JVM: tuples shuffled as columnar batches per key, each key's windows computed "
             "with two stacks over arrays"
         )
-        out.append(Candidate(PlanKind.BINS, Plan(PlanKind.BINS, decomposition=decomposition), 0.6 * n, note))
+        out.append(Candidate(PlanKind.BINS, Plan("tuples", PlanKind.BINS, decomposition=decomposition), 0.6 * n, note))
     else:
         note = f"{sort}: each window found by binary search, aggregated from prefix sums and sparse tables"
-        out.append(Candidate(PlanKind.BINS, Plan(PlanKind.BINS, decomposition=decomposition), 4.3 * n, note))
+        out.append(Candidate(PlanKind.BINS, Plan("tuples", PlanKind.BINS, decomposition=decomposition), 4.3 * n, note))
     if decomposition is None:
-        out.append(Candidate(PlanKind.PREFIX, None, None, why_not_shared(query)))
+        out.append(Candidate.refused(PlanKind.PREFIX, why_not_shared(query)))
     elif (blocker := prefix_blocker(query, decomposition)) is not None:
-        out.append(Candidate(PlanKind.PREFIX, None, None, blocker))
+        out.append(Candidate.refused(PlanKind.PREFIX, blocker))
     else:
         note = "one sort by value, then running sums in Spark frames: a window is the total to w less that to w − RANGE"
-        out.append(Candidate(PlanKind.PREFIX, Plan(PlanKind.PREFIX, decomposition=decomposition), 2.0 * n, note))
+        plan = Plan("tuples", PlanKind.PREFIX, decomposition=decomposition)
+        out.append(Candidate(PlanKind.PREFIX, plan, 2.0 * n, note))
     blocker = over_blocker(query)
     if blocker is not None:
-        out.append(Candidate(PlanKind.OVER, None, None, blocker))
+        out.append(Candidate.refused(PlanKind.OVER, blocker))
     else:
         note = f"Spark's RANGE BETWEEN frame, re-aggregating ~{per_window:g} tuples per window"
-        out.append(Candidate(PlanKind.OVER, Plan(PlanKind.OVER), n * (2 + per_window / 10), note))
+        out.append(Candidate(PlanKind.OVER, Plan("tuples", PlanKind.OVER), n * (2 + per_window / 10), note))
     return out
 
 

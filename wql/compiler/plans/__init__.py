@@ -1,0 +1,33 @@
+"""Physical plans (semantics.md §5), one module per family, and the IR they share.
+
+- `base`: the Plan IR (stages, what a stream keeps), Candidate and Statistics;
+- `states`: how aggregates decompose into partial states;
+- `grid`: bucket, pane and slice plans for grid windows;
+- `tuples`: bins, prefix and over plans for windows named by tuples.
+
+Every family offers `applies(window)` and `candidates(query, stats)`; the
+optimizer asks the family that applies and ranks what it offers.
+"""
+
+from __future__ import annotations
+
+from wql.compiler.plans import grid, tuples
+from wql.compiler.plans.base import Candidate, Family, Grid, Plan, PlanKind, Statistics
+from wql.compiler.plans.states import ONE, Decomposition, StateGroup, decompose, fresh_name
+
+FAMILIES = (grid, tuples)
+
+__all__ = [
+    "FAMILIES",
+    "ONE",
+    "Candidate",
+    "Decomposition",
+    "Family",
+    "Grid",
+    "Plan",
+    "PlanKind",
+    "StateGroup",
+    "Statistics",
+    "decompose",
+    "fresh_name",
+]

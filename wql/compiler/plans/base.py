@@ -1,0 +1,95 @@
+"""The physical-plan IR that every plan family shares, and what a family offers the optimizer.
+
+A plan is a pipeline of named stages, the same in a batch job and a streaming one:
+
+    prepare  the stream's rows in window terms (keys, aggregate inputs, `_t`)
+    lift     rows to cells of partial states (pane and slice plans only)
+    windows  rows or cells to one row per window and key, with its aggregates
+    finish   window bounds, select expressions, HAVING, ORDER BY, LIMIT
+
+A batch job runs them once over the whole input. A streaming job keeps what
+`windows` reads (rows, or cells) between triggers and runs `windows` over it
+each trigger; `Plan.keeps` says which. Both jobs are generated from the same
+`Plan`, so they cannot compute different windows.
+
+Each family module (`grid`, `tuples`, …) turns a query into `Candidate`s with
+costs; the optimizer only ranks them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Literal
+
+from wql.compiler.plans.states import Decomposition
+
+
+class PlanKind(Enum):
+    BUCKET = "bucket"
+    PANE = "pane"
+    SLICE = "slice"
+    BINS = "bins"
+    PREFIX = "prefix"
+    OVER = "over"
+
+
+Family = Literal["grid", "tuples"]
+
+
+@dataclass(frozen=True)
+class Grid:
+    """How pane and slice plans cut the attribute axis into cells.
+
+    A value a lies in cell ⌊(a − o)/width⌋ (panes), or for slices in cell 2j or
+    2j + 1 of slide j = ⌊(a − o)/s⌋ depending on whether it lies before or after
+    `delta` into the slide. Window w is the `size` cells ending at cell
+    (w + 1)·step − 1; landmark windows are every cell up to w.
+    """
+
+    kind: Literal["pane", "slice", "landmark"]
+    width: int | float  # pane width g, or the slide s for slices and landmarks
+    size: int
+    step: int
+    delta: int | float = 0  # slices: where in each slide the second cell starts
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One physical plan: its family (which code generator writes it), its kind, and its parameters."""
+
+    family: Family
+    kind: PlanKind
+    grid: Grid | None = None
+    decomposition: Decomposition | None = None
+
+    @property
+    def keeps(self) -> Literal["cells", "rows"]:
+        """What a streaming job keeps between triggers: the cells the plan lifts rows into, or rows."""
+        return "cells" if self.grid is not None else "rows"
+
+
+@dataclass(frozen=True)
+class Statistics:
+    """What costs are estimated for: the same assumptions for every query, so plans never depend on data."""
+
+    rows: int = 1_000_000
+    rows_per_slide: float = 10.0
+    rows_per_window: float = 100.0  # windows named by tuples
+
+    def describe(self) -> str:
+        return f"N = {self.rows:,} tuples, ρ = {self.rows_per_slide:g} tuples per slide (assumed)"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A plan a family offers for a query, with its estimated cost, or why it cannot run (plan None)."""
+
+    kind: PlanKind
+    plan: Plan | None
+    cost: float | None
+    note: str
+
+    @staticmethod
+    def refused(kind: PlanKind, note: str) -> Candidate:
+        return Candidate(kind, None, None, note)

@@ -163,8 +163,42 @@ class SlackClause(Node):
     mode: Literal["consistent", "generous"] | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class SessionClause(Node):
+    """SESSION GAP g [MAX m]: sessions of tuples at most g apart, optionally at most m long."""
+
+    gap: Quantity
+    max: Quantity | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class FrameClause(Node):
+    """FRAME THRESHOLD (p) [MIN n], FRAME DELTA d ON x, FRAME AGGREGATE (c): data-driven frames."""
+
+    kind: Literal["threshold", "delta", "aggregate"]
+    condition: Expr | None = None  # THRESHOLD's predicate, AGGREGATE's condition
+    minimum: Quantity | None = None  # THRESHOLD … MIN n [ROWS | unit]
+    delta: Quantity | None = None  # DELTA d
+    on: Name | Expr | None = None  # DELTA … ON x (a column, or an expression in parentheses)
+
+
+@dataclass(frozen=True, kw_only=True)
+class KafkaClause(Node):
+    """KAFKA after a window: Kafka Streams' variant of it (after SESSION: Kafka's [first, last] sessions)."""
+
+
 WindowClause = (
-    RangeClause | SlideClause | WattrClause | RattrClause | SattrClause | PattrClause | AlignClause | SlackClause
+    RangeClause
+    | SlideClause
+    | WattrClause
+    | RattrClause
+    | SattrClause
+    | PattrClause
+    | AlignClause
+    | SlackClause
+    | SessionClause
+    | FrameClause
+    | KafkaClause
 )
 
 

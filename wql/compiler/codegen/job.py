@@ -29,8 +29,18 @@ _SUPPORT_ORDER = (
     "sliding_combine",
     "windows_by_tuple",
     "tuple_windows",
+    "frame_windows",
+    "frame_states",
+    "frame_labels",
+    "frame_numbers",
+    "split_long_sessions",
+    "walk_runs",
+    "running_test",
     "jvm_kernel",
     "jvm_states",
+    "key_ids",
+    "state_identity",
+    "by_keys",
     "number_rows",
     "array_percentile",
     "read_stream",
@@ -66,7 +76,7 @@ def cell_of(t, width):
 def _support_sources() -> dict[str, str]:
     """Top-level definitions of the kernel modules, by name."""
     sources: dict[str, str] = {}
-    for module in ("job_support.py", "sliding_combine.py", "tuple_windows.py"):
+    for module in ("job_support.py", "sliding_combine.py", "tuple_windows.py", "frame_windows.py"):
         text = resources.files("wql.compiler.kernels").joinpath(module).read_text(encoding="utf-8")
         tree = ast.parse(text)
         for node in tree.body:
@@ -191,7 +201,11 @@ def emit_stages(code: Code, ctx: Context) -> None:
 
 
 def body(ctx: Context) -> None:
-    if ctx.window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}:
+    if ctx.window.is_data_driven:
+        from wql.compiler.codegen import frames
+
+        frames.generate(ctx)
+    elif ctx.window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}:
         from wql.compiler.codegen import grid
 
         grid.generate(ctx)

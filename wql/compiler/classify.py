@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from wql.compiler.schema import Domain
-from wql.compiler.units import format_date, format_timestamp, number_text, short_text
+from wql.compiler.units import Number, format_date, format_timestamp, number_text, short_text
 from wql.compiler.windows import SlideOn, Window, WindowKind
 
 
@@ -164,6 +164,11 @@ def _basis(window: Window) -> str:
     return "time-ordered" if window.attr.domain in {Domain.TIMESTAMP, Domain.DATE} else "value-ordered"
 
 
+def _amount(amount: Number, domain: Domain) -> str:
+    """A quantity for formulas; zero is just 0, in any unit."""
+    return short_text(amount, domain) if amount else "0"
+
+
 def _describe_data_driven(window: Window) -> str:
     frame = window.frame
     assert frame is not None
@@ -171,15 +176,15 @@ def _describe_data_driven(window: Window) -> str:
     partitioned = f", per {', '.join(window.partition_by)}" if window.partition_by else ""
     if window.kind is WindowKind.SESSION:
         assert frame.gap is not None
-        text = f"{_basis(window)} session window (gap {short_text(frame.gap, d)}"
+        text = f"{_basis(window)} session window (gap {_amount(frame.gap, d)}"
         if frame.longest is not None:
-            text += f", at most {short_text(frame.longest, d)} long"
+            text += f", at most {_amount(frame.longest, d)} long"
         text += ", Kafka's [first, last])" if frame.kafka else ")"
         return text + partitioned
     if window.kind is WindowKind.THRESHOLD:
         text = f"{_basis(window)} threshold frame (runs where {frame.expression_text()} holds"
         if frame.minimum is not None:
-            size = f"{int(frame.minimum)} rows" if frame.minimum_rows else short_text(frame.minimum, d)
+            size = f"{int(frame.minimum)} rows" if frame.minimum_rows else _amount(frame.minimum, d)
             text += f", at least {size}"
         return text + ")" + partitioned
     if window.kind is WindowKind.DELTA:
@@ -201,13 +206,13 @@ def _data_driven_formulas(window: Window) -> tuple[str, str]:
     wids = f"wids(t) = {{ u₁.{a} }}, u₁ the first tuple of the run holding t (t with a NULL {a} is in none)"
     if window.kind is WindowKind.SESSION:
         assert frame.gap is not None
-        g = short_text(frame.gap, d)
+        g = _amount(frame.gap, d)
         rule = f"uᵢ₊₁.{a} − uᵢ.{a} ≤ {g}"
         if frame.longest is not None:
-            rule += f" ∧ uᵢ₊₁.{a} < u₁.{a} + {short_text(frame.longest, d)}"
+            rule += f" ∧ uᵢ₊₁.{a} < u₁.{a} + {_amount(frame.longest, d)}"
         end = f"uₙ.{a}" if frame.kafka else f"uₙ.{a} + {g}"
         if frame.longest is not None and not frame.kafka:
-            end = f"min(uₙ.{a} + {g}, u₁.{a} + {short_text(frame.longest, d)})"
+            end = f"min(uₙ.{a} + {g}, u₁.{a} + {_amount(frame.longest, d)})"
         bounds = f"[u₁.{a}, uₙ.{a}]" if frame.kafka else f"[u₁.{a}, {end})"
         return wids, f"extent(w) = {run}, u₁.{a} = w, {rule}, maximal; window {bounds}"
     if window.kind is WindowKind.THRESHOLD:
@@ -216,7 +221,7 @@ def _data_driven_formulas(window: Window) -> tuple[str, str]:
             rule += (
                 f", n ≥ {int(frame.minimum)}"
                 if frame.minimum_rows
-                else (f", uₙ.{a} − u₁.{a} ≥ {short_text(frame.minimum, d)}")
+                else (f", uₙ.{a} − u₁.{a} ≥ {_amount(frame.minimum, d)}")
             )
         return wids, f"extent(w) = {run}, u₁.{a} = w, {rule}, maximal; window [u₁.{a}, uₙ.{a}]"
     if window.kind is WindowKind.DELTA:

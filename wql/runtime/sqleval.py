@@ -287,11 +287,11 @@ def _percentile(values: list[float], p: float) -> float | None:
     """Spark's exact percentile: linear interpolation between closest ranks."""
     if not values:
         return None
-    ordered = sorted(float(v) for v in values)
+    ordered = sorted((float(v) for v in values), key=lambda v: (math.isnan(v), v))  # Spark: NaN above all
     position = p * (len(ordered) - 1)
     lower = math.floor(position)
     upper = math.ceil(position)
-    if lower == upper:
+    if lower == upper or ordered[lower] == ordered[upper]:  # Spark: equal neighbours need no interpolation
         return ordered[lower]
     return ordered[lower] + (position - lower) * (ordered[upper] - ordered[lower])
 

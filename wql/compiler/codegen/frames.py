@@ -56,11 +56,12 @@ def generate(ctx: Context) -> None:
     prepare(ctx)
     what = "session" if ctx.window.kind is WindowKind.SESSION else "frame"
     doc = {
-        PlanKind.FOLD: f"each key's {what}s found and their partial states folded in one pass",
-        PlanKind.STARTS: f"the tuples that start a {what} marked from their predecessors, {what}s numbered, grouped",
-        PlanKind.SCAN: f"each key's {what}s numbered in one numpy pass, then grouped",
+        PlanKind.FOLD: f"each key's {what}s found and their states folded in one pass",
+        PlanKind.STARTS: f"{what} starts marked from predecessors, numbered, grouped",
+        PlanKind.SCAN: f"each key's {what}s numbered in one numpy pass, grouped",
     }[ctx.plan.kind]
-    ctx.stage("windows", "rows", f"One row per {what} and key ({ATTR} of its first tuple, _last of its last): {doc}.")
+    code = ctx.stage("windows", "rows", f"One row per {what} and key: {doc}.")
+    code.comment(f"wid is each {what}'s first {ATTR}, _last its last.")
     if ctx.plan.kind is PlanKind.FOLD:
         fold(ctx)
     else:
@@ -114,7 +115,12 @@ def prepare(ctx: Context) -> None:
         f"The stream's tuples in window terms: keys, {ATTR}, arrival, WHERE as a flag (_in), what the rule reads.",
     )
     code(f"rows = {ctx.param}")
-    number_rows_if_needed(ctx, _ties(ctx))
+    if window.attr.is_row_num:
+        number_rows_if_needed(ctx, True)
+    elif _ties(ctx) and not query.stream.row_num:
+        ctx.helpers.update({"arrival_order", "number_rows"})
+        code.comment(f"row_num orders tuples of equal {window.attr.name}: frames take them in arrival order.")
+        code("rows = arrival_order(rows)")
     if frame.kafka and query.where is not None:
         code.comment("Kafka filters records before it forms sessions, so WHERE comes first here.")
         code(f"rows = rows.where({expr(query.where)})")
@@ -137,9 +143,14 @@ def prepare(ctx: Context) -> None:
             columns.append(f'F.nanvl({x}.cast("double"), F.lit(None)).alias("_x")')  # NaN: like NULL
     elif window.kind is WindowKind.AGGREGATE:
         for index, running in enumerate(frame.running):
-            if running.arg is not None:
+            name = py(f"_c{index}")
+            if running.arg is None:
+                continue  # count(*): the kernel counts tuples
+            if running.function == "count":  # only whether a value is there
+                columns.append(f"F.when({expr(running.arg)}.isNotNull(), F.lit(1)).alias({name})")
+            else:
                 kind = "bigint" if running.integral else "double"
-                columns.append(f"{expr(running.arg)}.cast({py(kind)}).alias({py(f'_c{index}')})")
+                columns.append(f"{expr(running.arg)}.cast({py(kind)}).alias({name})")
     if ctx.plan.kind is PlanKind.FOLD:
         assert ctx.plan.decomposition is not None
         for state in ctx.plan.decomposition.groups:
@@ -270,11 +281,11 @@ def _q(name: str) -> str:
 
 
 def fold(ctx: Context) -> None:
-    """Each window's partial states folded in one pass per key: the JVM kernel, or numpy without it."""
+    """Each window's partial states folded in one numpy pass per key over Arrow batches."""
     code, frame = ctx.code, _frame(ctx)
     decomposition = ctx.plan.decomposition
     assert decomposition is not None
-    ctx.helpers.update({*NUMBERING, "frame_states", "frame_windows", "jvm_kernel", "jvm_states", "types"})
+    ctx.helpers.update({*NUMBERING, "frame_states", "frame_windows", "types"})
     partitions = _partitions(ctx)
     states = [(g.operation, list(g.columns)) for g in decomposition.groups]
     counted = {
@@ -295,9 +306,7 @@ def fold(ctx: Context) -> None:
     code("]")
     code.dedent()
     code(")")
-    code.comment("In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars): tuples shuffled as")
-    code.comment("columnar batches per key, each key's tuples sorted only where they arrived out of order, each")
-    code.comment("window's states folded as its tuples go by. Otherwise numpy does the same over Arrow batches.")
+    code.comment("Each key's tuples in one partition, walked once by numpy: windows found, states folded.")
     keywords: dict[str, object] = {"partitions": partitions, "states": states, "rule": Raw(rule(ctx))}
     if frame.minimum is not None:
         keywords.update(minimum=Raw("MINIMUM"), minimum_rows=frame.minimum_rows)

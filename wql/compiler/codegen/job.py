@@ -41,6 +41,7 @@ _SUPPORT_ORDER = (
     "key_ids",
     "state_identity",
     "by_keys",
+    "arrival_order",
     "number_rows",
     "array_percentile",
     "read_stream",

@@ -1,7 +1,5 @@
 from wql.compiler.kernels.job_support import (  # a job holds its own copy, beside this function
     by_keys,
-    jvm_kernel,
-    jvm_states,
     key_ids,
     state_identity,
 )
@@ -237,8 +235,8 @@ def frame_labels(partitions, rule):
 
 
 def frame_states(partitions, states, rule, minimum=None, minimum_rows=False):
-    """A mapInArrow function: one row per session or frame with its partial states, the numpy twin of the
-    JVM kernel FrameWindows. Output: the partition keys, `wid` (the first tuple's `_t`), `_last` (the last
+    """A mapInArrow function: one row per session or frame with its partial states, folded in
+    one numpy pass. Output: the partition keys, `wid` (the first tuple's `_t`), `_last` (the last
     tuple's), then the states, typed as their input columns (a count absent from the input is a row
     count). A tuple outside WHERE (`_in` false) shapes its window but adds nothing to it; a window with
     nothing in it, or shorter than `minimum` (rows, or a span of `_t`), is left out."""
@@ -313,31 +311,10 @@ def frame_states(partitions, states, rule, minimum=None, minimum_rows=False):
 
 
 def frame_windows(rows, schema, partitions, states, rule, minimum=None, minimum_rows=False):
-    """Sessions and frames with their partial states: WQL's JVM kernel where it applies, else numpy.
+    """Sessions and frames with their partial states, folded by numpy over Arrow batches.
 
-    Each key's tuples go to one Spark partition (the whole stream to one without PATTR).
-    The JVM kernel (wql-kernels.jar on Spark's classpath) is an operator in Spark's own
-    plan: tuples cross the shuffle as columnar batches per key, each key's tuples are
-    sorted only where they arrived out of order, and each window's states are folded as
-    its tuples go by. It returns the same rows as frame_states.
+    Each key's tuples go to one Spark partition (the whole stream to one without PATTR), where
+    frame_states numbers the windows and folds them in one pass. (A JVM twin of this kernel is not part of
+    WQL yet: this numpy pass is the one plan that runs.)
     """
-    from pyspark.sql import DataFrame
-
-    kernel = jvm_kernel(rows.sparkSession, "FrameWindows")
-    if kernel is not None and rule["kind"] != "aggregate":
-        operations, columns = jvm_states(states)
-        numbers = {k: float(v) for k, v in rule.items() if isinstance(v, int | float) and not isinstance(v, bool)}
-        windows = kernel.fold(
-            rows._jdf,
-            partitions,
-            operations,
-            columns,
-            rule["kind"],
-            numbers,
-            float(minimum) if minimum is not None else None,
-            minimum_rows,
-            schema.json(),
-        )
-        if windows is not None:  # None: a case only numpy handles
-            return DataFrame(windows, rows.sparkSession)
     return by_keys(rows, partitions).mapInArrow(frame_states(partitions, states, rule, minimum, minimum_rows), schema)

@@ -80,6 +80,17 @@ def number_rows(frame):
     )
 
 
+def arrival_order(frame):
+    """Add row_num where only its order matters (to order tuples of equal value): the arrival position
+    itself for files (number_rows), and for a DataFrame monotonically_increasing_id, which orders its
+    rows as row_num does (partition, then position) without the pass that counts them."""
+    from pyspark.sql import functions as F
+
+    if "__wql_file" in frame.columns:
+        return number_rows(frame)
+    return frame.withColumn("row_num", F.monotonically_increasing_id())
+
+
 def load_inputs(spark, streams, paths=None):
     """Read and inspect every stream; returns ({parameter: DataFrame}, report lines)."""
     paths = paths or {}

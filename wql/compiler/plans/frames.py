@@ -5,11 +5,9 @@ Every data-driven window is a maximal run of consecutive tuples of a partition i
 order, with no per-tuple fan-out: each tuple gets the number of the window it is
 in (or none), and an ordinary group-by of (keys, window) aggregates it.
 
-- fold: one pass per partition in WQL's JVM kernel: tuples shuffled as columnar
-  batches per key, sorted only where they arrived out of order, and each window's
-  partial states folded as its tuples go by (no second pass, no group-by). Needs
-  fixed-size partial states and no GROUP BY inside the partitions. Without the
-  kernel's jar a job numbers the windows in numpy and aggregates the states in Spark.
+- fold: one numpy pass per partition (mapInArrow) numbers the windows and folds
+  each window's partial states (no group-by of tuples afterwards). Needs
+  fixed-size partial states and no GROUP BY inside the partitions.
 - starts: inside Spark. A window starts at a tuple that its predecessor alone
   decides (a gap above GAP, a predicate that turns true), so `lag` over the
   partition in order marks the starts, a running count of the marks numbers the
@@ -23,7 +21,7 @@ in (or none), and an ordinary group-by of (keys, window) aggregates it.
 
 Costs are in tuple-operations for N tuples (see `Statistics`): a shuffle and sort
 of every tuple dominates starts and scan, whose Arrow round trip costs more; fold
-moves tuples as batches and never sorts an ordered series.
+skips the group-by of tuples.
 """
 
 from __future__ import annotations
@@ -31,7 +29,6 @@ from __future__ import annotations
 from wql.compiler.analysis import Query
 from wql.compiler.plans.base import Candidate, Plan, PlanKind, Statistics
 from wql.compiler.plans.states import decompose, state_names, why_not_shared
-from wql.compiler.schema import Domain
 from wql.compiler.windows import Window, WindowKind
 
 
@@ -53,14 +50,9 @@ def chained(window: Window) -> str | None:
 
 
 def fold_blocker(query: Query) -> str | None:
-    """Why the JVM fold cannot compute this query, or None if it can."""
-    window = query.window
-    if window.kind is WindowKind.AGGREGATE:
-        return "not supported yet: aggregate frames in the JVM kernel (their conditions run in numpy)"
+    """Why the fold cannot compute this query, or None if it can."""
     if any(k.origin == "group" for k in query.keys):
-        return "GROUP BY inside a partition: the kernel folds one group of states per window"
-    if window.attr.domain is Domain.FLOAT:
-        return "the kernel orders tuples by an integral attribute, and this one is a DOUBLE"
+        return "GROUP BY inside a partition: the fold keeps one group of states per window"
     return None
 
 
@@ -76,8 +68,7 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
         out.append(Candidate.refused(PlanKind.FOLD, blocker))
     else:
         note = (
-            f"one pass per key in the JVM: tuples shuffled as columnar batches, each {what} found and its partial "
-            "states folded as its tuples go by"
+            f"one numpy pass per key (mapInArrow): each {what} found and its partial states folded as its tuples go by"
         )
         out.append(Candidate(PlanKind.FOLD, Plan("frames", PlanKind.FOLD, decomposition=decomposition), 0.7 * n, note))
     chain = chained(window)

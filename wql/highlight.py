@@ -75,6 +75,10 @@ WINDOW_WORDS = frozenset(
         "END",
         "EMIT",
         "EMPTY",
+        "FINAL",
+        "CHANGES",
+        "PUNCTUATION",
+        "WHEN",
     }
 )
 

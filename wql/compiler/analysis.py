@@ -93,6 +93,7 @@ class Query:
     order_by: tuple[OrderKey, ...] = ()
     limit: int | None = None
     emit_empty: bool = False
+    emit: Literal["final", "changes"] = "final"  # on a stream; a batch run emits each window once either way
     input_columns: tuple[str, ...] = ()
     select: ast.Select | None = field(default=None, compare=False, repr=False)
 
@@ -448,6 +449,12 @@ class _Analyzer:
             for item in select.items
         ]
         keys.extend(self.group_keys(items, keys))
+        if select.emit_empty and select.emit == "changes":
+            raise WQLNotSupportedError(
+                "EMIT CHANGES with EMPTY: an empty window has no change to report",
+                span=select.span,
+                hint="use EMIT FINAL EMPTY",
+            )
         if select.emit_empty and self.window.kind not in {WindowKind.SLIDING, WindowKind.LANDMARK}:
             raise WQLSemanticError(
                 "EMIT EMPTY applies to grid windows; these windows exist only where tuples are",
@@ -480,6 +487,7 @@ class _Analyzer:
             order_by=order,
             limit=select.limit,
             emit_empty=select.emit_empty,
+            emit=select.emit or "final",
             input_columns=self._input_order(keys),
             select=select,
         )

@@ -114,6 +114,7 @@ class CreateStream(Node):
     format: str | None = None
     options: tuple[Option, ...] = ()
     row_num: Name | None = None
+    punctuation: Expr | None = None  # PUNCTUATION WHEN (…): rows that are punctuations, not data
     path_span: Span | None = field(default=None, compare=False, repr=False)
 
 
@@ -200,6 +201,7 @@ class Select(Node):
     order_by: tuple[OrderItem, ...] = ()
     limit: int | None = None
     emit_empty: bool = False
+    emit: Literal["final", "changes"] | None = None  # None: not given (FINAL on a stream)
 
 
 @dataclass(frozen=True, kw_only=True)

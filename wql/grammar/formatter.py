@@ -15,7 +15,8 @@ from wql.grammar import ast
 
 # Words that would lex as WQL keywords in some position; quoting them is always safe.
 KEYWORDS = frozenset(
-    """CREATE STREAM FORMAT OPTIONS EXPLAIN SELECT FROM AS WHERE GROUP BY HAVING ORDER LIMIT EMIT EMPTY
+    """CREATE STREAM FORMAT OPTIONS EXPLAIN SELECT FROM AS WHERE GROUP BY HAVING ORDER LIMIT EMIT EMPTY FINAL
+    CHANGES PUNCTUATION WHEN
     NULLS ASC DESC FIRST LAST RANGE SLIDE WATTR RATTR SATTR PATTR ALIGN SLACK UNBOUNDED KAFKA RANK START
     END TIMESTAMP CONSISTENT GENEROUS TRUE FALSE""".split()
 )
@@ -129,6 +130,8 @@ def format_create(stmt: ast.CreateStream) -> str:
         lines.append(f"  OPTIONS ({options})")
     if stmt.row_num is not None:
         lines.append(f"  ROW_NUM {format_name(stmt.row_num)}")
+    if stmt.punctuation is not None:
+        lines.append(f"  PUNCTUATION WHEN ({stmt.punctuation.sql})")
     return "\n".join(lines)
 
 
@@ -155,8 +158,9 @@ def format_select(stmt: ast.Select) -> str:
         lines.append("ORDER BY " + ", ".join(_format_order(o) for o in stmt.order_by))
     if stmt.limit is not None:
         lines.append(f"LIMIT {stmt.limit}")
-    if stmt.emit_empty:
-        lines.append("EMIT EMPTY")
+    if stmt.emit is not None or stmt.emit_empty:
+        words = [*([stmt.emit.upper()] if stmt.emit else []), *(["EMPTY"] if stmt.emit_empty else [])]
+        lines.append("EMIT " + " ".join(words))
     return "\n".join(lines)
 
 

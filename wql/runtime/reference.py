@@ -90,11 +90,14 @@ class _Tuple:
     group: tuple[Any, ...] = field(default=())
 
 
-def _prepare(query: Query, rows: Sequence[Mapping[str, Any]]) -> list[_Tuple]:
+def _prepare(query: Query, rows: Sequence[Mapping[str, Any]], arrivals: Sequence[int] | None = None) -> list[_Tuple]:
     window = query.window
     tuples: list[_Tuple] = []
     for index, row in enumerate(rows):
-        row_num = int(row[query.stream.row_num]) if query.stream.row_num else index
+        if query.stream.row_num:
+            row_num = int(row[query.stream.row_num])
+        else:
+            row_num = arrivals[index] if arrivals is not None else index
         partition = tuple(row.get(p) for p in window.partition_by)
         if window.attr.is_row_num:
             a: Number | None = row_num
@@ -262,10 +265,14 @@ def extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
 # ------------------------------------------------------------------ evaluation
 
 
-def evaluate_query(query: Query, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Result rows of `query` over `rows` (dicts by column name, in arrival order)."""
+def evaluate_query(
+    query: Query, rows: Sequence[Mapping[str, Any]], arrivals: Sequence[int] | None = None
+) -> list[dict[str, Any]]:
+    """Result rows of `query` over `rows` (dicts by column name, in arrival order). `arrivals` gives each
+    row's arrival position instead of its index (a stream's model leaves late rows out but not their
+    numbers)."""
     window = query.window
-    tuples = _prepare(query, rows)
+    tuples = _prepare(query, rows, arrivals)
     if window.kind is WindowKind.KAFKA:
         tuples = [t for t in tuples if t.passes]  # Kafka filters records before placing windows
     partition_keys = [k for k in query.keys if k.origin == "partition"]

@@ -44,11 +44,17 @@ STREAMS = {
 }
 
 
+def number(traffic: DataFrame, first_row: int = 0, offsets=None) -> DataFrame:
+    """row_num: the arrival position, numbered before WHERE so that WHERE never renumbers rows."""
+    rows = traffic
+    # Arrival position first_row, first_row + 1, …: on a stream, triggers continue each other's count.
+    rows = number_rows(rows, first_row)
+    return rows
+
+
 def prepare(traffic: DataFrame) -> DataFrame:
     """The stream's tuples in window terms: keys, aggregate inputs, _t."""
     rows = traffic
-    # row_num: arrival position 0, 1, 2, …, numbered before WHERE so WHERE never renumbers rows.
-    rows = number_rows(rows)
     # Keys, aggregate inputs and the window attribute (_t: the row number).
     rows = rows.select(
         F.col("seg_id"),
@@ -109,7 +115,7 @@ def finish(windows: DataFrame) -> DataFrame:
 
 def query(traffic: DataFrame) -> DataFrame:
     """The query as DataFrame operations, stage by stage; see the header for the plan."""
-    return finish(windows(lift(prepare(traffic))))
+    return finish(windows(lift(prepare(number(traffic)))))
 
 
 CORRUPT = "_corrupt_record"
@@ -328,8 +334,9 @@ def jvm_states(states):
     return operations, [name for _, names in states for name in names]
 
 
-def number_rows(frame):
-    """Add row_num, the arrival position 0, 1, 2, ...: consecutive, unlike monotonically_increasing_id.
+def number_rows(frame, first_row=0):
+    """Add row_num, the arrival position first_row, first_row + 1, ...: consecutive, unlike
+    monotonically_increasing_id (a stream's trigger starts where the one before it ended).
 
     Arrival order is file order (files by path, then line) for file sources, and
     partition order otherwise. Rows are counted per block, the blocks' offsets
@@ -345,7 +352,8 @@ def number_rows(frame):
     before = Window.orderBy(*blocks).rowsBetween(Window.unboundedPreceding, -1)
     offsets = sizes.withColumn("__wql_offset", F.coalesce(F.sum("__wql_rows").over(before), F.lit(0)))
     numbered = ids.join(F.broadcast(offsets), blocks)
-    numbered = numbered.withColumn("row_num", F.col("__wql_offset") + F.col("__wql_id") - F.col("__wql_first"))
+    position = F.col("__wql_offset") + F.col("__wql_id") - F.col("__wql_first") + F.lit(first_row)
+    numbered = numbered.withColumn("row_num", position)
     return numbered.drop(
         "__wql_part", "__wql_id", "__wql_first", "__wql_rows", "__wql_offset", "__wql_file", "__wql_block"
     )

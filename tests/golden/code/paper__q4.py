@@ -43,14 +43,22 @@ STREAMS = {
 }
 
 
-def prepare(traffic: DataFrame) -> DataFrame:
-    """The stream's tuples in window terms: keys, aggregate inputs, _t."""
+def number(traffic: DataFrame, first_row: int = 0, offsets=None) -> DataFrame:
+    """row_num: the arrival position, numbered before WHERE so that WHERE never renumbers rows."""
     rows = traffic
-    # row_num: arrival position 0, 1, 2, …, numbered before WHERE so WHERE never renumbers rows.
-    rows = number_rows(rows)
+    # Arrival position first_row, first_row + 1, …: on a stream, triggers continue each other's count.
+    rows = number_rows(rows, first_row)
     # PATTR seg_id: count rows within each partition (backward context, FCF).
     by_partition = Window.partitionBy(F.col("seg_id")).orderBy(F.col("row_num"))
     rows = rows.withColumn("_pos", F.row_number().over(by_partition) - 1)
+    if offsets is not None:  # a stream: earlier triggers' rows come first
+        rows = continue_positions(rows, offsets, ["seg_id"])
+    return rows
+
+
+def prepare(traffic: DataFrame) -> DataFrame:
+    """The stream's tuples in window terms: keys, aggregate inputs, _t."""
+    rows = traffic
     # Keys, aggregate inputs and the window attribute (_t: the row number).
     rows = rows.select(
         F.col("seg_id"),
@@ -111,7 +119,7 @@ def finish(windows: DataFrame) -> DataFrame:
 
 def query(traffic: DataFrame) -> DataFrame:
     """The query as DataFrame operations, stage by stage; see the header for the plan."""
-    return finish(windows(lift(prepare(traffic))))
+    return finish(windows(lift(prepare(number(traffic)))))
 
 
 CORRUPT = "_corrupt_record"
@@ -330,8 +338,9 @@ def jvm_states(states):
     return operations, [name for _, names in states for name in names]
 
 
-def number_rows(frame):
-    """Add row_num, the arrival position 0, 1, 2, ...: consecutive, unlike monotonically_increasing_id.
+def number_rows(frame, first_row=0):
+    """Add row_num, the arrival position first_row, first_row + 1, ...: consecutive, unlike
+    monotonically_increasing_id (a stream's trigger starts where the one before it ended).
 
     Arrival order is file order (files by path, then line) for file sources, and
     partition order otherwise. Rows are counted per block, the blocks' offsets
@@ -347,10 +356,25 @@ def number_rows(frame):
     before = Window.orderBy(*blocks).rowsBetween(Window.unboundedPreceding, -1)
     offsets = sizes.withColumn("__wql_offset", F.coalesce(F.sum("__wql_rows").over(before), F.lit(0)))
     numbered = ids.join(F.broadcast(offsets), blocks)
-    numbered = numbered.withColumn("row_num", F.col("__wql_offset") + F.col("__wql_id") - F.col("__wql_first"))
+    position = F.col("__wql_offset") + F.col("__wql_id") - F.col("__wql_first") + F.lit(first_row)
+    numbered = numbered.withColumn("row_num", position)
     return numbered.drop(
         "__wql_part", "__wql_id", "__wql_first", "__wql_rows", "__wql_offset", "__wql_file", "__wql_block"
     )
+
+
+def continue_positions(rows, offsets, partitions):
+    """On a stream: positions within each partition continue from where earlier triggers left them
+    (`offsets`: the partition columns and `_first`, the rows the partition had before)."""
+    from pyspark.sql import functions as F
+
+    match = None
+    for name in partitions:
+        same = F.col(f"r.`{name}`").eqNullSafe(F.col(f"o.`{name}`"))
+        match = same if match is None else match & same
+    joined = rows.alias("r").join(F.broadcast(offsets.alias("o")), match, "left")
+    shifted = F.col("r._pos") + F.coalesce(F.col("o._first"), F.lit(0))
+    return joined.select(*(F.col(f"r.`{c}`") for c in rows.columns if c != "_pos"), shifted.alias("_pos"))
 
 
 def read_stream(spark, name, stream, path=None):

@@ -45,6 +45,7 @@ class Context:
     param: str  # the stream's DataFrame, the first stage's parameter
     code: Code = field(default_factory=Code)  # the stage being written
     stages: list[Stage] = field(default_factory=list)
+    rules: Code = field(default_factory=Code)  # a streaming job's window rules: is_final, retain, missed
     constants: list[tuple[str, str, str]] = field(default_factory=list)  # (name, literal, comment)
     helpers: set[str] = field(default_factory=set)  # support functions the job must include
     key_columns: dict[str, str] = field(default_factory=dict)  # key name -> column holding it before the epilogue
@@ -103,8 +104,8 @@ def declare_window_constants(ctx: Context) -> None:
         ctx.constant("ORIGIN", window.origin, origin_note(window))
 
 
-def _attribute(ctx: Context, name: str) -> str:
-    """Spark expression for an attribute in base units."""
+def attribute_expression(ctx: Context, name: str) -> str:
+    """Spark expression for an attribute in base units, over the stream's own columns."""
     window = ctx.window
     stream = ctx.query.stream
     if name == ROW_NUM:
@@ -121,11 +122,47 @@ def _attribute(ctx: Context, name: str) -> str:
     return col(name)
 
 
-def number_rows_if_needed(ctx: Context, needed: bool) -> None:
-    if needed and not ctx.query.stream.row_num:
+def window_attribute_rule(ctx: Context) -> None:
+    """window_attribute: what a streaming job's punctuations and lateness compare, on the stream's rows."""
+    code = ctx.rules
+    code("def window_attribute(rows):")
+    code.indent()
+    code(f'"""{attribute_note(ctx)}: what punctuations and lateness compare."""')
+    code(f"return {attribute_expression(ctx, ctx.window.attr.name)}")
+    code.dedent()
+    code.blank(2)
+
+
+def numbering(ctx: Context, *, rows: bool, positions: bool) -> None:
+    """The number stage, when the plan needs arrival positions: with `rows`, row_num over the whole stream
+    (unless a ROW_NUM column gives it); with `positions`, _pos, the position within the PATTR partition."""
+    window, stream = ctx.window, ctx.query.stream
+    numbered = rows and not stream.row_num
+    if not numbered and not positions:
+        return
+    doc = (
+        "row_num: the arrival position, numbered before WHERE so that WHERE never renumbers rows"
+        if numbered
+        else "_pos: the position within the partition, in arrival order"
+    )
+    code = ctx.stage("number", ctx.param, doc + ".", extra=("first_row: int = 0", "offsets=None"))
+    code(f"rows = {ctx.param}")
+    if numbered:
         ctx.helpers.add("number_rows")
-        ctx.code.comment("row_num: arrival position 0, 1, 2, …, numbered before WHERE so WHERE never renumbers rows.")
-        ctx.code("rows = number_rows(rows)")
+        code.comment("Arrival position first_row, first_row + 1, …: on a stream, triggers continue each other's count.")
+        code("rows = number_rows(rows, first_row)")
+    if positions:
+        parts = ", ".join(col(p) for p in window.partition_by)
+        order = col(stream.row_num) if stream.row_num else col(ROW_NUM)
+        code.comment(
+            f"PATTR {', '.join(window.partition_by)}: count rows within each partition (backward context, FCF)."
+        )
+        code(f"by_partition = Window.partitionBy({parts}).orderBy({order})")
+        code(f"rows = rows.withColumn({py(POSITION)}, F.row_number().over(by_partition) - 1)")
+        code("if offsets is not None:  # a stream: earlier triggers' rows come first")
+        code(f"    rows = continue_positions(rows, offsets, {py(list(window.partition_by))})")
+        ctx.helpers.update({"Window", "continue_positions"})
+    code("return rows")
 
 
 def key_items(ctx: Context) -> list[str]:
@@ -144,9 +181,9 @@ def key_items(ctx: Context) -> list[str]:
 
 def attribute_items(ctx: Context) -> list[str]:
     window = ctx.window
-    items = [f"{_attribute(ctx, window.attr.name)}.alias({py(ATTR)})"]
+    items = [f"{attribute_expression(ctx, window.attr.name)}.alias({py(ATTR)})"]
     if window.end_attr is not None:
-        items.append(f"{_attribute(ctx, window.end_attr.name)}.alias({py(END_ATTR)})")
+        items.append(f"{attribute_expression(ctx, window.end_attr.name)}.alias({py(END_ATTR)})")
     return items
 
 
@@ -166,18 +203,9 @@ def select_rows(ctx: Context, columns: list[str]) -> None:
 def prologue(ctx: Context) -> None:
     """The prepare stage: one row per tuple that can belong to a window, with keys, aggregate inputs and _t."""
     query, window = ctx.query, ctx.window
+    numbering(ctx, rows=window.uses_row_num, positions=window.per_partition_rows)
     code = ctx.stage("prepare", ctx.param, f"The stream's tuples in window terms: keys, aggregate inputs, {ATTR}.")
     code(f"rows = {ctx.param}")
-    number_rows_if_needed(ctx, window.uses_row_num)
-    if window.per_partition_rows:
-        parts = ", ".join(col(p) for p in window.partition_by)
-        order = col(query.stream.row_num) if query.stream.row_num else col(ROW_NUM)
-        code.comment(
-            f"PATTR {', '.join(window.partition_by)}: count rows within each partition (backward context, FCF)."
-        )
-        code(f"by_partition = Window.partitionBy({parts}).orderBy({order})")
-        code(f"rows = rows.withColumn({py(POSITION)}, F.row_number().over(by_partition) - 1)")
-        ctx.helpers.add("Window")
     if query.where is not None:
         code.comment("WHERE filters window contents.")
         code(f"rows = rows.where({expr(query.where)})")
@@ -195,7 +223,7 @@ def prologue(ctx: Context) -> None:
 # (an aggregate input, a WHERE column) must not share one of these names.
 INTERNAL_COLUMNS = frozenset(
     (ATTR, END_ATTR, POSITION, *"_in _d _w _rows _next _position _through _first _arrival _rank _cell _center".split())
-) | {"_last", "_lo", "_hi"}
+) | {"_last", "_lo", "_hi", "_gone", "_leaving", "_before", "_after", "_missed"}
 
 
 def check_internal_names(query: Query) -> None:

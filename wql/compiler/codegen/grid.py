@@ -15,6 +15,7 @@ from wql.compiler.codegen.common import (
     END_ATTR,
     Context,
     aggregate_items,
+    attribute_expression,
     declare_window_constants,
     emit_empty,
     epilogue,
@@ -233,3 +234,147 @@ def combine(ctx: Context) -> None:
     items = ['F.col("wid")', *(col(k) for k in keys)]
     items += [f"{_sql_or_column(sql)}.alias({py(name)})" for name, sql in decomposition.lowers]
     code.call("windows", "windows.select", items)
+
+
+# ------------------------------------------------------------------ on a stream
+
+
+def stream_rules(ctx: Context) -> None:
+    """merge (cell plans), is_final, retain and missed: what a streaming job needs beyond the batch stages."""
+    window, plan = ctx.window, ctx.plan
+    grid = plan.grid
+    if grid is not None:
+        _merge_stage(ctx)
+    code = ctx.rules
+    code("def is_final(punctuation):")
+    code.indent()
+    code('"""A window is final once the punctuation reaches its end: no tuple still to come can fall in it."""')
+    code('return ORIGIN + (F.col("wid") + 1) * SLIDE <= punctuation')
+    code.dedent()
+    code.blank(2)
+    code("def first_open(punctuation):")
+    code.indent()
+    code('"""The first window the punctuation has not closed."""')
+    first = "F.floor((F.lit(punctuation) - ORIGIN) / SLIDE)"
+    if _float(ctx):
+        code("# DOUBLE edges: one window earlier than the floor, so that rounding never drops a needed tuple.")
+        first += " - 1"
+    code(f"return {first}")
+    code.dedent()
+    code.blank(2)
+    kept = "cells" if grid is not None else "rows"
+    code(f"def retain({kept}, punctuation):")
+    code.indent()
+    if window.kind is WindowKind.LANDMARK:
+        if grid is not None:
+            code(
+                '"""Landmark panes: each key\'s panes up to the last final window fold into one (its running combine);'
+            )
+            code('later panes stay as they are."""')
+            code("if punctuation is None:")
+            code("    return cells")
+            code("last_final = first_open(punctuation) - 1")
+            code('folded = cells.where(F.col("_cell") <= last_final).withColumn("_cell", last_final.cast("bigint"))')
+            code('return merge(folded.unionByName(cells.where(F.col("_cell") > last_final)))')
+        else:
+            code('"""A landmark window holds every tuple since the stream began: all rows stay (a holistic aggregate')
+            code('since the beginning needs them all)."""')
+            code("return rows")
+    else:
+        code(
+            '"""What windows not yet final can still need: the cells (rows) from the first open window\'s start on."""'
+        )
+        code("if punctuation is None:")
+        code(f"    return {kept}")
+        code("start = ORIGIN + (first_open(punctuation) + 1) * SLIDE - RANGE")
+        if grid is not None and grid.kind == "slice":
+            code('return cells.where(F.col("_cell") >= 2 * F.floor((start - ORIGIN) / SLIDE))')
+        elif grid is not None:
+            code('return cells.where(F.col("_cell") >= F.floor((start - ORIGIN) / PANE))')
+        elif window.is_interval:
+            code("# An event overlapping an open window, a point event inside one, or an open-ended event.")
+            code(f"inside = ({E} > start) | (({E} == {T}) & ({T} >= start))")
+            code(f"return rows.where({E}.isNull() | inside)")
+        else:
+            code(f"return rows.where({T} >= start)")
+    code.dedent()
+    code.blank(2)
+    _missed_rule(ctx)
+
+
+def _merge_stage(ctx: Context) -> None:
+    """merge: a stream's cells of one key and index, from several triggers, combined into one."""
+    decomposition = ctx.plan.decomposition
+    assert decomposition is not None
+    code = ctx.stage(
+        "merge", "cells", "Cells of one key and index from several triggers, combined: sums add, extremes compare."
+    )
+    items = []
+    moments = []
+    for group in decomposition.groups:
+        if group.operation == "moments":
+            moments.append(group.columns)
+            n, mean, m2 = group.columns
+            items.append(f"merged_moments({py(n)}, {py(mean)}, {py(m2)}).alias({py('_m' + n)})")
+            continue
+        function = {"sum": "F.sum", "min": "F.min", "max": "F.max"}[group.operation]
+        items += [f"{function}({py(c)}).alias({py(c)})" for c in group.columns]
+    keys = ctx.keys()
+    grouped = ", ".join([*(col(k) for k in keys), 'F.col("_cell")'])
+    code.call("merged", f"cells.groupBy({grouped}).agg", items)
+    if moments:
+        ctx.helpers.add("merged_moments")
+        code.comment("Moments merged pairwise with Chan's formula (merged_moments), then unpacked.")
+        for n, mean, m2 in moments:
+            packed = py("_m" + n)
+            code("merged = merged.withColumns(")
+            code.indent()
+            code("{")
+            code.indent()
+            for name, field in ((n, "n"), (mean, "mean"), (m2, "m2")):
+                code(f"{py(name)}: F.col({packed})[{py(field)}],")
+            code.dedent()
+            code("}")
+            code.dedent()
+            code(f").drop({packed})")
+    code("return merged")
+
+
+def _missed_rule(ctx: Context) -> None:
+    """missed: for the late-rows output, which windows a late tuple belongs to and did not reach."""
+    code, window = ctx.rules, ctx.window
+    generous = window.slack is not None and window.slack.mode == "generous"
+    code("def missed(late, punctuation):")
+    code.indent()
+    if generous:
+        code('"""GENEROUS: a late tuple still joins open windows; it misses those the punctuation had closed."""')
+    else:
+        code('"""CONSISTENT: a late tuple is in no window; it misses every window it belongs to."""')
+    code("t = window_attribute(late)")
+    closed = "first_open(punctuation) - 1"
+    if window.kind is WindowKind.LANDMARK:
+        first = f"F.greatest({_first(ctx, 't')}, F.lit(0))"
+        if generous:
+            text = f'F.format_string("windows %d to %d", {first}, {closed})'
+        else:
+            text = f'F.format_string("windows %d and every later one", {first})'
+    elif window.is_interval:
+        assert window.end_attr is not None
+        code(f"e = {attribute_expression(ctx, window.end_attr.name)}")
+        code.comment("An open-ended event belongs to every window from its first on.")
+        first = _first(ctx, "t")
+        point = "F.floor((t - ORIGIN + RANGE) / SLIDE) - 1"
+        last = f"F.when(e == t, {point}).otherwise(F.ceil((e - ORIGIN + RANGE) / SLIDE) - 2)"
+        if generous:
+            last = f"F.least({last}, {closed})"
+            ended = f'F.format_string("windows %d to %d", {first}, {closed})'
+        else:
+            ended = f'F.format_string("windows %d and every later one", {first})'
+        bounded = f'F.format_string("windows %d to %d", {first}, {last})'
+        text = f"F.when(e.isNull(), {ended}).otherwise({bounded})"
+    else:
+        last = f"F.least({_last(ctx, 't')}, {closed})" if generous else _last(ctx, "t")
+        text = f'F.format_string("windows %d to %d", {_first(ctx, "t")}, {last})'
+    code(f'return late.withColumn("_missed", {text})')
+    code.dedent()
+    code.blank(2)

@@ -228,3 +228,71 @@ def test_explain_shows_the_sections_in_text_and_json(capsys: pytest.CaptureFixtu
     for link in report["see"]:
         page, _, anchor = link.partition("#")
         assert anchor in anchors(ROOT / page)
+
+
+# ------------------------------------------------------------------ the worked examples of semantics §2
+
+STREAM = [  # the example stream of docs/semantics.md §2, in arrival order
+    {"k": "a", "m": 3, "v": 1.0},
+    {"k": "b", "m": 7, "v": 2.0},
+    {"k": "a", "m": 12, "v": 3.0},
+    {"k": "b", "m": 20, "v": 4.0},
+    {"k": "a", "m": 21, "v": 5.0},
+]
+EVENTS = [  # the interval events of §2.10, (m, e)
+    {"k": "a", "m": 3, "e": 5, "v": 1.0},
+    {"k": "b", "m": 7, "e": 7, "v": 2.0},
+    {"k": "a", "m": 12, "e": None, "v": 3.0},
+    {"k": "b", "m": 20, "e": 15, "v": 4.0},
+    {"k": "a", "m": 21, "e": 30, "v": 5.0},
+]
+SCHEMA = {"k": "STRING", "m": "BIGINT", "e": "BIGINT", "v": "DOUBLE"}
+
+
+def reference(spec: str, aggregate: str = "sum(v)", rows: list[dict[str, object]] = STREAM) -> dict[object, object]:
+    """{wid: aggregate} for a window spec over the example stream, by the reference evaluator."""
+    from wql.runtime.reference import evaluate_query
+
+    [statement] = wql.analyze(f"SELECT {aggregate} AS x FROM s {spec}", streams={"s": SCHEMA}).queries
+    assert statement.query is not None
+    return {row["wid"]: row["x"] for row in evaluate_query(statement.query, rows)}
+
+
+def example_tables() -> list[tuple[str, dict[int, float]]]:
+    """Each 'Example, `[spec]`, `sum(v)`' of semantics §2 that has a table: the spec and {wid: sum}."""
+    text = (DOCS / "semantics.md").read_text(encoding="utf-8")
+    found = []
+    pattern = r"^Example, `(\[[^`]+\])`, `sum\(v\)`[^\n]*\n(?:[^\n]+\n)*\n((?:\|[^\n]*\n)+)"
+    for match in re.finditer(pattern, text, re.MULTILINE):
+        table: dict[int, float] = {}
+        for line in match.group(2).splitlines()[2:]:
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            first, _, last = cells[0].partition("–")
+            for wid in range(int(first), int(last or first) + 1):
+                table[wid] = float(cells[-1])
+        found.append((match.group(1), table))
+    return found
+
+
+def test_the_example_tables_are_what_wql_computes() -> None:
+    tables = example_tables()
+    assert [spec for spec, _ in tables] == [
+        "[RANGE 10 SLIDE 5 WATTR m]",
+        "[RANGE 10 RATTR m SLIDE 1 ROW]",
+        "[RANGE 10 SLIDE 5 WATTR (m, e)]",
+    ]
+    for spec, table in tables:
+        assert reference(spec, rows=EVENTS if "(m, e)" in spec else STREAM) == table, spec
+
+
+def test_the_examples_in_prose_are_what_wql_computes() -> None:
+    assert reference("[RANGE 5 SLIDE 10 WATTR m]", "count(*)") == {0: 1}  # §2.2: only m = 7, in [5, 10)
+    assert reference("[RANGE UNBOUNDED SLIDE 10 WATTR m]") == {0: 3, 1: 6, 2: 15}  # §2.3
+    assert reference("[RANGE 3 ROWS SLIDE 1 ROW]", "count(*)") == {0: 1, 1: 2, 2: 3, 3: 3, 4: 3, 5: 2, 6: 1}  # §2.4
+    assert reference("[RANGE 10 RATTR m SLIDE 2 ROWS]") == {3: 1, 12: 6, 21: 12}  # §2.7
+    assert reference("[RANGE 10 SATTR rank(m) SLIDE 2 ROWS]") == {3: 1, 12: 6, 21: 12}  # §2.8
+    late = [STREAM[3], *STREAM[:3], STREAM[4]]  # §2.8: had m = 20 arrived first
+    assert set(reference("[RANGE 10 RATTR m SLIDE 2 ROWS]", rows=late)) == {20, 7, 21}
+    assert set(reference("[RANGE 10 SATTR rank(m) SLIDE 2 ROWS]", rows=late)) == {3, 12, 21}
+    kafka = reference("[RANGE 10 WATTR m SLIDE KAFKA]")  # §2.9
+    assert sorted(kafka) == [0, 2, 4, 8, 10, 11, 13, 21] and kafka[0] == 3

@@ -98,7 +98,6 @@ def test_run_prints_a_table(capsys: pytest.CaptureFixture[str], spark: Any) -> N
     assert "traffic: 1,920 rows read" in out.err
 
 
-@pytest.mark.parametrize("fmt", ["csv", "json", "parquet"])
 def table_rows(text: str) -> list[list[str]]:
     """The cells of a rich result table, row by row."""
     return [[cell.strip() for cell in line.strip("│").split("│")] for line in text.splitlines() if line.startswith("│")]
@@ -157,6 +156,7 @@ def test_where_does_not_move_the_end_of_the_data(spark: Any, text: str) -> None:
     assert sorted((r.asDict() for r in compiled.run(spark, s=frame).collect()), key=lambda r: r["wid"]) == expected
 
 
+@pytest.mark.parametrize("fmt", ["csv", "json", "parquet"])
 def test_run_writes_output(fmt: str, tmp_path: Path, spark: Any, capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / f"result.{fmt}"
     assert main(["run", str(EXAMPLES / "paper" / "q1.wql"), "--output", str(target), "--format", fmt]) == 0

@@ -243,6 +243,19 @@ class CompiledQuery:
             interval=interval,
         )
 
+    def in_window_order(self, result: Any) -> Any:
+        """The result as a person reads windows: by wid, then the keys, when the query has no ORDER BY.
+
+        Spark returns a grouped result in whatever order its shuffle left it, so the CLI, the REPL
+        and the notebook sort what they show through this; with ORDER BY the query's order stands.
+        """
+        if self.query.order_by:
+            return result
+        from pyspark.sql import functions as F
+
+        names = ("wid", *self.query.key_names)
+        return result.orderBy(*(F.col("`" + name.replace("`", "``") + "`").asc_nulls_first() for name in names))
+
     def write(self, result: Any, path: str, fmt: str = "csv") -> str:
         """Write a result as the job does: csv/json as one file, parquet as a directory."""
         return str(self.module().write_result(result, path, fmt))

@@ -75,6 +75,15 @@ def explanation_renderable(explanation: Explanation) -> Group:
             name = Text(plan.name, style="bold" if plan.chosen else "")
             plans.add_row(name, Text(cost), Text.assemble(marker, (" " if plan.chosen else "") + plan.note))
         parts.append(plans)
+    if explanation.see:
+        # After the plans, like footnotes: where the docs define the window, its class and the plan.
+        see = Table.grid(padding=(0, 2))
+        labels = ["window", "columns", *(["aggregates"] if explanation.aggregates else [])]
+        see.add_column(style="bold cyan", no_wrap=True, min_width=max(len(label) for label in labels))
+        see.add_column()
+        for index, section in enumerate(explanation.see):
+            see.add_row("see" if index == 0 else "", Text(section.cite()))
+        parts.append(see)
     return Group(*parts)
 
 

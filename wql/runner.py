@@ -121,7 +121,7 @@ def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
                     with spark_progress(spark, err, f"running {label}"):
                         result = result.cache()
                         total = result.count()
-                        rows = result.limit(args.limit).collect()
+                        rows = query.in_window_order(result).limit(args.limit).collect()
                     out.print(results_table(result.columns, [tuple(r) for r in rows], total))
             except KeyboardInterrupt:
                 err.print(Text("cancelled", style="red"))

@@ -7,7 +7,7 @@ be a group key or partition attribute. Everything after this stage works on
 resolved SQL text, never on user spellings.
 
 Result columns are named by their alias; unaliased items get predictable names
-(README, "Result columns"): a column keeps its name, an aggregate is named
+(docs/language.md §7): a column keeps its name, an aggregate is named
 function_columns (max(speed) -> max_speed, count(*) -> count,
 count(DISTINCT seg_id) -> count_distinct_seg_id), and a clash adds _2, _3, ….
 """

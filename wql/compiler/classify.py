@@ -1,4 +1,4 @@
-"""Window classes (semantics.md §3) and the wids/extent formulas that justify them.
+"""Window classes (docs/semantics.md §5) and the wids/extent formulas that justify them.
 
 The class says what context wids(t) needs: none (CF), only earlier tuples
 (FCF), later tuples within a known range of window-ids (FCB), or later tuples

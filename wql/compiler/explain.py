@@ -12,6 +12,7 @@ from typing import Any
 from wql.compiler.analysis import AggregateCall, Query
 from wql.compiler.classify import describe_kind, extent_formula, wids_formula
 from wql.compiler.schema import Domain
+from wql.compiler.sections import Section, sections_for
 from wql.compiler.units import quantity_text
 from wql.compiler.windows import SlideOn, WindowKind
 
@@ -42,6 +43,7 @@ class Explanation:
     plans: tuple[PlanChoice, ...] = ()
     plan: str | None = None
     notes: tuple[str, ...] = field(default=())
+    see: tuple[Section, ...] = ()  # the docs sections that define what this explanation shows
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,6 +63,7 @@ class Explanation:
             "plans": [{"plan": p.name, "cost": p.cost, "note": p.note, "chosen": p.chosen} for p in self.plans],
             "plan": self.plan,
             "notes": list(self.notes),
+            "see": [section.link for section in self.see],
         }
 
 
@@ -146,4 +149,5 @@ def explain_query(query: Query, statement: int, line: int, plans: tuple[PlanChoi
         columns=query.columns,
         plans=plans,
         plan=chosen,
+        see=sections_for(query, chosen),
     )

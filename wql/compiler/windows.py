@@ -1,11 +1,11 @@
 """Resolving a window spec: names, units, and documented defaults for missing clauses.
 
-The result, `Window`, is the window in the terms of semantics.md: a kind, a
+The result, `Window`, is the window in the terms of docs/semantics.md: a kind, a
 range attribute, r, s, the origin o, partition attributes and slack, all in the
 attribute's base units. Every default that was filled in is recorded, so
 `explain` can show the spec as the compiler understood it.
 
-Defaults (README, "Window specs"):
+Defaults (docs/language.md §5.9):
 - no SLIDE: tumbling, SLIDE = RANGE; no RANGE: RANGE = SLIDE.
 - SLIDE in ROWS with a non-row attribute and no SATTR: SATTR row_num.
 - SATTR row_num or rank(a) without SLIDE: SLIDE 1 ROW.
@@ -98,7 +98,7 @@ class Window:
 
     @property
     def per_partition_rows(self) -> bool:
-        """Row positions are counted within each PATTR partition (semantics.md §2)."""
+        """Row positions are counted within each PATTR partition (docs/semantics.md §2.5)."""
         return bool(self.partition_by) and self.uses_row_num
 
     def spec_text(self) -> str:

@@ -1,4 +1,4 @@
-"""The reference evaluator: window semantics straight from `extent` (semantics.md §2).
+"""The reference evaluator: window semantics straight from `extent` (docs/semantics.md §2).
 
 Window-centric and deliberately naive: it enumerates candidate window-ids,
 decides each window's contents with the extent predicate alone, then groups and
@@ -6,7 +6,7 @@ aggregates in plain Python. It never uses a wids range or any plan's trick, so
 it can judge every physical plan. Quadratic on purpose; use it on small
 streams.
 
-Conventions it fixes for every plan (README, "Semantics"):
+Conventions it fixes for every plan (docs/semantics.md §1–4):
 - `row_num` is the 0-based arrival position over the whole input, before WHERE;
   with PATTR and a row-based window it is the position within the partition.
 - The window spec applies to the stream; WHERE filters window contents. So

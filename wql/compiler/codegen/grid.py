@@ -1,7 +1,7 @@
 """Query bodies for grid windows (CF and FCF): bucket, pane and slice plans.
 
 Window w is [ORIGIN + (w+1)·SLIDE − RANGE, ORIGIN + (w+1)·SLIDE) on the window
-attribute (semantics.md §2). Integral attributes (timestamps in µs, dates,
+attribute (docs/semantics.md §2.1). Integral attributes (timestamps in µs, dates,
 integers, row numbers) use exact integer arithmetic: for |t| < 2^52, floor of a
 double quotient of two integers is exact. DOUBLE attributes compare against the
 same double expressions the definition uses, correcting a floor estimate by

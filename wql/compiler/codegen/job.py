@@ -19,7 +19,6 @@ from wql.compiler.codegen.emit import Code, comment, identifier, py
 from wql.compiler.explain import PlanChoice
 from wql.compiler.plans import Plan
 from wql.compiler.schema import ROW_NUM, Stream
-from wql.compiler.windows import WindowKind
 
 VERSION = "0.1.0"
 
@@ -91,7 +90,7 @@ def stream_declaration(query: Query, parameter: str) -> dict[str, object]:
         "format": stream.format or "csv",
         "schema": stream.ddl(),
         "options": {k: _option_text(v) for k, v in stream.options},
-        "numbered": bool(window.uses_row_num and not stream.row_num),
+        "numbered": bool(window.numbers_rows and not stream.row_num),
         "window_attributes": attributes,
     }
 
@@ -191,7 +190,7 @@ def emit_stages(code: Code, ctx: Context) -> None:
 
 
 def body(ctx: Context) -> None:
-    if ctx.window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}:
+    if ctx.window.is_grid:
         from wql.compiler.codegen import grid
 
         grid.generate(ctx)

@@ -7,7 +7,7 @@ the edges the definitions name.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -248,6 +248,23 @@ def test_align_first_interval_events(spark: Any, data: st.DataObject, rows: list
     r, s = data.draw(st.integers(1, 8)), data.draw(st.integers(1, 8))
     text = f"SELECT {aggregates('bucket')} FROM s [RANGE {r} SLIDE {s} WATTR (x, y) ALIGN FIRST]"
     run(spark, "bucket", text, rows)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("plan", ["bucket", "pane"])
+def test_align_first_keys_named_like_its_columns(spark: Any, plan: str) -> None:
+    """PATTR columns called _anchor or _p0 stay apart from the columns ALIGN FIRST adds; rows numbered in order."""
+    schema = "_anchor STRING, _p0 STRING, v DOUBLE, ts TIMESTAMP"
+    window = "[RANGE 10 SECONDS SLIDE 5 SECONDS WATTR ts PATTR _anchor, _p0 ALIGN FIRST]"
+    compiled = wql.compile(f"CREATE STREAM r ({schema});\nSELECT count(*) AS n, sum(v) AS s FROM r {window}", plan=plan)
+    start = datetime(2024, 1, 1)
+    rows = [
+        {"_anchor": "ab"[i % 2], "_p0": "x" if i % 3 else None, "v": float(i), "ts": start + timedelta(seconds=29 - i)}
+        for i in range(30)
+    ]
+    frame = spark.createDataFrame(rows, schema).coalesce(1)
+    got = normalized([r.asDict() for r in compiled.run(spark, r=frame).collect()])
+    assert got == normalized(evaluate_query(compiled.query, rows)) and len(got) > 10
 
 
 def test_align_first_by_hand() -> None:

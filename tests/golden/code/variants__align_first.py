@@ -27,7 +27,7 @@ APP_NAME = "wql: examples/variants/align_first.wql #2"
 # The window spec in the window attribute's own units.
 RANGE = 300_000_000  # 5 minutes in µs
 SLIDE = 300_000_000  # 5 minutes in µs
-ORIGIN = 0  # from the first arrival's value (ALIGN FIRST), + 0
+ORIGIN = 0  # ALIGN FIRST: from the first arrival's value, _anchor
 
 # The streams the query reads: where, in which format, with which schema.
 STREAMS = {
@@ -48,17 +48,17 @@ def prepare(traffic: DataFrame) -> DataFrame:
     rows = traffic
     # row_num: arrival position 0, 1, 2, …, numbered before WHERE so WHERE never renumbers rows.
     rows = number_rows(rows)
-    # ALIGN FIRST: the grid starts at the first arrival of each partition (seg_id) (backward context, FCF).
+    # ALIGN FIRST: each partition's (seg_id) grid starts at its first arrival (backward context, FCF).
     arrival = F.struct(F.col("row_num").alias("r"), F.unix_micros(F.col("ts")).alias("a"))
     present = rows.where(F.unix_micros(F.col("ts")).isNotNull())
-    firsts = present.groupBy(F.col("seg_id").alias("_p0")).agg(F.min(arrival)["a"].alias("_anchor"))
-    rows = rows.join(firsts, F.col("seg_id").eqNullSafe(F.col("_p0"))).drop("_p0")
+    firsts = present.groupBy(F.col("seg_id").alias("__wql_p0")).agg(F.min(arrival)["a"].alias("__wql_first"))
+    rows = rows.join(firsts, F.col("seg_id").eqNullSafe(F.col("__wql_p0"))).drop("__wql_p0")
     # Keys, aggregate inputs and the window attribute (_t: ts in microseconds since the epoch).
     rows = rows.select(
         F.col("seg_id"),
         F.col("speed"),
         F.unix_micros(F.col("ts")).alias("_t"),
-        F.col("_anchor"),
+        F.col("__wql_first").alias("_anchor"),
     )
     # A tuple whose ts is NULL belongs to no window.
     rows = rows.where(F.col("_t").isNotNull())

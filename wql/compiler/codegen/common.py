@@ -23,6 +23,7 @@ ATTR = "_t"  # the window attribute in base units
 END_ATTR = "_e"  # interval events: the end attribute in base units
 POSITION = "_pos"  # partitioned row-based windows: the position within the partition
 ANCHOR = "_anchor"  # ALIGN FIRST: the first arrival's attribute (per partition); _t and _e are measured from it
+FIRST = "__wql_first"  # _anchor while the stream's own columns are still there: __wql_… never meets one
 
 COUNT_LIKE = {"count", "count_if", "count_distinct", "approx_count_distinct"}
 ARRAY_LIKE = {"collect_list", "collect_set"}
@@ -88,7 +89,7 @@ def unit_note(window: Window, amount: int | float) -> str:
 
 def origin_note(window: Window) -> str:
     if window.align_first:
-        return "from the first arrival's value (ALIGN FIRST), " + ("+ RANGE" if window.origin != 0 else "+ 0")
+        return f"ALIGN {'START ' if window.origin != 0 else ''}FIRST: from the first arrival's value, {ANCHOR}"
     if window.attr.domain is Domain.TIMESTAMP:
         return format_timestamp(int(window.origin)) + " UTC"
     if window.attr.domain is Domain.DATE:
@@ -194,7 +195,7 @@ def prologue(ctx: Context) -> None:
     keys = key_items(ctx)
     kept = [c for c in query.input_columns if c in aggregate_inputs(query) or c in ctx.key_columns.values()]
     code.comment(f"Keys, aggregate inputs and the window attribute ({ATTR}: {attribute_note(ctx)}).")
-    anchor = [col(ANCHOR)] if window.align_first else []
+    anchor = [f"F.col({py(FIRST)}).alias({py(ANCHOR)})"] if window.align_first else []
     select_rows(ctx, [*(col(c) for c in kept), *keys, *attribute_items(ctx), *anchor])
     if not window.attr.is_row_num:
         code.comment(f"A tuple whose {window.attr.name} is NULL belongs to no window.")
@@ -215,15 +216,15 @@ def first_arrival(ctx: Context) -> None:
     order = col(stream.row_num) if stream.row_num else col(ROW_NUM)
     value = _attribute(ctx, window.attr.name)
     parts = list(window.partition_by)
-    scope = f"each partition ({', '.join(parts)})" if parts else "the stream"
-    code.comment(f"ALIGN FIRST: the grid starts at the first arrival of {scope} (backward context, FCF).")
+    scope = f"each partition's ({', '.join(parts)}) grid starts" if parts else "the grid starts"
+    code.comment(f"ALIGN FIRST: {scope} at its first arrival (backward context, FCF).")
     code(f'arrival = F.struct({order}.alias("r"), {value}.alias("a"))')
     code(f"present = rows.where({value}.isNotNull())")
-    first = f'F.min(arrival)["a"].alias({py(ANCHOR)})'
+    first = f'F.min(arrival)["a"].alias({py(FIRST)})'
     if not parts:
         code(f"rows = rows.crossJoin(F.broadcast(present.agg({first})))")
         return
-    renamed = [f"_p{i}" for i in range(len(parts))]
+    renamed = [f"__wql_p{i}" for i in range(len(parts))]
     grouped = ", ".join(f"{col(p)}.alias({py(r)})" for p, r in zip(parts, renamed, strict=True))
     code(f"firsts = present.groupBy({grouped}).agg({first})")
     matches = " & ".join(f"{col(p)}.eqNullSafe(F.col({py(r)}))" for p, r in zip(parts, renamed, strict=True))

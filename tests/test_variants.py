@@ -128,8 +128,10 @@ def test_cumulate_windows_by_hand() -> None:
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("plan", ["bucket", "pane", "pane in numpy", "slice"])
-@pytest.mark.parametrize("attr", ["ts", "x"])
+@pytest.mark.parametrize(
+    ("plan", "attr"),  # x runs from -12: the windows Kafka leaves out (starting before 0) come up on it
+    [("bucket", "ts"), ("slice", "ts"), ("bucket", "x"), ("pane", "x"), ("pane in numpy", "x"), ("slice", "x")],
+)
 @SETTINGS
 @given(data=st.data(), rows=cases())
 def test_kafka_grid(spark: Any, plan: str, attr: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:

@@ -262,6 +262,9 @@ def test_columns_named_like_the_plans_own_are_refused_or_kept_apart(spark: Any, 
         ("RANGE 5 SECONDS RATTR ts SLIDE 1 ROW PATTR g, day", "bins"),  # a window at every tuple
         ("RANGE 6 SECONDS RATTR ts SLIDE 1 ROW", "bins"),
         ("RANGE 4 SECONDS RATTR ts SLIDE 1 ROW PATTR b", "bins"),  # one integral key, NULL among its values
+        ("RANGE 12 SECONDS SLIDE 3 SECONDS CUMULATE WATTR ts PATTR g, day", "pane"),
+        ("RANGE 10 SECONDS SLIDE 2 SECONDS CUMULATE WATTR ts ALIGN FIRST PATTR g", "pane"),
+        ("RANGE 7 SECONDS SLIDE 3 SECONDS WATTR ts ALIGN START FIRST PATTR g, day", "slice"),
     ],
 )
 def test_plans_combine_in_the_jvm(spark: Any, window: str, plan_kind: str) -> None:
@@ -295,9 +298,10 @@ def test_plans_combine_in_the_jvm(spark: Any, window: str, plan_kind: str) -> No
     frame = spark.createDataFrame(rows, schema)
     in_jvm = compiled.run(spark, r=frame)
     plan = in_jvm._jdf.queryExecution().executedPlan().toString()
-    kernels = ("SlidingCombine", "LandmarkCombine", "TupleWindows")  # WQL's own operators
+    kernels = ("SlidingCombine", "LandmarkCombine", "CumulateCombine", "TupleWindows")  # WQL's own operators
     assert any(kernel in plan for kernel in kernels) and "MapInArrow" not in plan, plan
-    if plan_kind in ("pane", "slice") and "UNBOUNDED" not in window:
+    assert ("CumulateCombine" in plan) == ("CUMULATE" in window), plan
+    if plan_kind in ("pane", "slice") and "UNBOUNDED" not in window and "FIRST" not in window:
         assert plan.count("Exchange") == 1, plan  # cells aggregate clustered by the keys: one shuffle
     with combined_in(spark, "arrow"):
         in_numpy = compiled.run(spark, r=frame)

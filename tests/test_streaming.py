@@ -19,7 +19,7 @@ pytestmark = pytest.mark.spark
 SHARED = "count(*) AS n, count(v) AS nv, sum(v) AS sv, avg(v) AS av, min(v) AS lo, max(v) AS hi, stddev(v) AS sd"
 HOLISTIC = "median(v) AS med, count(DISTINCT k) AS dk"
 SETTINGS = settings(
-    max_examples=3,
+    max_examples=int(__import__("os").environ.get("WQL_STREAM_EXAMPLES", "3")),
     deadline=None,
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
@@ -181,4 +181,20 @@ def test_emit_changes(spark: Any, plan: str, data: st.DataObject, rows: list[dic
     group = "" if plan == "bins" else "GROUP BY case_id, k"
     keys = "" if plan == "bins" else "k, "
     text = f"SELECT {keys}{aggregates(plan)} FROM s {window} {slack}] {group} EMIT CHANGES"
+    check(spark, data, text, rows, "ts", plan=plan)
+
+
+@pytest.mark.parametrize("plan", ["bucket", "pane"])
+@SETTINGS
+@given(data=st.data(), rows=cases(count=4, max_rows=10))
+def test_window_variants(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    """CUMULATE (a running combine restarting each period) and Kafka's hopping grid (no window before 0)."""
+    s = data.draw(st.integers(1, 5))
+    r = s * data.draw(st.integers(2 if plan == "pane" else 1, 4))
+    variant = data.draw(st.sampled_from(["CUMULATE", "KAFKA"]))
+    slack = data.draw(SLACKS)
+    text = (
+        f"SELECT k, {aggregates(plan)} FROM s [RANGE {r} SECONDS SLIDE {s} SECONDS {variant} WATTR ts {slack}] "
+        "GROUP BY case_id, k"
+    )
     check(spark, data, text, rows, "ts", plan=plan)

@@ -67,6 +67,7 @@ WINDOW_WORDS = frozenset(
         "SLACK",
         "UNBOUNDED",
         "KAFKA",
+        "CUMULATE",
         "RANK",
         "ROW_NUM",
         "CONSISTENT",

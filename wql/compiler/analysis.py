@@ -31,7 +31,7 @@ from wql.compiler.aggregates import (
 )
 from wql.compiler.classify import Classification, classify
 from wql.compiler.schema import ROW_NUM, WINDOW_COLUMNS, Catalog, Stream
-from wql.compiler.windows import Window, WindowKind, resolve_window
+from wql.compiler.windows import Window, resolve_window
 from wql.grammar import ast
 from wql.grammar.errors import (
     Span,
@@ -455,7 +455,7 @@ class _Analyzer:
                 span=select.span,
                 hint="use EMIT FINAL EMPTY",
             )
-        if select.emit_empty and self.window.kind not in {WindowKind.SLIDING, WindowKind.LANDMARK}:
+        if select.emit_empty and not self.window.is_grid:
             raise WQLSemanticError(
                 "EMIT EMPTY applies to grid windows; these windows exist only where tuples are",
                 span=select.span,

@@ -116,6 +116,11 @@ def check_streamable(query: Query) -> None:
         raise WQLNotSupportedError(
             "PUNCTUATION WHEN with a window over row_num: rows arrive in row_num order already",
         )
+    if window.align_first:
+        raise WQLNotSupportedError(
+            "ALIGN FIRST on a stream: the first arrival of each partition would have to be kept across triggers",
+            hint="run the query in batch, or ALIGN the grid on a fixed origin",
+        )
     if query.emit == "changes" and window.kind is WindowKind.SLIDE_BY_RANK and window.slide != 1:
         raise WQLNotSupportedError(
             "EMIT CHANGES of windows named by rank: a later tuple can move every rank after it, so a window "

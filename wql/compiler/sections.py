@@ -69,6 +69,9 @@ SLIDE_BY_ROWS = _semantics("2.7 Sliding n rows over row_num")
 SLIDE_BY_RANK = _semantics("2.8 Sliding n rows over rank")
 KAFKA = _semantics("2.9 Kafka sliding windows")
 INTERVALS = _semantics("2.10 Interval events")
+CUMULATE = _semantics("2.13 CUMULATE windows")
+KAFKA_GRID = _semantics("2.14 Kafka hopping and tumbling windows")
+ALIGN_FIRST = _semantics("2.15 ALIGN FIRST")
 DOUBLE_EDGES = _semantics("3.3 Exact edges on integral and DOUBLE attributes")
 EMPTY = _semantics("4. Empty windows and EMIT EMPTY")
 SLACK = _semantics("8.2 Slack")
@@ -112,6 +115,9 @@ WINDOW_RULES: tuple[tuple[Callable[[Query], bool], Section], ...] = (
     (lambda q: q.window.kind is WindowKind.SLIDE_BY_RANK, SLIDE_BY_RANK),
     (lambda q: q.window.kind is WindowKind.KAFKA, KAFKA),
     (lambda q: q.window.is_interval, INTERVALS),
+    (lambda q: q.window.kind is WindowKind.CUMULATE, CUMULATE),
+    (lambda q: q.window.kafka_grid, KAFKA_GRID),
+    (lambda q: q.window.align_first, ALIGN_FIRST),
     (lambda q: q.window.attr.domain is Domain.FLOAT, DOUBLE_EDGES),
     (lambda q: q.emit_empty, EMPTY),
 )

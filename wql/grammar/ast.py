@@ -154,8 +154,13 @@ class PattrClause(Node):
 
 @dataclass(frozen=True, kw_only=True)
 class AlignClause(Node):
-    value: Quantity | str  # a number/duration, or a timestamp literal's text
+    value: Quantity | str | None  # a number/duration, or a timestamp literal's text; None: ALIGN FIRST
     anchor: Literal["end", "start"] = "end"
+
+    @property
+    def first(self) -> bool:
+        """ALIGN [START] FIRST: the grid's origin is the first arriving tuple's value (per PATTR partition)."""
+        return self.value is None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -164,8 +169,27 @@ class SlackClause(Node):
     mode: Literal["consistent", "generous"] | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class CumulateClause(Node):
+    """CUMULATE: windows grow by SLIDE from the start of each period of RANGE, then start again (Flink's CUMULATE)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class KafkaClause(Node):
+    """KAFKA after a grid window: Kafka Streams' TimeWindows, epoch-aligned, with no window starting before 0."""
+
+
 WindowClause = (
-    RangeClause | SlideClause | WattrClause | RattrClause | SattrClause | PattrClause | AlignClause | SlackClause
+    RangeClause
+    | SlideClause
+    | WattrClause
+    | RattrClause
+    | SattrClause
+    | PattrClause
+    | AlignClause
+    | SlackClause
+    | CumulateClause
+    | KafkaClause
 )
 
 

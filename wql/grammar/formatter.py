@@ -17,7 +17,7 @@ from wql.grammar import ast
 KEYWORDS = frozenset(
     """CREATE STREAM FORMAT OPTIONS EXPLAIN SELECT FROM AS WHERE GROUP BY HAVING ORDER LIMIT EMIT EMPTY FINAL
     CHANGES PUNCTUATION WHEN
-    NULLS ASC DESC FIRST LAST RANGE SLIDE WATTR RATTR SATTR PATTR ALIGN SLACK UNBOUNDED KAFKA RANK START
+    NULLS ASC DESC FIRST LAST RANGE SLIDE WATTR RATTR SATTR PATTR ALIGN SLACK UNBOUNDED KAFKA CUMULATE RANK START
     END TIMESTAMP CONSISTENT GENEROUS TRUE FALSE""".split()
 )
 _UNIT_WORD = re.compile(r"(ROWS?|MICROSECONDS?|MILLISECONDS?|SECONDS?|MINUTES?|HOURS?|DAYS?|WEEKS?)", re.I)
@@ -87,12 +87,18 @@ def format_clause(clause: ast.WindowClause) -> str:
             return f"PATTR {', '.join(format_name(a) for a in attrs)}"
         case ast.AlignClause(value=value, anchor=anchor):
             prefix = "ALIGN START " if anchor == "start" else "ALIGN "
+            if value is None:
+                return prefix + "FIRST"
             if isinstance(value, str):
                 return f"{prefix}TIMESTAMP {format_string(value)}"
             return prefix + format_quantity(value)
         case ast.SlackClause(quantity=q, mode=mode):
             suffix = f" {mode.upper()}" if mode else ""
             return f"SLACK {format_quantity(q)}{suffix}"
+        case ast.CumulateClause():
+            return "CUMULATE"
+        case ast.KafkaClause():
+            return "KAFKA"
     raise TypeError(f"not a window clause: {clause!r}")
 
 

@@ -109,7 +109,7 @@ _READABLE = {
     "$END": "end of input",
 }
 
-_CLAUSE_KEYWORDS = {"RANGE", "SLIDE", "WATTR", "RATTR", "SATTR", "PATTR", "ALIGN", "SLACK"}
+_CLAUSE_KEYWORDS = {"RANGE", "SLIDE", "WATTR", "RATTR", "SATTR", "PATTR", "ALIGN", "SLACK", "CUMULATE"}
 _RESERVED = {"SELECT", "FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT"}
 
 
@@ -438,7 +438,9 @@ class _Builder(Transformer[Any, Any]):
         if isinstance(rest[0], Token) and rest[0].type == "TIMESTAMP":
             rest.pop(0)
         value = rest[0]
-        if isinstance(value, Token):
+        if isinstance(value, Token) and value.type == "FIRST":
+            value = None
+        elif isinstance(value, Token):
             value = unquote_string(str(value))
         return ast.AlignClause(value=value, anchor=anchor, span=self._span(meta))  # type: ignore[arg-type]
 
@@ -446,6 +448,14 @@ class _Builder(Transformer[Any, Any]):
     def slack_clause(self, meta: Any, children: list[Any]) -> ast.SlackClause:
         mode = children[1].type.lower() if len(children) > 1 else None
         return ast.SlackClause(quantity=children[0], mode=mode, span=self._span(meta))
+
+    @v_args(meta=True)
+    def cumulate_clause(self, meta: Any, children: list[Any]) -> ast.CumulateClause:
+        return ast.CumulateClause(span=self._span(meta))
+
+    @v_args(meta=True)
+    def kafka_clause(self, meta: Any, children: list[Any]) -> ast.KafkaClause:
+        return ast.KafkaClause(span=self._span(meta))
 
     @v_args(meta=True)
     def window(self, meta: Any, children: list[Any]) -> ast.WindowSpec:

@@ -11,6 +11,7 @@ one where rounding moved it (see first_window/last_window in the job).
 from __future__ import annotations
 
 from wql.compiler.codegen.common import (
+    ANCHOR,
     ATTR,
     END_ATTR,
     Context,
@@ -33,6 +34,8 @@ E = f"F.col({py(END_ATTR)})"
 
 def generate(ctx: Context) -> None:
     """prepare, [lift,] windows, finish."""
+    if ctx.window.align_first:
+        ctx.extra_keys.append(ANCHOR)  # each partition's grid starts at its own first arrival
     declare_window_constants(ctx)
     prologue(ctx)
     if ctx.plan.kind is PlanKind.BUCKET:
@@ -89,12 +92,26 @@ def bucket(ctx: Context) -> None:
         code('tagged = tagged.withColumn("wid", F.explode(F.sequence(first, F.col("_last"))))')
     elif window.is_interval:
         _interval_bucket(ctx)
+    elif window.kind is WindowKind.CUMULATE:
+        code.comment("Bucket (WID), CUMULATE: tag each tuple with its window-ids, from its own window ⌊(t − o)/s⌋ to")
+        code.comment("the last window of its period, PERIOD·(⌊(t − o)/r⌋ + 1) − 1, and aggregate by window-id and key.")
+        period = f"cell_of({T}, RANGE)" if _float(ctx) else f"F.floor(({T} - ORIGIN) / RANGE)"
+        code(f"first = {_first(ctx)}")
+        code(f"last = ({period} + 1) * PERIOD - 1")
+        code('tagged = rows.withColumn("wid", F.explode(F.sequence(first, last)))')
     else:
         assert window.range is not None
         code.comment("Bucket (WID): tag each tuple with its window-ids wids(t) = ⌊(t − o)/s⌋ … ⌊(t − o + r)/s⌋ − 1")
         code.comment("and aggregate by window-id and key: an ordinary group-by.")
         code(f"first = {_first(ctx)}")
-        if window.range == window.slide:
+        if window.kafka_grid:
+            code(f"last = {_last(ctx)}")
+            code.comment("KAFKA: windows that would start before 0 do not exist (FIRST_WID is [0, RANGE)), so a")
+            code("# tuple before 0 is in none.")
+            code("first = F.greatest(first, F.lit(FIRST_WID))")
+            wid = "first" if window.range == window.slide else "F.explode(F.sequence(first, last))"
+            code(f'tagged = rows.where(first <= last).withColumn("wid", {wid})')
+        elif window.range == window.slide:
             code.comment("Tumbling: each tuple is in exactly one window.")
             code('tagged = rows.withColumn("wid", first)')
         elif window.range < window.slide:
@@ -154,7 +171,7 @@ def _cell(ctx: Context, grid: Grid) -> str:
             slide_no = f"cell_of({T}, SLIDE)"
         code(f"slide_no = {slide_no}")
         return f"(2 * slide_no + F.when({T} - ORIGIN - slide_no * SLIDE >= SLICE_SPLIT, 1).otherwise(0))"
-    width = "SLIDE" if grid.kind == "landmark" else ctx.constant("PANE", grid.width, "gcd(RANGE, SLIDE)")
+    width = "SLIDE" if grid.kind in {"landmark", "cumulate"} else ctx.constant("PANE", grid.width, "gcd(RANGE, SLIDE)")
     if _float(ctx):
         ctx.helpers.add("float_edges")
         return f"cell_of({T}, {width})"
@@ -166,10 +183,18 @@ def lift(ctx: Context) -> None:
     query, plan = ctx.query, ctx.plan
     grid, decomposition = plan.grid, plan.decomposition
     assert grid is not None and decomposition is not None
-    what = {"landmark": "panes of one slide", "pane": "panes of PANE = gcd(RANGE, SLIDE)", "slice": "slices"}
+    what = {
+        "landmark": "panes of one slide",
+        "cumulate": "panes of one slide",
+        "pane": "panes of PANE = gcd(RANGE, SLIDE)",
+        "slice": "slices",
+    }
     code = ctx.stage("lift", "rows", f"Cells ({what[grid.kind]}): one row of partial states per key and cell.")
     if grid.kind == "landmark":
         code.comment("Panes of one slide: pre-aggregate each (key, pane) once; window w is every pane up to w.")
+    elif grid.kind == "cumulate":
+        code.comment("Panes of one slide: pre-aggregate each (key, pane) once. Window w is the panes from its")
+        code.comment(f"period's first, {grid.size}·⌊w / {grid.size}⌋, up to w.")
     elif grid.kind == "pane":
         code.comment("Panes of PANE = gcd(RANGE, SLIDE): pre-aggregate each (key, pane) once. Window w is the")
         code.comment(f"{grid.size} panes ending at pane (w + 1)·{grid.step} − 1.")
@@ -214,6 +239,9 @@ def combine(ctx: Context) -> None:
     states = [(g.operation, list(g.columns)) for g in decomposition.groups]
     if grid.kind == "landmark":
         code.comment("Combine: a running combine over each key's ordered panes, one pass.")
+    elif grid.kind == "cumulate":
+        code.comment("Combine: a running combine over each key's ordered panes, one pass, reset where each period")
+        code.comment("of PERIOD panes begins; every pane's running total is a window.")
     else:
         code.comment(f"Combine: slide over each key's ordered cells, {grid.size} to a window; each window is a suffix")
         code.comment("combine of its older cells plus a running combine of its newer ones, so the cost does not")
@@ -228,8 +256,13 @@ def combine(ctx: Context) -> None:
     }
     if grid.kind == "landmark":
         keywords["last"] = "_last"
+    if grid.kind == "cumulate":
+        keywords["cumulate"] = True
     code.call("windows", "combine_cells", ["cells"], keywords=keywords)
     code('windows = windows.withColumnRenamed("_cell", "wid")')
+    if ctx.window.kafka_grid:
+        code.comment("KAFKA: windows that would start before 0 do not exist.")
+        code('windows = windows.where(F.col("wid") >= FIRST_WID)')
     code.comment("Each aggregate from its partial states.")
     items = ['F.col("wid")', *(col(k) for k in keys)]
     items += [f"{_sql_or_column(sql)}.alias({py(name)})" for name, sql in decomposition.lowers]
@@ -286,8 +319,14 @@ def stream_rules(ctx: Context) -> None:
         )
         code("if punctuation is None:")
         code(f"    return {kept}")
-        code("start = ORIGIN + (first_open(punctuation) + 1) * SLIDE - RANGE")
-        if grid is not None and grid.kind == "slice":
+        if window.kind is WindowKind.CUMULATE:
+            code("# CUMULATE: the first open window starts where its period does.")
+            code("start = ORIGIN + F.floor(first_open(punctuation) / PERIOD) * RANGE")
+        else:
+            code("start = ORIGIN + (first_open(punctuation) + 1) * SLIDE - RANGE")
+        if grid is not None and grid.kind == "cumulate":
+            code('return cells.where(F.col("_cell") >= F.floor((start - ORIGIN) / SLIDE))')
+        elif grid is not None and grid.kind == "slice":
             code('return cells.where(F.col("_cell") >= 2 * F.floor((start - ORIGIN) / SLIDE))')
         elif grid is not None:
             code('return cells.where(F.col("_cell") >= F.floor((start - ORIGIN) / PANE))')

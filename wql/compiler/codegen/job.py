@@ -101,7 +101,7 @@ def stream_declaration(query: Query, parameter: str, *, stream: bool = False) ->
         "format": source.format or "csv",
         "schema": source.ddl(),
         "options": {k: _option_text(v) for k, v in source.options},
-        "numbered": bool(window.uses_row_num and not source.row_num),
+        "numbered": bool(window.numbers_rows and not source.row_num),
         "window_attributes": attributes,
     }
     if stream:

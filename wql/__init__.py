@@ -109,13 +109,14 @@ def explain_statement(statement: Statement, *, plan: str | None = None) -> Expla
     from wql.compiler.optimizer import candidates, choose
 
     assert statement.query is not None
+    chosen = None
     try:
-        _, choices = choose(statement.query, plan)
+        chosen, choices = choose(statement.query, plan)
     except WQLNotSupportedError:
         if plan not in (None, "auto"):
             raise
         choices = tuple(PlanChoice(c.kind.value, None, c.note) for c in candidates(statement.query))
-    return explain_query(statement.query, statement.number, statement.line, choices)
+    return explain_query(statement.query, statement.number, statement.line, choices, chosen)
 
 
 class CompiledQuery:

@@ -21,7 +21,7 @@ class Compiled:
     line: int
 
     def explain(self) -> Explanation:
-        return explain_query(self.query, self.statement, self.line, self.choices)
+        return explain_query(self.query, self.statement, self.line, self.choices, self.plan)
 
     def stream_code(self, source_path: str | None = None) -> str:
         """The Structured Streaming program of the same plan (its stages are the batch program's)."""

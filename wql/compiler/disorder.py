@@ -1,4 +1,4 @@
-"""Disorder on a stream: how time advances, what is late, when each window is final (semantics §6).
+"""Disorder on a stream: how time advances, what is late, when each window is final (docs/semantics.md §8).
 
 Disorder never changes what a window contains, only when it can be emitted and
 whether a late tuple counts. The rules, for one query:
@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wql.compiler.analysis import Query
+from wql.compiler.plans import Plan
 from wql.compiler.units import Number, quantity_text
 from wql.compiler.windows import WindowKind
 from wql.grammar.errors import WQLNotSupportedError
@@ -45,15 +46,46 @@ class Disorder:
         return {"emit": self.emit, "final": self.final, "punctuation": self.punctuation, "late": self.late}
 
 
+def stream_facts(query: Query, plan: Plan | None) -> dict[str, object]:
+    """What explain says about running the query on a stream: the rules above for this query, what the
+    chosen plan keeps between triggers, or why the stream backend refuses it."""
+    try:
+        check_streamable(query)
+    except WQLNotSupportedError as error:
+        return {"refused": error.message}
+    facts = disorder(query).to_dict()
+    if plan is not None:
+        facts["state"] = state_text(query, plan)
+    return facts
+
+
+def state_text(query: Query, plan: Plan) -> str:
+    """What the plan keeps between triggers, and what bounds it: the open windows, never the stream."""
+    window = query.window
+    per = "per key" if query.keys or window.partition_by else "in all"
+    reach = "(RANGE + SLACK)" if window.slack is not None else "RANGE"
+    grid = plan.grid
+    if grid is not None and grid.kind == "landmark":
+        return f"cells: {per}, one running state for the final windows and the cells after them"
+    if grid is not None and grid.kind == "cumulate":
+        return f"cells of one SLIDE: {per}, those of the periods that still have an open window"
+    if grid is not None:
+        return f"cells of the open windows: {per}, at most about {reach} / cell width + 1, however many rows"
+    if window.kind is WindowKind.LANDMARK:
+        return "rows: every tuple (a landmark window's aggregate without partial states needs them all)"
+    if window.attr.is_row_num:
+        return f"rows: {per}, the last RANGE rows (and the positions that keep SLIDE's multiples)"
+    return f"rows: the tuples the open windows can still hold, within {reach} of the newest"
+
+
 def disorder(query: Query) -> Disorder:
     window = query.window
     attr = window.attr
     name = "row_num" if attr.is_row_num else attr.name
     if attr.is_row_num:
-        position = "its position within the partition" if window.per_partition_rows else "its row number"
         punctuation = (
-            f"rows arrive in order of {position}: once the partition has n rows, every window ending at or "
-            "before n is final"
+            "rows arrive in order of their position within the partition: once a partition has n rows, "
+            "each of its windows ending at or before n is final"
             if window.per_partition_rows
             else "rows arrive in row_num order: after n rows the punctuation is n, and nothing is ever late"
         )

@@ -11,6 +11,8 @@ from typing import Any
 
 from wql.compiler.analysis import AggregateCall, Query
 from wql.compiler.classify import describe_kind, extent_formula, wids_formula
+from wql.compiler.disorder import stream_facts
+from wql.compiler.plans import Plan
 from wql.compiler.schema import Domain
 from wql.compiler.sections import Section, sections_for
 from wql.compiler.units import quantity_text
@@ -44,6 +46,7 @@ class Explanation:
     plan: str | None = None
     notes: tuple[str, ...] = field(default=())
     see: tuple[Section, ...] = ()  # the docs sections that define what this explanation shows
+    stream_facts: dict[str, Any] = field(default_factory=dict)  # on a stream: emit, final, punctuation, late, state
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -64,6 +67,7 @@ class Explanation:
             "plan": self.plan,
             "notes": list(self.notes),
             "see": [section.link for section in self.see],
+            "on_stream": self.stream_facts,
         }
 
 
@@ -130,7 +134,9 @@ def _aggregate_facts(query: Query, call: AggregateCall) -> dict[str, Any]:
     }
 
 
-def explain_query(query: Query, statement: int, line: int, plans: tuple[PlanChoice, ...] = ()) -> Explanation:
+def explain_query(
+    query: Query, statement: int, line: int, plans: tuple[PlanChoice, ...] = (), plan: Plan | None = None
+) -> Explanation:
     classification = query.classification
     chosen = next((p.name for p in plans if p.chosen), None)
     return Explanation(
@@ -150,4 +156,5 @@ def explain_query(query: Query, statement: int, line: int, plans: tuple[PlanChoi
         plans=plans,
         plan=chosen,
         see=sections_for(query, chosen),
+        stream_facts=stream_facts(query, plan),
     )

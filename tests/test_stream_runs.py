@@ -136,3 +136,19 @@ def test_a_killed_job_restarts_from_its_checkpoint_without_losing_or_repeating_w
     got = windows(out)
     assert len(got) == len(set(got)), "a window was written twice"
     assert got == windows(batch)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_csv_header_that_differs_from_the_declaration_is_one_clear_line(
+    spark: object, tmp_path: Path, capsys: pytest.CaptureFixture[str], stream: bool
+) -> None:
+    data = tmp_path / "in"
+    data.mkdir()
+    (data / "x.csv").write_text("time,key,value\n2024-01-01 00:00:01,a,1\n")
+    script = tmp_path / "q.wql"
+    script.write_text(QUERY.format(path=data))
+    options = ["--stream", "--drain", "--checkpoint", str(tmp_path / "ck")] if stream else []
+    assert main(["run", str(script), *options]) != 0
+    err = capsys.readouterr().err
+    assert "x.csv: the csv header (time, key, value) does not match the declared columns (ts, k, v)" in err
+    assert "Traceback" not in err

@@ -23,6 +23,7 @@ import pytest
 import wql
 from tests.test_jobs import SPARK_HOME, environment
 from wql.cli import main
+from wql.grammar.errors import WQLRuntimeError
 
 pytestmark = pytest.mark.spark
 
@@ -152,3 +153,11 @@ def test_a_csv_header_that_differs_from_the_declaration_is_one_clear_line(
     err = capsys.readouterr().err
     assert "x.csv: the csv header (time, key, value) does not match the declared columns (ts, k, v)" in err
     assert "Traceback" not in err
+
+
+def test_a_missing_kafka_connector_names_the_package_to_add(spark: object, tmp_path: Path) -> None:
+    compiled = wql.compile((Path(__file__).parent.parent / "examples" / "streams" / "kafka.wql").read_text())
+    package = r"--packages org\.apache\.spark:spark-sql-kafka-0-10_2\.13:4\."
+    with pytest.raises(WQLRuntimeError, match=package) as caught:
+        compiled.start(spark, once=True, checkpoint=str(tmp_path / "ck"))
+    assert "Traceback" not in str(caught.value)

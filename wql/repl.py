@@ -797,15 +797,17 @@ def main(files: Sequence[str] = ()) -> int:
         session = _prompt_session(repl)
         from prompt_toolkit.patch_stdout import patch_stdout
 
-        with patch_stdout(raw=True):  # a running stream prints its windows above the prompt, not into it
-            while True:
-                try:
+        while True:
+            # While a stream runs, its triggers print from another thread: above the prompt, not into it.
+            printing = patch_stdout(raw=True) if repl.running else contextlib.nullcontext()
+            try:
+                with printing:
                     entry = session.prompt()
-                except KeyboardInterrupt:
-                    continue  # Ctrl-C at the prompt drops the input, as in a shell
-                except EOFError:
-                    break
-                repl.handle(entry)
+            except KeyboardInterrupt:
+                continue  # Ctrl-C at the prompt drops the input, as in a shell
+            except EOFError:
+                break
+            repl.handle(entry)
     except Quit:
         pass
     finally:

@@ -296,7 +296,7 @@ def test_defaults_are_recorded() -> None:
 
 def test_the_plans_offered_for_each_kind() -> None:
     chosen = {spec: window(spec).plan for spec in ("[SESSION GAP 1 SECOND]", "[FRAME AGGREGATE (count(*) > 2)]")}
-    assert chosen == {"[SESSION GAP 1 SECOND]": "fold", "[FRAME AGGREGATE (count(*) > 2)]": "scan"}
+    assert chosen == {"[SESSION GAP 1 SECOND]": "fold", "[FRAME AGGREGATE (count(*) > 2)]": "fold"}
     holistic = window("[SESSION GAP 1 SECOND PATTR k]", "median(v) AS m")
     assert holistic.plan == "starts"  # fold needs fixed-size states; starts is cheaper than scan
     chain = window("[FRAME DELTA 1 ON v]", "median(v) AS m")
@@ -337,7 +337,8 @@ BAD = [
         "FRAME DELTA 1 ON v",
     ),
     Bad("[FRAME DELTA 1 ON v KAFKA]", WQLSemanticError, "KAFKA applies to sessions", "KAFKA"),
-    Bad("[RANGE 5 MINUTES KAFKA]", WQLSemanticError, "KAFKA here applies to sessions", "KAFKA"),
+    Bad("[SESSION GAP 1 SECOND CUMULATE]", WQLSemanticError, "CUMULATE does not apply to a session", "CUMULATE"),
+    Bad("[FRAME DELTA 1 ON v ALIGN FIRST]", WQLSemanticError, "ALIGN does not apply to a delta frame", "ALIGN FIRST"),
     Bad("[SESSION GAP 1 SECOND WATTR (ts, ts)]", WQLNotSupportedError, "interval events", "WATTR (ts, ts)"),
     Bad("[FRAME THRESHOLD (speed < 40) WATTR ts]", WQLNameError, "unknown column 'speed'", "speed"),
     Bad("[FRAME THRESHOLD (v) WATTR ts]", WQLTypeError, "is true or false, and 'v' is DOUBLE", "v"),

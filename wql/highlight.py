@@ -67,6 +67,7 @@ WINDOW_WORDS = frozenset(
         "SLACK",
         "UNBOUNDED",
         "KAFKA",
+        "CUMULATE",
         "RANK",
         "ROW_NUM",
         "CONSISTENT",
@@ -81,6 +82,10 @@ WINDOW_WORDS = frozenset(
         "THRESHOLD",
         "DELTA",
         "AGGREGATE",
+        "FINAL",
+        "CHANGES",
+        "PUNCTUATION",
+        "WHEN",
     }
 )
 

@@ -475,8 +475,9 @@ def arrival_order(frame):
     return frame.withColumn("row_num", F.monotonically_increasing_id())
 
 
-def number_rows(frame):
-    """Add row_num, the arrival position 0, 1, 2, ...: consecutive, unlike monotonically_increasing_id.
+def number_rows(frame, first_row=0):
+    """Add row_num, the arrival position first_row, first_row + 1, ...: consecutive, unlike
+    monotonically_increasing_id (a stream's trigger starts where the one before it ended).
 
     Arrival order is file order (files by path, then line) for file sources, and
     partition order otherwise. Rows are counted per block, the blocks' offsets
@@ -492,7 +493,8 @@ def number_rows(frame):
     before = Window.orderBy(*blocks).rowsBetween(Window.unboundedPreceding, -1)
     offsets = sizes.withColumn("__wql_offset", F.coalesce(F.sum("__wql_rows").over(before), F.lit(0)))
     numbered = ids.join(F.broadcast(offsets), blocks)
-    numbered = numbered.withColumn("row_num", F.col("__wql_offset") + F.col("__wql_id") - F.col("__wql_first"))
+    position = F.col("__wql_offset") + F.col("__wql_id") - F.col("__wql_first") + F.lit(first_row)
+    numbered = numbered.withColumn("row_num", position)
     return numbered.drop(
         "__wql_part", "__wql_id", "__wql_first", "__wql_rows", "__wql_offset", "__wql_file", "__wql_block"
     )
@@ -515,6 +517,8 @@ def read_stream(spark, name, stream, path=None):
     reader = spark.read.format(stream["format"]).schema(schema)
     if textual:
         reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
+    if stream["format"] == "csv" and str(stream["options"].get("header", "false")).lower() == "true":
+        reader = reader.option("enforceSchema", False)  # a file whose header differs from the declaration fails
     for key, value in stream["options"].items():
         reader = reader.option(key, value)
     frame = reader.load(path)

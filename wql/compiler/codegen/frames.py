@@ -26,7 +26,7 @@ from wql.compiler.codegen.common import (
     attribute_note,
     epilogue,
     key_items,
-    number_rows_if_needed,
+    numbering,
     select_rows,
     unit_note,
 )
@@ -109,15 +109,14 @@ def _ties(ctx: Context) -> bool:
 
 def prepare(ctx: Context) -> None:
     query, window, frame = ctx.query, ctx.window, _frame(ctx)
+    numbering(ctx, rows=window.attr.is_row_num, positions=False)
     code = ctx.stage(
         "prepare",
         ctx.param,
         f"The stream's tuples in window terms: keys, {ATTR}, arrival, WHERE as a flag (_in), what the rule reads.",
     )
     code(f"rows = {ctx.param}")
-    if window.attr.is_row_num:
-        number_rows_if_needed(ctx, True)
-    elif _ties(ctx) and not query.stream.row_num:
+    if _ties(ctx) and not query.stream.row_num:
         ctx.helpers.update({"arrival_order", "number_rows"})
         code.comment(f"row_num orders tuples of equal {window.attr.name}: frames take them in arrival order.")
         code("rows = arrival_order(rows)")

@@ -296,7 +296,7 @@ def test_defaults_are_recorded() -> None:
 
 def test_the_plans_offered_for_each_kind() -> None:
     chosen = {spec: window(spec).plan for spec in ("[SESSION GAP 1 SECOND]", "[FRAME AGGREGATE (count(*) > 2)]")}
-    assert chosen == {"[SESSION GAP 1 SECOND]": "fold", "[FRAME AGGREGATE (count(*) > 2)]": "fold"}
+    assert chosen == {"[SESSION GAP 1 SECOND]": "starts", "[FRAME AGGREGATE (count(*) > 2)]": "fold"}
     holistic = window("[SESSION GAP 1 SECOND PATTR k]", "median(v) AS m")
     assert holistic.plan == "starts"  # fold needs fixed-size states; starts is cheaper than scan
     chain = window("[FRAME DELTA 1 ON v]", "median(v) AS m")

@@ -8,8 +8,8 @@
 # Window  [FRAME THRESHOLD (speed < 40) MIN 3 ROWS WATTR ts PATTR seg_id]
 # Kind    time-ordered threshold frame (runs where speed < 40 holds, at least 3 rows), per seg_id
 # Class   FCU: t's frame is the run of tuples around t in (ts, row_num) order per seg_id where the predicate holds; a later tuple can join two runs or split one, so no bound on t's window-id is known until its neighbours are all in
-# Plan    fold (estimated costs: fold 700,000, starts 3,000,000, scan 5,000,000)
-#         one numpy pass per key (mapInArrow): each frame found and its partial states folded as its tuples go by
+# Plan    starts (estimated costs: fold 4,000,000, starts 3,000,000, scan 5,000,000)
+#         lag over each key's tuples in order marks the tuples that start a frame (a predicate that turns true), a running count numbers the frames, a group-by aggregates them
 #
 # Run:  python job.py [--input traffic=PATH] [--output PATH] [--format csv|json|parquet]
 #   or: spark-submit job.py …
@@ -21,7 +21,6 @@ import sys
 from pyspark.sql import DataFrame, SparkSession  # noqa: F401 (SparkSession: used by main)
 from pyspark.sql import Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import LongType, StructField, StructType
 
 APP_NAME = "wql: examples/slowdowns.wql #2"
 
@@ -53,9 +52,7 @@ def prepare(traffic: DataFrame) -> DataFrame:
         F.unix_micros(F.col("ts")).alias("_t"),
         F.col("row_num").alias("_pos"),
         F.expr("speed < 40").alias("_p"),
-        F.expr("CAST(CASE WHEN speed IS NULL THEN 0 ELSE 1 END AS BIGINT)").alias("_n_speed"),
-        F.expr("CAST(speed AS DOUBLE)").alias("_sum_speed"),
-        F.expr("speed").alias("_min_speed"),
+        F.col("speed"),
     )
     # A tuple whose ts is NULL is in no window and does not end one.
     rows = rows.where(F.col("_t").isNotNull())
@@ -63,43 +60,28 @@ def prepare(traffic: DataFrame) -> DataFrame:
 
 
 def windows(rows: DataFrame) -> DataFrame:
-    """One row per frame and key: each key's frames found and their states folded in one pass."""
+    """One row per frame and key: frame starts marked from predecessors, numbered, grouped."""
     # wid is each frame's first _t, _last its last.
-    schema = StructType(
-        [
-            rows.schema["seg_id"],
-            StructField("wid", rows.schema["_t"].dataType),
-            StructField("_last", rows.schema["_t"].dataType),
-            StructField("_rows", LongType()),
-            rows.schema["_n_speed"],
-            rows.schema["_sum_speed"],
-            rows.schema["_min_speed"],
-        ]
+    ordered = Window.partitionBy(F.col("seg_id")).orderBy("_t", "_pos")
+    running = ordered.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    # A frame starts where the predicate holds and did not hold for the previous tuple (or none).
+    # A false or NULL predicate ends the frame; that tuple is in no frame.
+    rows = rows.withColumn("_p", F.coalesce(F.col("_p"), F.lit(False)))
+    began = F.col("_p") & ~F.lag("_p", 1, False).over(ordered)
+    rows = rows.withColumn("_start", F.when(began, 1).otherwise(0))
+    # The number of starts so far numbers each tuple's window within its key.
+    rows = rows.withColumn("_w", F.sum("_start").over(running))
+    rows = rows.where(F.col("_p"))
+    # One group per window: bounds from all its tuples, and its aggregates.
+    windows = rows.groupBy(F.col("seg_id"), F.col("_w")).agg(
+        F.min("_t").alias("wid"),
+        F.max("_t").alias("_last"),
+        F.count(F.lit(1)).alias("_size"),
+        F.expr("COUNT(*)").alias("readings"),
+        F.expr("AVG(speed)").alias("avg_speed_2"),
+        F.expr("MIN(speed)").alias("min_speed"),
     )
-    # Each key's tuples in one partition, walked once by numpy: windows found, states folded.
-    windows = frame_windows(
-        rows,
-        schema,
-        partitions=["seg_id"],
-        states=[
-            ("sum", ["_rows"]),
-            ("sum", ["_n_speed"]),
-            ("sum", ["_sum_speed"]),
-            ("min", ["_min_speed"]),
-        ],
-        rule={"kind": "threshold"},
-        minimum=MINIMUM,
-        minimum_rows=True,
-    )
-    # Each aggregate from its partial states.
-    windows = windows.select(
-        F.col("wid"),
-        F.col("_last"),
-        F.col("seg_id"),
-        F.col("_rows").alias("readings"),
-        F.expr("CASE WHEN _n_speed > 0 THEN _sum_speed / _n_speed END").alias("avg_speed_2"),
-        F.expr("CASE WHEN _n_speed > 0 THEN _min_speed END").alias("min_speed"),
-    )
+    windows = windows.where((F.col("_size") >= MINIMUM))
     return windows
 
 
@@ -127,341 +109,6 @@ def query(traffic: DataFrame) -> DataFrame:
 
 
 CORRUPT = "_corrupt_record"
-
-
-def frame_windows(rows, schema, partitions, states, rule, minimum=None, minimum_rows=False):
-    """Sessions and frames with their partial states, folded by numpy over Arrow batches.
-
-    Each key's tuples go to one Spark partition (the whole stream to one without PATTR), where
-    frame_states numbers the windows and folds them in one pass. (A JVM twin of this kernel is not part of
-    WQL yet: this numpy pass is the one plan that runs.)
-    """
-    return by_keys(rows, partitions).mapInArrow(frame_states(partitions, states, rule, minimum, minimum_rows), schema)
-
-
-def frame_states(partitions, states, rule, minimum=None, minimum_rows=False):
-    """A mapInArrow function: one row per session or frame with its partial states, folded in
-    one numpy pass. Output: the partition keys, `wid` (the first tuple's `_t`), `_last` (the last
-    tuple's), then the states, typed as their input columns (a count absent from the input is a row
-    count). A tuple outside WHERE (`_in` false) shapes its window but adds nothing to it; a window with
-    nothing in it, or shorter than `minimum` (rows, or a span of `_t`), is left out."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    def run(batches):
-        batches = list(batches)
-        if not batches or sum(b.num_rows for b in batches) == 0:
-            return
-        table = pa.Table.from_batches(batches)
-        labels = frame_numbers(table, partitions, rule)
-        inside = np.ones(table.num_rows, dtype=bool)
-        if "_in" in table.column_names:
-            inside = pc.fill_null(table.column("_in"), False).to_numpy(zero_copy_only=False)
-        members = np.flatnonzero(labels >= 0)
-        members = members[np.argsort(labels[members], kind="stable")]
-        if len(members) == 0:
-            return
-        number = labels[members]
-        heads = np.flatnonzero(np.r_[True, number[1:] != number[:-1]])
-        t = table.column("_t").to_numpy(zero_copy_only=False)[members]
-        first, last = np.minimum.reduceat(t, heads), np.maximum.reduceat(t, heads)
-        size = np.diff(np.r_[heads, len(members)])
-        held = np.add.reduceat(inside[members].astype(np.int64), heads)
-        keep = held > 0
-        if minimum is not None:
-            keep &= (size if minimum_rows else last - first) >= minimum
-        columns = {}
-        for operation, names in states:
-            shares = []
-            for name in names:
-                if name not in table.column_names:  # a row count: each tuple inside WHERE contributes 1
-                    shares.append(inside[members].astype(np.int64))
-                    continue
-                values = table.column(name)
-                dtype = np.dtype(values.type.to_pandas_dtype())
-                filled = pc.fill_null(values, state_identity(operation, dtype)).to_numpy(zero_copy_only=False)[members]
-                shares.append(np.where(inside[members], filled, state_identity(operation, dtype)))
-            if operation == "sum":
-                columns[names[0]] = np.add.reduceat(shares[0], heads)
-            elif operation == "min":
-                columns[names[0]] = (np.fmin if shares[0].dtype.kind == "f" else np.minimum).reduceat(shares[0], heads)
-            elif operation == "max":
-                columns[names[0]] = np.maximum.reduceat(shares[0], heads)
-            else:  # moments: count, mean and M2 of each window, two passes over its values
-                count, value, spread = shares
-                weight = np.where(count > 0, 1.0, 0.0)
-                value = np.where(count > 0, value, 0.0)
-                total = np.add.reduceat(count, heads)
-                mean = np.add.reduceat(weight * value, heads) / np.maximum(total, 1)
-                deviation = (value - np.repeat(mean, np.diff(np.r_[heads, len(members)]))) * weight
-                second = np.add.reduceat(deviation * deviation, heads) + np.add.reduceat(
-                    np.where(count > 0, spread, 0.0), heads
-                )
-                columns.update(zip(names, (total, mean, second), strict=True))
-        picked = pa.array(members[heads[keep]])
-        fields = [table.schema.field(name) for name in partitions]
-        arrays = [table.column(name).take(picked).combine_chunks() for name in partitions]
-        stamp = table.schema.field("_t").type
-        fields += [pa.field("wid", stamp), pa.field("_last", stamp)]
-        arrays += [pa.array(first[keep], type=stamp), pa.array(last[keep], type=stamp)]
-        for _, names in states:
-            for name in names:
-                field = table.schema.field(name) if name in table.column_names else pa.field(name, pa.int64())
-                fields.append(field)
-                arrays.append(pa.array(columns[name][keep], type=field.type))
-        yield pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
-
-    return run
-
-
-def frame_numbers(table, partitions, rule):
-    """The number of the session or frame each prepared row is in, -1 for none (numpy, one partition's rows).
-
-    Rows: the partition key columns, `_t` (the window attribute in base units), `_pos`
-    (arrival position; absent for sessions, whose windows do not depend on the order of
-    equal values), and what the rule reads: `_p` (THRESHOLD's predicate), `_x` (DELTA's
-    x), `_c0`, `_c1`, … (the arguments of AGGREGATE's running aggregates). Each key's
-    tuples are taken in (`_t`, `_pos`) order and cut into maximal runs (semantics.md §2):
-
-    - "session": consecutive tuples at most `gap` apart; with `longest`, a tuple at or
-      past the session's first value + `longest` starts a new one;
-    - "threshold": runs where `_p` is true (false or NULL: in no frame);
-    - "delta": runs whose `_x` stays within `delta` of the run's first `_x` (a NULL `_x`
-      ends the run and is in none);
-    - "aggregate": runs that end at the first tuple where `test` holds over the running
-      aggregates `running` of the run so far (the key's last run may end without it).
-
-    Numbers are unique within the table and increase along each key's order. A rule
-    whose runs start where the previous run started (delta, aggregate, a session's
-    maximum) is walked run by run, each run's end found by one vectorized search over a
-    block of tuples that doubles until it holds the end.
-    """
-    import numpy as np
-    import pyarrow.compute as pc
-
-    n = table.num_rows
-    kind = rule["kind"]
-
-    def column(name, fill):
-        values = table.column(name)
-        present = pc.is_valid(values).to_numpy(zero_copy_only=False)
-        return pc.fill_null(values, fill).to_numpy(zero_copy_only=False), present
-
-    key = key_ids(table, partitions)
-    t, valued = column("_t", 0)
-    pos = column("_pos", 0)[0] if "_pos" in table.column_names else np.zeros(n, dtype=np.int64)
-    order = np.lexsort((pos, t, key, ~valued))[: int(valued.sum())]  # rows with a NULL _t are in no window
-    t, key = t[order], key[order]
-    m = len(order)
-    numbered = np.full(n, -1, dtype=np.int64)
-    if m == 0:
-        return numbered
-    first = np.ones(m, dtype=bool)  # the first tuple of its key
-    first[1:] = key[1:] != key[:-1]
-    stops = np.flatnonzero(np.r_[first[1:], True]) + 1  # where each key's tuples end
-    key_end = np.repeat(stops, np.diff(np.r_[0, stops]))
-    labels = np.full(m, -1, dtype=np.int64)
-
-    if kind == "session":
-        starts = first.copy()
-        starts[1:] |= (t[1:] - t[:-1]) > rule["gap"]
-        if rule.get("longest") is not None:
-            starts = split_long_sessions(t, starts, rule["longest"])
-        labels = np.cumsum(starts) - 1
-    elif kind == "threshold":
-        holds, present = column("_p", False)
-        holds = (holds & present)[order]
-        starts = holds.copy()
-        starts[1:] &= ~holds[:-1] | first[1:]
-        labels = np.where(holds, np.cumsum(starts) - 1, -1)
-    elif kind == "delta":
-        x, present = column("_x", 0)
-        x, present = x[order], present[order]
-        delta = rule["delta"]
-        if x.dtype.kind in "iu":
-            delta = int(np.floor(delta))  # integers within a fractional delta: within its floor, exactly
-            if len(x) and int(np.abs(x).max()) >= 2**62:
-                x = x.astype(object)  # Python integers: differences that cannot overflow
-
-        def joins(lo, hi, anchor):
-            block = x[lo:hi]
-            return present[lo:hi] & ((block == anchor) | (np.abs(block - anchor) <= delta))
-
-        walk_runs(labels, key_end, lambda i: present[i], lambda i: lambda lo, hi: joins(lo, hi, x[i]), inclusive=False)
-    elif kind == "aggregate":
-        arguments = {}
-        for _, name, _ in rule["running"]:
-            if name is not None and name not in arguments:
-                values, present = column(name, 0)
-                arguments[name] = (values[order], present[order])
-
-        def ends(i):
-            def holds(lo, hi):
-                return running_test(rule["test"], rule["running"], arguments, i, hi)
-
-            return holds
-
-        walk_runs(labels, key_end, lambda i: True, ends, inclusive=True)
-    else:
-        raise ValueError(f"unknown frame rule {kind!r}")
-    numbered[order] = labels
-    return numbered
-
-
-def split_long_sessions(t, starts, longest):
-    """Session starts with a maximum length: a gap-session whose span reaches `longest` is cut at the
-    first tuple at or past its first value + `longest`, again from there, and so on."""
-    import numpy as np
-
-    heads = np.flatnonzero(starts)
-    tails = np.r_[heads[1:], len(t)]
-    long = t[tails - 1] >= t[heads] + longest  # the others fit whole
-    for head, tail in zip(heads[long], tails[long], strict=True):
-        at = head
-        while at < tail:
-            starts[at] = True
-            at += int(np.searchsorted(t[at:tail], t[at] + longest, side="left"))
-    return starts
-
-
-def walk_runs(labels, key_end, opens, stays, inclusive):
-    """Number the runs of a chain rule in place: a run opens at a tuple `opens(i)` accepts and takes the
-    following tuples of its key while `stays(i)(lo, hi)` (a vector over tuples lo..hi−1) holds; with
-    `inclusive`, the first tuple where it holds is the run's last (aggregate frames), otherwise the
-    first where it fails is outside the run (delta frames). Blocks double until they hold the end."""
-    import numpy as np
-
-    m = len(labels)
-    at, number, size = 0, 0, 32
-    while at < m:
-        if not opens(at):
-            at += 1
-            continue
-        end = key_end[at]
-        test = stays(at)
-        lo = at if inclusive else at + 1
-        stop = end
-        width = size
-        while lo < end:
-            hi = min(end, (at if inclusive else lo) + width)
-            found = test(lo, hi)
-            hit = np.flatnonzero(found if inclusive else ~found)
-            if len(hit):
-                stop = lo + int(hit[0]) + (1 if inclusive else 0)
-                break
-            if inclusive:
-                lo = at  # running aggregates start again from the run's first tuple, over a longer block
-                if hi == end:
-                    break
-            else:
-                lo = hi
-            width *= 2
-        labels[at:stop] = number
-        number += 1
-        size = max(32, 2 * (stop - at))
-        at = stop
-
-
-def running_test(test, running, arguments, first, hi):
-    """Where a FRAME AGGREGATE condition holds over the running aggregates of tuples first..i, for
-    i in first..hi−1: SQL's NULLs (an aggregate of no value is NULL, and so is a comparison with it)
-    and Spark's NaN (equal to itself, above every number)."""
-    import numpy as np
-
-    count = np.arange(1, hi - first + 1)
-    values = []
-    for function, name, integral in running:
-        if name is None:
-            values.append((count, np.ones(len(count), dtype=bool)))
-            continue
-        x, present = arguments[name]
-        x, present = x[first:hi], present[first:hi]
-        seen = np.cumsum(present)
-        if function == "count":
-            values.append((seen, np.ones(len(count), dtype=bool)))
-            continue
-        if not integral or function == "avg":
-            x = x.astype(np.float64)
-        if function in ("sum", "avg"):
-            total = np.cumsum(np.where(present, x, 0))
-            value = total / np.maximum(seen, 1) if function == "avg" else total
-        elif function == "min":
-            value = (np.minimum if integral else np.fmin).accumulate(
-                np.where(present, x, np.iinfo(np.int64).max if integral else np.nan)
-            )
-        else:
-            value = np.maximum.accumulate(np.where(present, x, np.iinfo(np.int64).min if integral else -np.inf))
-        values.append((value, seen > 0))
-
-    def truth(node):
-        """(true, false) masks: SQL's three values, unknown where neither holds."""
-        if node[0] == "and":
-            (t1, f1), (t2, f2) = truth(node[1]), truth(node[2])
-            return t1 & t2, f1 | f2
-        if node[0] == "or":
-            (t1, f1), (t2, f2) = truth(node[1]), truth(node[2])
-            return t1 | t2, f1 & f2
-        if node[0] == "not":
-            t1, f1 = truth(node[1])
-            return f1, t1
-        _, op, index, constant = node
-        value, known = values[index]
-        nan = np.isnan(value) if value.dtype.kind == "f" else np.zeros(len(value), dtype=bool)
-        with np.errstate(invalid="ignore"):
-            compared = {
-                "<": value < constant,
-                "<=": value <= constant,
-                ">": value > constant,
-                ">=": value >= constant,
-                "=": value == constant,
-                "<>": value != constant,
-            }[op]
-        holds = np.where(nan, op in (">", ">=", "<>"), compared) & known
-        return holds, known & ~holds
-
-    return truth(test)[0]
-
-
-def key_ids(table, names):
-    """One integer per distinct combination of the named columns of an Arrow table (NULL is a value too)."""
-    import numpy as np
-    import pyarrow.compute as pc
-
-    if not names:
-        return np.zeros(table.num_rows, dtype=np.int64)
-    combined = np.zeros(table.num_rows, dtype=np.int64)
-    stride = 1
-    for name in names:
-        column = pc.dictionary_encode(table.column(name)).combine_chunks()
-        code = pc.fill_null(column.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64) + 1
-        if stride > 2**62 // (len(column.dictionary) + 1):  # too many combinations: renumber densely
-            combined = np.unique(combined, return_inverse=True)[1].ravel().astype(np.int64)
-            stride = int(combined.max()) + 1
-        combined += code * stride
-        stride *= len(column.dictionary) + 1
-    return combined
-
-
-def state_identity(operation, dtype):
-    """What a partial state starts from, and what a NULL (or a tuple outside WHERE) contributes."""
-    import numpy as np
-
-    dtype = np.dtype(dtype)
-    if operation == "min":
-        return np.iinfo(dtype).max if dtype.kind in "iu" else np.nan
-    if operation == "max":
-        return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
-    return 0
-
-
-def by_keys(rows, partitions):
-    """Every row of a key in one Spark partition: repartitioned by the keys, or all in one without keys."""
-    from pyspark.sql import functions as F
-
-    if partitions:
-        return rows.repartition(*(F.col("`" + name.replace("`", "``") + "`") for name in partitions))
-    return rows.coalesce(1)
 
 
 def arrival_order(frame):

@@ -20,8 +20,9 @@ in (or none), and an ordinary group-by of (keys, window) aggregates it.
   Every window kind, every aggregate.
 
 Costs are in tuple-operations for N tuples (see `Statistics`): a shuffle and sort
-of every tuple dominates starts and scan, whose Arrow round trip costs more; fold
-skips the group-by of tuples.
+of every tuple dominates all three; the Arrow round trip of fold and scan costs
+more than starts' window functions (measured by benchmarks/sessions.py: starts
+about 2.5x faster than fold on sessions), and fold skips scan's group-by.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
         note = (
             f"one numpy pass per key (mapInArrow): each {what} found and its partial states folded as its tuples go by"
         )
-        out.append(Candidate(PlanKind.FOLD, Plan("frames", PlanKind.FOLD, decomposition=decomposition), 0.7 * n, note))
+        out.append(Candidate(PlanKind.FOLD, Plan("frames", PlanKind.FOLD, decomposition=decomposition), 4.0 * n, note))
     chain = chained(window)
     if chain is not None:
         out.append(Candidate.refused(PlanKind.STARTS, chain))

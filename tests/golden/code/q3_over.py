@@ -89,6 +89,8 @@ def query(traffic: DataFrame) -> DataFrame:
 
 
 CORRUPT = "_corrupt_record"
+KERNEL_PROTOCOL = "1"
+_kernel_servers = {}
 
 
 def read_stream(spark, name, stream, path=None):

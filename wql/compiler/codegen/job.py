@@ -30,6 +30,7 @@ _SUPPORT_ORDER = (
     "windows_by_tuple",
     "tuple_windows",
     "jvm_kernel",
+    "kernel_extension",
     "jvm_states",
     "number_rows",
     "array_percentile",

@@ -1,12 +1,12 @@
 package wql.kernels;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Iterator;
 import java.util.List;
-import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.StructType;
 
@@ -29,27 +29,27 @@ import org.apache.spark.sql.types.StructType;
 public final class SlidingCombine {
   private SlidingCombine() {}
 
-  /** The windows, or null when a column has a type only the numpy kernel handles. */
-  public static Dataset<Row> combine(
-      Dataset<Row> cells,
-      List<String> keys,
-      String cell,
-      List<String> operations,
-      List<String> columns,
-      long size,
-      long step,
-      String last) {
-    StructType schema = cells.schema();
+  /** The request {"keys", "cell", "operations", "columns", "size", "step", "last"} over cells of that schema. */
+  static KernelRequest request(JsonNode request, StructType schema) {
+    List<String> keys = KernelRequest.strings(request.path("keys"));
+    String cell = request.path("cell").asText();
+    List<String> operations = KernelRequest.strings(request.path("operations"));
+    List<String> columns = KernelRequest.strings(request.path("columns"));
+    String last = request.path("last").isTextual() ? request.path("last").asText() : null;
+    List<String> names = List.of(schema.fieldNames());
+    if (!names.contains(cell) || !(schema.apply(cell).dataType() instanceof LongType)) {
+      throw new KernelRequest.Refused("the cell column " + cell + " is not a BIGINT");
+    }
+    if (last != null && (!names.contains(last) || !(schema.apply(last).dataType() instanceof LongType))) {
+      throw new KernelRequest.Refused("the last-window column " + last + " is not a BIGINT");
+    }
     States states = States.of(schema, operations, columns);
-    Keys keyFields = Keys.of(schema, keys);
-    if (states == null || keyFields == null || !(schema.apply(cell).dataType() instanceof LongType)) {
-      return null;
+    Keys keyFields = names.containsAll(keys) ? Keys.of(schema, keys) : null;
+    if (states == null || keyFields == null) {
+      throw new KernelRequest.Refused("a key or state column has a type only the numpy kernel handles");
     }
-    if (states.hasAbsentColumn()) {
-      return null; // every cell carries every state; let the numpy kernel name the missing one
-    }
-    if (last != null && !(schema.apply(last).dataType() instanceof LongType)) {
-      return null;
+    if (states.hasAbsentColumn()) { // every cell carries every state; let the numpy kernel name the missing one
+      throw new KernelRequest.Refused("a state column is missing");
     }
     Spec spec = new Spec();
     spec.schema = schema;
@@ -57,10 +57,53 @@ public final class SlidingCombine {
     spec.keys = keyFields;
     spec.cellField = schema.fieldIndex(cell);
     spec.lastField = last == null ? -1 : schema.fieldIndex(last);
-    spec.size = size;
-    spec.step = step;
-    String name = last == null ? "SlidingCombine" : "LandmarkCombine";
-    return KernelPlan.of(cells, new KernelSpec(name, keys, cell, rows -> new Windows(rows, spec)), schema);
+    spec.size = request.path("size").asLong();
+    spec.step = request.path("step").asLong();
+    if (spec.size <= 0 || spec.step <= 0) {
+      throw new KernelRequest.Refused("size and step must be positive");
+    }
+    return new Request(last == null ? "SlidingCombine" : "LandmarkCombine", keys, cell, spec);
+  }
+
+  /** Cells to windows, each key's cells in one partition sorted by cell. */
+  static final class Request extends KernelRequest {
+    private static final long serialVersionUID = 1L;
+    private final String name;
+    private final List<String> keys;
+    private final String cell;
+    private final Spec spec;
+
+    Request(String name, List<String> keys, String cell, Spec spec) {
+      this.name = name;
+      this.keys = List.copyOf(keys);
+      this.cell = cell;
+      this.spec = spec;
+    }
+
+    @Override
+    String name() {
+      return name;
+    }
+
+    @Override
+    StructType output() {
+      return spec.schema;
+    }
+
+    @Override
+    SparkPlan plan(KernelNode node, KernelStrategy strategy) {
+      SparkPlan input = strategy.aggregateClusteredByKeys(node, keys);
+      if (input == null) {
+        input = strategy.later(node.child);
+      }
+      Spec work = spec; // the closure must hold the spec alone
+      return new KernelExec(input, new KernelSpec(name, keys, cell, rows -> new Windows(rows, work)), node.output());
+    }
+
+    @Override
+    public String toString() {
+      return "keys " + keys + ", " + spec.size + " cells of " + cell + " a window, every " + spec.step;
+    }
   }
 
   static final class Spec implements java.io.Serializable {

@@ -154,7 +154,7 @@ def remote_session(url: str, *, app_name: str = "wql", seconds: float = 10) -> A
         check_dependencies()
         from pyspark.sql import SparkSession
 
-        spark = SparkSession.builder.remote(url).appName(app_name).getOrCreate()
+        spark = SparkSession.builder.remote(url).appName(app_name).create()  # its own, never a shared one
         spark.conf.set("spark.sql.session.timeZone", "UTC")
     except ImportError as error:
         raise WQLRuntimeError(

@@ -39,7 +39,7 @@ final class KernelHints extends Rule<LogicalPlan> {
     if (!hint.name().equalsIgnoreCase(HINT) || !hint.child().resolved()) {
       return resolved;
     }
-    return KernelPlan.of(hint.child(), request(hint.parameters()));
+    return KernelPlan.of(hint.child(), request(hint.parameters()), false);
   }
 
   private static String request(Seq<Expression> parameters) {

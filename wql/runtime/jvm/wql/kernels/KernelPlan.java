@@ -31,16 +31,32 @@ final class KernelPlan {
   /**
    * The kernel that `json` requests over `child` (a resolved plan), as a logical plan; {@link
    * KernelRequest.Refused} when no kernel computes it.
+   *
+   * <p>An output column with the name and type of an input column (a key, a state, the cell) keeps
+   * that column's attribute: Spark's analyzer may resolve the columns a plan reads above the hint
+   * through the hint's input before this rule replaces it, and those references then stay valid.
+   * With `aliased`, every column is returned again under an alias, so that Spark's analyzer can tell
+   * two uses of the same result apart (a self-join) by renaming the aliases, which it cannot do to a
+   * node it does not know (the py4j path, whose plan is analyzed on its own).
    */
-  static LogicalPlan of(LogicalPlan child, String json) {
+  static LogicalPlan of(LogicalPlan child, String json, boolean aliased) {
     KernelRequest request = KernelRequest.parse(json, child.schema());
     List<Attribute> attributes = new ArrayList<>();
+    Seq<Attribute> inputs = child.output();
     for (StructField field : request.output().fields()) {
-      attributes.add(DataTypeUtils.toAttribute(field)); // a new attribute: the kernel makes its values
+      Attribute same = null;
+      for (int i = 0; i < inputs.size(); i++) {
+        Attribute input = inputs.apply(i);
+        if (input.name().equals(field.name()) && input.dataType().sameType(field.dataType())) {
+          same = input.withNullability(field.nullable());
+        }
+      }
+      attributes.add(same != null ? same : DataTypeUtils.toAttribute(field)); // else a new column
     }
     LogicalPlan node = new KernelNode(request.input(child), request, seq(attributes));
-    // Every column again under an alias: Spark's analyzer can then tell two uses of the same result
-    // apart (a self-join) by renaming the aliases, which it cannot do to a node it does not know.
+    if (!aliased) {
+      return node;
+    }
     List<NamedExpression> renamed = new ArrayList<>();
     for (Attribute attribute : attributes) {
       renamed.add(

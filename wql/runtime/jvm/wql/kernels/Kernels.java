@@ -19,7 +19,7 @@ public final class Kernels {
       org.apache.spark.sql.classic.Dataset<Row> classic = (org.apache.spark.sql.classic.Dataset<Row>) input;
       SparkSession session = classic.sparkSession();
       KernelPlan.register(session);
-      return org.apache.spark.sql.classic.Dataset$.MODULE$.ofRows(session, KernelPlan.of(classic.logicalPlan(), json));
+      return org.apache.spark.sql.classic.Dataset$.MODULE$.ofRows(session, KernelPlan.of(classic.logicalPlan(), json, true));
     } catch (KernelRequest.Refused | ClassCastException | LinkageError e) {
       return null; // a request only numpy computes, or a Spark whose planner API is not this one
     }

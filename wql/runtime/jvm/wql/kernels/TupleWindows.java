@@ -16,6 +16,7 @@ import org.apache.spark.sql.catalyst.plans.logical.Filter;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.BooleanType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
@@ -120,6 +121,7 @@ public final class TupleWindows {
         valued = new Project(KernelPlan.seq(kept), top.child());
       }
       Spec spec = spec(valued.schema(), partitions, operations, columns, size, output);
+      spec.memoryLimit = Long.parseLong(SQLConf.get().getConfString(MEMORY_LIMIT, "-1"));
       KernelSpec batching = new KernelSpec("TupleBatches", null, null, tuples -> new TupleBatches.Batcher(tuples, spec));
       SparkPlan batches = new KernelExec(strategy.later(valued), batching, KernelPlan.attributes(spec.batches));
       KernelSpec windowing = new KernelSpec("TupleWindows", partitions, null, batched -> new Windows(batched, spec));
@@ -203,10 +205,17 @@ public final class TupleWindows {
     return spec;
   }
 
+  /**
+   * The most the kernel holds in arrays per task (bytes) before its tuples stream through Spark's
+   * sorter ({@link SortedTuples}); unset, whatever Spark's execution memory grants.
+   */
+  static final String MEMORY_LIMIT = "spark.wql.bins.memoryLimit";
+
   static final class Spec implements java.io.Serializable {
     private static final long serialVersionUID = 1L;
     States states;
     long size;
+    long memoryLimit = -1;
     // Before the shuffle: the input rows.
     Keys keys;
     int valueField;
@@ -250,12 +259,14 @@ public final class TupleWindows {
     private int count; // the current key's windows
     private int at; // the next of them to look at
     private UnsafeRow out; // one row, refilled for each window: Spark's consumers copy what they keep
+    private Iterator<InternalRow> streamed; // the windows, when the partition's tuples did not fit in memory
 
     Windows(Iterator<InternalRow> batches, Spec spec) {
       this.batches = batches;
       this.spec = spec;
       states = spec.states;
-      memory = TaskMemory.ofTask("bins");
+      TaskMemory task = TaskMemory.ofTask("bins");
+      memory = task == null ? null : task.limitedTo(spec.memoryLimit);
       keys = new KeyIndex<>(spec.batchKeys);
       columns = RangeColumn.of(states, spec.storedLongs);
       windows = new WindowStates(states.longs(), states.doubles(), memory);
@@ -267,27 +278,47 @@ public final class TupleWindows {
         load();
       }
       while (true) {
+        if (streamed != null) {
+          return streamed.hasNext() || finish();
+        }
         for (; at < count; at++) {
           if (windows.longs[states.firstSlot][at] > 0) {
             return true; // a window holding no tuple (all outside WHERE) is left out
           }
         }
         if (nextKey == pending.size()) {
-          if (memory != null) {
-            memory.releaseAll();
-          }
-          return false;
+          return finish();
         }
-        KeyTuples key = pending.set(nextKey++, null); // its columns are not needed once its windows are
-        computeWindows(key);
-        release((long) key.values.length * key.tupleBytes);
+        KeyTuples key = pending.get(nextKey);
+        try {
+          computeWindows(key);
+        } catch (TaskMemory.Refused e) { // its windows' arrays do not fit: this key and the rest stream
+          count = 0;
+          stream(pending.subList(nextKey, pending.size()), null, null);
+          continue;
+        }
+        pending.set(nextKey++, null); // its columns are not needed once its windows are
+        release(key.drop());
       }
+    }
+
+    private boolean finish() {
+      if (memory != null) {
+        if (streamed == null) {
+          memory.reportPeak(0);
+        }
+        memory.releaseAll();
+      }
+      return false;
     }
 
     @Override
     public InternalRow next() {
       if (!hasNext()) {
         throw new NoSuchElementException();
+      }
+      if (streamed != null) {
+        return streamed.next();
       }
       States.setIntegral(out, spec.widOut, spec.widWidth, windows.wids[at]);
       for (int s = 0; s < spec.longOut.length; s++) {
@@ -306,12 +337,38 @@ public final class TupleWindows {
         InternalRow batch = batches.next();
         KeyTuples key = keys.of(batch, newKey);
         int n = batch.getArray(spec.batchValues).numElements();
+        if (memory != null && !memory.tryReserve((long) key.growthFor(n) * key.tupleBytes)) {
+          stream(keys.values(), key, batch); // the partition does not fit: every tuple streams
+          return;
+        }
         tuples += n;
-        account((long) key.growthFor(n) * key.tupleBytes); // before the columns grow
         key.append(batch, spec.batchValues, spec.batchLongs, spec.batchDoubles);
       }
       pending = keys.values();
       keys = null;
+    }
+
+    /**
+     * From here on the partition's windows come from {@link SortedTuples}: the tuples `held` in
+     * columns, then `batch` (of `key`) and every batch still to come, sorted through Spark's
+     * spilling sorter; the columns' memory is released as they are copied out.
+     */
+    private void stream(List<KeyTuples> held, KeyTuples key, InternalRow batch) {
+      SortedTuples sorted = new SortedTuples(spec);
+      for (KeyTuples k : held) {
+        sorted.addColumns(k);
+        release(k.drop());
+      }
+      if (batch != null) {
+        sorted.addBatch(key, batch);
+      }
+      while (batches.hasNext()) {
+        InternalRow next = batches.next();
+        sorted.addBatch(keys.of(next, newKey), next);
+      }
+      pending = List.of();
+      keys = null;
+      streamed = sorted.windows(memory);
     }
 
     private KeyTuples newKey(InternalRow batch) {
@@ -322,7 +379,8 @@ public final class TupleWindows {
       if (unsafe == null) {
         unsafe = UnsafeProjection.create(spec.output);
       }
-      KeyTuples key = new KeyTuples(unsafe.apply(values).copy(), spec.storedLongs, states.doubles());
+      int id = keys.values().size(); // the key's number: KeyIndex adds it next
+      KeyTuples key = new KeyTuples(unsafe.apply(values).copy(), spec.storedLongs, states.doubles(), id);
       account((long) key.values.length * key.tupleBytes);
       return key;
     }

@@ -203,8 +203,10 @@ def jvm_kernel(frame, request):
     text = json.dumps({"protocol": KERNEL_PROTOCOL, **request})
     if kernel_extension(spark):
         try:
-            windows = frame.hint("wql_kernel", text)
-            windows.schema  # noqa: B018 (analysis: the server plans the request, or refuses it)
+            # select: a Connect client keeps a hint's input schema without asking the server; a
+            # projection's schema it asks for, which analyzes the request (the server refuses it there)
+            windows = frame.hint("wql_kernel", text).select("*")
+            windows.schema  # noqa: B018
         except Exception as error:
             if "WQL kernel refused" in str(error):
                 return None

@@ -57,11 +57,16 @@ final class TaskMemory extends MemoryConsumer {
     return true;
   }
 
-  /** The most this kernel held at once, reported to the task's metrics (peak execution memory). */
-  void reportPeak(long others) {
+  /**
+   * The most this kernel held at once, reported to the task's metrics (peak execution memory, which
+   * sums its operators' peaks): the larger of its arrays' peak and `other`'s (the sorter that took
+   * over from them, as they were released).
+   */
+  void reportPeak(long other) {
     TaskContext task = TaskContext.get();
-    if (task != null && peak + others > 0) {
-      task.taskMetrics().incPeakExecutionMemory(peak + others);
+    long most = Math.max(peak, other);
+    if (task != null && most > 0) {
+      task.taskMetrics().incPeakExecutionMemory(most);
     }
     peak = 0;
   }

@@ -381,7 +381,9 @@ public final class TupleWindows {
       }
       int id = keys.values().size(); // the key's number: KeyIndex adds it next
       KeyTuples key = new KeyTuples(unsafe.apply(values).copy(), spec.storedLongs, states.doubles(), id);
-      account((long) key.values.length * key.tupleBytes);
+      if (memory != null) {
+        memory.tryReserve((long) key.values.length * key.tupleBytes); // a few bytes: kept even if refused
+      }
       return key;
     }
 

@@ -617,7 +617,7 @@ BAD: list[Bad] = [
     ),
     Bad("explain-create", "EXPLAIN CREATE STREAM s (a INT)", 1, 9, "unexpected 'CREATE'; expected SELECT", "CREATE"),
     Bad("missing-stream", "SELECT x FROM", 1, 13, "unexpected end of input", "M"),
-    Bad("emit-without-empty", "SELECT x FROM s EMIT", 1, 20, "expected EMPTY", "T"),
+    Bad("emit-without-empty", "SELECT x FROM s EMIT", 1, 20, "expected CHANGES, EMPTY, FINAL", "T"),
     Bad(
         "incomplete-expression",
         "SELECT a\nFROM s\nWHERE a >\n  AND b",

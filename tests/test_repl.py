@@ -286,6 +286,9 @@ def test_query_runs_through_the_api_path(session: tuple[Repl, io.StringIO], spar
     assert "traffic: 1,920 rows read" in text
     assert re.search(r"wid\s+┃\s+window_start\s+┃\s+window_end\s+┃\s+seg_id\s+┃\s+max_speed", text)
     assert f"{expected:,} rows (first 20 shown)" in text
+    shown = [line.strip("│").split("│") for line in text.splitlines() if line.startswith("│")]
+    windows = [(int(cells[0]), cells[3].strip()) for cells in shown]
+    assert len(windows) == 20 and windows == sorted(windows)  # no ORDER BY: window order, wid then seg_id
     assert re.search(r"time: \d+\.\d{3} s", text)
     assert "Plan    pane" in (repl.last.code if repl.last else "")
     repl.handle("\\explain")

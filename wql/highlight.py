@@ -67,6 +67,7 @@ WINDOW_WORDS = frozenset(
         "SLACK",
         "UNBOUNDED",
         "KAFKA",
+        "CUMULATE",
         "RANK",
         "ROW_NUM",
         "CONSISTENT",
@@ -75,6 +76,10 @@ WINDOW_WORDS = frozenset(
         "END",
         "EMIT",
         "EMPTY",
+        "FINAL",
+        "CHANGES",
+        "PUNCTUATION",
+        "WHEN",
     }
 )
 

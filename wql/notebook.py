@@ -263,7 +263,7 @@ class WQLMagics(Magics):
             cached = result.cache()
             try:
                 total = cached.count()
-                rows = [tuple(row) for row in cached.limit(options.limit).collect()]
+                rows = [tuple(row) for row in compiled.in_window_order(cached).limit(options.limit).collect()]
             finally:
                 cached.unpersist()
             return result, (rows, total, report)

@@ -321,7 +321,7 @@ class Repl:
                 inputs, report = compiled.load_inputs(spark)
                 result = compiled.run(spark, **inputs).cache()
                 total = result.count()
-                rows = [tuple(row) for row in result.limit(limit).collect()]
+                rows = [tuple(row) for row in compiled.in_window_order(result).limit(limit).collect()]
                 return list(result.columns), rows, total, report
             finally:
                 with contextlib.suppress(Exception):

@@ -7,7 +7,7 @@ be a group key or partition attribute. Everything after this stage works on
 resolved SQL text, never on user spellings.
 
 Result columns are named by their alias; unaliased items get predictable names
-(README, "Result columns"): a column keeps its name, an aggregate is named
+(docs/language.md §7): a column keeps its name, an aggregate is named
 function_columns (max(speed) -> max_speed, count(*) -> count,
 count(DISTINCT seg_id) -> count_distinct_seg_id), and a clash adds _2, _3, ….
 """
@@ -31,7 +31,7 @@ from wql.compiler.aggregates import (
 )
 from wql.compiler.classify import Classification, classify
 from wql.compiler.schema import ROW_NUM, WINDOW_COLUMNS, Catalog, Stream
-from wql.compiler.windows import Window, WindowKind, resolve_window
+from wql.compiler.windows import Window, resolve_window
 from wql.grammar import ast
 from wql.grammar.errors import (
     Span,
@@ -93,6 +93,7 @@ class Query:
     order_by: tuple[OrderKey, ...] = ()
     limit: int | None = None
     emit_empty: bool = False
+    emit: Literal["final", "changes"] = "final"  # on a stream; a batch run emits each window once either way
     input_columns: tuple[str, ...] = ()
     select: ast.Select | None = field(default=None, compare=False, repr=False)
 
@@ -448,7 +449,13 @@ class _Analyzer:
             for item in select.items
         ]
         keys.extend(self.group_keys(items, keys))
-        if select.emit_empty and self.window.kind not in {WindowKind.SLIDING, WindowKind.LANDMARK}:
+        if select.emit_empty and select.emit == "changes":
+            raise WQLNotSupportedError(
+                "EMIT CHANGES with EMPTY: an empty window has no change to report",
+                span=select.span,
+                hint="use EMIT FINAL EMPTY",
+            )
+        if select.emit_empty and not self.window.is_grid:
             raise WQLSemanticError(
                 "EMIT EMPTY applies to grid windows; these windows exist only where tuples are",
                 span=select.span,
@@ -480,6 +487,7 @@ class _Analyzer:
             order_by=order,
             limit=select.limit,
             emit_empty=select.emit_empty,
+            emit=select.emit or "final",
             input_columns=self._input_order(keys),
             select=select,
         )

@@ -1,4 +1,4 @@
-"""Window classes (semantics.md §3) and the wids/extent formulas that justify them.
+"""Window classes (docs/semantics.md §5) and the wids/extent formulas that justify them.
 
 The class says what context wids(t) needs: none (CF), only earlier tuples
 (FCF), later tuples within a known range of window-ids (FCB), or later tuples
@@ -37,15 +37,26 @@ class Classification:
 
 
 def classify(window: Window) -> Classification:
-    if window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}:
+    if window.is_grid:
         if window.per_partition_rows:
             return Classification(
                 WindowClass.FCF,
                 "backward",
                 "partitioned tuple-based: a tuple's row number within its partition "
-                f"({', '.join(window.partition_by)}) counts the partition's earlier arrivals",
+                f"({', '.join(window.partition_by)}) counts the partition's earlier arrivals"
+                + ("; the grid starts at the partition's first arrival (ALIGN FIRST)" if window.align_first else ""),
+            )
+        if window.align_first:
+            scope = f"t's partition ({', '.join(window.partition_by)})" if window.partition_by else "the stream"
+            return Classification(
+                WindowClass.FCF,
+                "backward",
+                f"ALIGN FIRST: the grid's origin is the {window.attr.name} of the first tuple to arrive in {scope}, "
+                "so wids(t) needs that earlier tuple",
             )
         what = "tuple-based" if window.is_tuple_based else "interval-event" if window.is_interval else "attribute-based"
+        if window.kind is WindowKind.CUMULATE:
+            what = f"cumulating {what}"
         return Classification(
             WindowClass.CF,
             "none",
@@ -97,6 +108,27 @@ def describe_kind(window: Window) -> str:
     if window.is_interval:
         basis = f"interval-event ({basis})"
     partitioned = " partitioned" if window.partition_by else ""
+    if window.is_grid and window.align_first:
+        first = "each partition's first tuple" if window.partition_by else "the first tuple"
+        return f"{_describe_grid(window, basis, partitioned)}, aligned to {first}"
+    return _describe_grid(window, basis, partitioned)
+
+
+def _describe_grid(window: Window, basis: str, partitioned: str) -> str:
+    attr = window.attr
+    if window.kind is WindowKind.CUMULATE:
+        assert window.slide is not None
+        return (
+            f"{basis}{partitioned} cumulating window (CUMULATE): {window.windows_per_period} windows per period, "
+            f"growing by {short_text(window.slide, attr.domain)} from the period's start"
+        )
+    if window.kafka_grid:
+        assert window.range is not None and window.slide is not None
+        shape = "tumbling" if window.range == window.slide else "hopping"
+        return (
+            f"{basis}{partitioned} {shape} window, Kafka Streams TimeWindows: starts on the epoch-aligned grid, "
+            "none before 0"
+        )
     if window.kind is WindowKind.LANDMARK:
         return f"{basis}{partitioned} landmark window"
     if window.kind is WindowKind.SLIDING:
@@ -121,11 +153,19 @@ def describe_kind(window: Window) -> str:
 
 def _origin(window: Window) -> str:
     domain = window.attr.domain
+    if window.align_first:
+        scope = f", per {', '.join(window.partition_by)}" if window.partition_by else ""
+        offset = "" if window.origin == 0 else f" + {short_text(window.origin, domain)}"
+        return f"f{offset}, f = the first arrival's {window.attr.name}{scope}"
     if domain is Domain.TIMESTAMP:
         return format_timestamp(int(window.origin))
     if domain is Domain.DATE:
         return format_date(int(window.origin))
     return number_text(window.origin)
+
+
+def _has_origin(window: Window) -> bool:
+    return window.origin != 0 or window.align_first
 
 
 def _value(window: Window) -> str:
@@ -138,12 +178,18 @@ def _value(window: Window) -> str:
 def wids_formula(window: Window) -> str:
     d = window.attr.domain
     a = _value(window)
-    if window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}:
+    if window.is_grid:
         assert window.slide is not None
         s = short_text(window.slide, d)
-        o = "" if window.origin == 0 else " − o"
+        o = " − o" if _has_origin(window) else ""
         first = f"⌊({a}{o}) / {s}⌋" if o else f"⌊{a} / {s}⌋"
-        if window.kind is WindowKind.LANDMARK:
+        if window.kind is WindowKind.CUMULATE:
+            assert window.range is not None
+            r = short_text(window.range, d)
+            period = f"⌊({a}{o}) / {r}⌋" if o else f"⌊{a} / {r}⌋"
+            m = window.windows_per_period
+            formula = f"wids(t) = {first} … {m}·({period} + 1) − 1  ({m} windows per period)"
+        elif window.kind is WindowKind.LANDMARK:
             formula = f"wids(t) = {{ w ≥ 0 | w ≥ {first} }}  (reported up to the last window of the data)"
         elif window.is_interval:
             assert window.range is not None and window.end_attr is not None
@@ -157,11 +203,14 @@ def wids_formula(window: Window) -> str:
             assert window.range is not None
             r = short_text(window.range, d)
             formula = f"wids(t) = {first} … ⌊({a}{o} + {r}) / {s}⌋ − 1"
+            if window.kafka_grid:
+                formula = f"wids(t) = max({first}, {window.first_wid}) … ⌊({a}{o} + {r}) / {s}⌋ − 1"
+                formula += f"  (window {window.first_wid} is [0, {r}): none starts before 0)"
         if window.per_partition_rows:
             formula = formula.replace(
                 "wids(t) = ", f"wids(t) = ({', '.join('t.' + p for p in window.partition_by)}) × "
             )
-        if window.origin != 0:
+        if _has_origin(window):
             formula += f",  o = {_origin(window)}"
         return formula
     assert window.range is not None
@@ -189,22 +238,29 @@ def wids_formula(window: Window) -> str:
 def extent_formula(window: Window) -> str:
     d = window.attr.domain
     a = _value(window)
-    if window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}:
+    if window.is_grid:
         assert window.slide is not None
         s = short_text(window.slide, d)
-        o = "o + " if window.origin != 0 else ""
+        o = "o + " if _has_origin(window) else ""
         end = f"{o}(w+1)·{s}"
+        where = f",  o = {_origin(window)}" if window.align_first else ""
         if window.kind is WindowKind.LANDMARK:
-            return f"extent(w) = {{ t | {a} < {end} }},  w ≥ 0"
+            return f"extent(w) = {{ t | {a} < {end} }},  w ≥ 0{where}"
+        if window.kind is WindowKind.CUMULATE:
+            assert window.range is not None
+            start = f"{o}⌊w / {window.windows_per_period}⌋·{short_text(window.range, d)}"
+            return f"extent(w) = {{ t | {start} ≤ {a} < {end} }}{where}"
         assert window.range is not None
         r = short_text(window.range, d)
         if window.is_interval:
             assert window.end_attr is not None
             return (
                 f"extent(w) = {{ t | t.{window.attr.name} < {end} ∧ {end} − {r} < t.{window.end_attr.name} }}"
-                f"  (a point event, start = end, belongs where its start does)"
+                f"  (a point event, start = end, belongs where its start does){where}"
             )
-        return f"extent(w) = {{ t | {end} − {r} ≤ {a} < {end} }}"
+        if window.kafka_grid:
+            return f"extent(w) = {{ t | {end} − {r} ≤ {a} < {end} }},  w ≥ {window.first_wid}{where}"
+        return f"extent(w) = {{ t | {end} − {r} ≤ {a} < {end} }}{where}"
     assert window.range is not None
     r = short_text(window.range, d)
     name = window.attr.name

@@ -11,7 +11,10 @@ from typing import Any
 
 from wql.compiler.analysis import AggregateCall, Query
 from wql.compiler.classify import describe_kind, extent_formula, wids_formula
+from wql.compiler.disorder import stream_facts
+from wql.compiler.plans import Plan
 from wql.compiler.schema import Domain
+from wql.compiler.sections import Section, sections_for
 from wql.compiler.units import quantity_text
 from wql.compiler.windows import SlideOn, WindowKind
 
@@ -42,6 +45,8 @@ class Explanation:
     plans: tuple[PlanChoice, ...] = ()
     plan: str | None = None
     notes: tuple[str, ...] = field(default=())
+    see: tuple[Section, ...] = ()  # the docs sections that define what this explanation shows
+    stream_facts: dict[str, Any] = field(default_factory=dict)  # on a stream: emit, final, punctuation, late, state
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,6 +66,8 @@ class Explanation:
             "plans": [{"plan": p.name, "cost": p.cost, "note": p.note, "chosen": p.chosen} for p in self.plans],
             "plan": self.plan,
             "notes": list(self.notes),
+            "see": [section.link for section in self.see],
+            "on_stream": self.stream_facts,
         }
 
 
@@ -127,7 +134,9 @@ def _aggregate_facts(query: Query, call: AggregateCall) -> dict[str, Any]:
     }
 
 
-def explain_query(query: Query, statement: int, line: int, plans: tuple[PlanChoice, ...] = ()) -> Explanation:
+def explain_query(
+    query: Query, statement: int, line: int, plans: tuple[PlanChoice, ...] = (), plan: Plan | None = None
+) -> Explanation:
     classification = query.classification
     chosen = next((p.name for p in plans if p.chosen), None)
     return Explanation(
@@ -146,4 +155,6 @@ def explain_query(query: Query, statement: int, line: int, plans: tuple[PlanChoi
         columns=query.columns,
         plans=plans,
         plan=chosen,
+        see=sections_for(query, chosen),
+        stream_facts=stream_facts(query, plan),
     )

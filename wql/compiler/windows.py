@@ -1,11 +1,11 @@
 """Resolving a window spec: names, units, and documented defaults for missing clauses.
 
-The result, `Window`, is the window in the terms of semantics.md: a kind, a
+The result, `Window`, is the window in the terms of docs/semantics.md: a kind, a
 range attribute, r, s, the origin o, partition attributes and slack, all in the
 attribute's base units. Every default that was filled in is recorded, so
 `explain` can show the spec as the compiler understood it.
 
-Defaults (README, "Window specs"):
+Defaults (docs/language.md §5.9):
 - no SLIDE: tumbling, SLIDE = RANGE; no RANGE: RANGE = SLIDE.
 - SLIDE in ROWS with a non-row attribute and no SATTR: SATTR row_num.
 - SATTR row_num or rank(a) without SLIDE: SLIDE 1 ROW.
@@ -40,6 +40,7 @@ class WindowKind(Enum):
     SLIDE_BY_TUPLE = "slide-by-tuple"  # RANGE r RATTR a SLIDE n ROWS SATTR row_num
     SLIDE_BY_RANK = "slide-by-rank"  # RANGE r RATTR a SLIDE n ROWS SATTR rank(a)
     KAFKA = "kafka"  # RANGE r RATTR a SLIDE KAFKA (Kafka Streams SlidingWindows)
+    CUMULATE = "cumulate"  # RANGE p SLIDE s CUMULATE: windows growing by s from each period of p (Flink CUMULATE)
 
 
 class SlideOn(Enum):
@@ -78,6 +79,34 @@ class Window:
     defaults: tuple[str, ...] = field(default=(), compare=False)
     units: tuple[ast.Unit | None, ast.Unit | None] = field(default=(None, None), compare=False)
     slack_unit: ast.Unit | None = field(default=None, compare=False)
+    # KAFKA: Kafka Streams' TimeWindows: window starts on the epoch-aligned grid k·SLIDE, none before 0.
+    kafka_grid: bool = False
+    # ALIGN [START] FIRST: `origin` is measured from the first arriving tuple's value (per PATTR partition).
+    align_first: bool = False
+
+    @property
+    def is_grid(self) -> bool:
+        """Windows on a grid of the attribute (CF, or FCF with PATTR rows or ALIGN FIRST): the grid plans apply."""
+        return self.kind in {WindowKind.SLIDING, WindowKind.LANDMARK, WindowKind.CUMULATE}
+
+    @property
+    def windows_per_period(self) -> int:
+        """CUMULATE: RANGE / SLIDE, the windows of each period (the last one is the whole period)."""
+        assert self.kind is WindowKind.CUMULATE and self.range is not None and self.slide is not None
+        return round(self.range / self.slide)
+
+    @property
+    def first_wid(self) -> int | None:
+        """KAFKA: the first window-id, the window [0, RANGE); None when windows are not bounded below."""
+        if not self.kafka_grid:
+            return None
+        assert self.range is not None and self.slide is not None
+        return int(self.range // self.slide) - 1
+
+    @property
+    def numbers_rows(self) -> bool:
+        """Whether the job needs arrival positions: for the window itself, or to find the first arrival."""
+        return self.uses_row_num or self.align_first
 
     @property
     def is_interval(self) -> bool:
@@ -98,7 +127,7 @@ class Window:
 
     @property
     def per_partition_rows(self) -> bool:
-        """Row positions are counted within each PATTR partition (semantics.md §2)."""
+        """Row positions are counted within each PATTR partition (docs/semantics.md §2.5)."""
         return bool(self.partition_by) and self.uses_row_num
 
     def spec_text(self) -> str:
@@ -115,6 +144,10 @@ class Window:
         elif self.slide_on is SlideOn.ATTRIBUTE:
             assert self.slide is not None
             parts.append(f"SLIDE {quantity_text(self.slide, domain, slide_unit)}")
+            if self.kind is WindowKind.CUMULATE:
+                parts.append("CUMULATE")
+            if self.kafka_grid:
+                parts.append("KAFKA")
         else:
             assert self.slide is not None
             parts.append(f"SLIDE {quantity_text(self.slide, Domain.ROW_NUM)}")
@@ -128,7 +161,9 @@ class Window:
             parts.append("SATTR row_num" if self.slide_on is SlideOn.ROW_NUM else f"SATTR RANK({name})")
         if self.partition_by:
             parts.append("PATTR " + ", ".join(_quoted(p) for p in self.partition_by))
-        if self.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}:
+        if self.align_first:
+            parts.append("ALIGN FIRST" if self.origin == 0 else "ALIGN START FIRST")
+        elif self.is_grid and not self.kafka_grid:
             parts.append(f"ALIGN {origin_text(self.origin, domain)}")
         if self.slack is not None:
             parts.append(f"SLACK {quantity_text(self.slack.amount, domain, self.slack_unit)} {self.slack.mode.upper()}")
@@ -316,8 +351,10 @@ class _Resolver:
             self.notes.append("SATTR row_num (SLIDE in ROWS over a non-row attribute)")
 
         if kafka:
+            self.reject_variants("SLIDE KAFKA windows are placed at the records")
             return self.kafka(rng, attr, end_attr, sattr)
         if slide_on is not SlideOn.ATTRIBUTE:
+            self.reject_variants("windows that slide by rows are named by their last tuple, so they have no grid")
             return self.by_tuple(rng, slide, attr, slide_on, end_attr)
         one_row = sattr is not None and slide is None and attr.is_row_num and (sattr.rank or sattr.attr.key == ROW_NUM)
         return self.grid(rng, slide, attr, end_attr, unbounded, one_row)
@@ -370,7 +407,25 @@ class _Resolver:
             range_unit = slide_unit
             self.notes.append("RANGE = SLIDE (tumbling: no RANGE given)")
         kind = WindowKind.LANDMARK if unbounded else WindowKind.SLIDING
-        origin = self.origin(attr, range_value, kind)
+        cumulate = self.get(ast.CumulateClause)
+        if cumulate is not None:
+            kind = WindowKind.CUMULATE
+            self.check_cumulate(cumulate, slide, attr, end_attr, range_value, slide_value, unbounded)
+        kafka = self.get(ast.KafkaClause)
+        if kafka is not None:
+            self.check_kafka_grid(kafka, attr, end_attr, range_value, slide_value, kind)
+            origin = range_value % slide_value  # window starts on k·SLIDE: ends on the grid RANGE mod SLIDE
+        else:
+            origin = self.origin(attr, range_value, kind)
+        if kind is WindowKind.CUMULATE and attr.domain is Domain.FLOAT and not float(origin).is_integer():
+            raise WQLNotSupportedError(
+                "CUMULATE over a DOUBLE attribute with a fractional ALIGN (edges are exact for whole numbers)",
+                span=self.spec.span,
+            )
+        align = self.get(ast.AlignClause)
+        align_first = isinstance(align, ast.AlignClause) and align.first
+        if align_first:
+            self.check_align_first(align, end_attr, kind)  # type: ignore[arg-type]
         return Window(
             kind=kind,
             attr=attr,
@@ -383,7 +438,95 @@ class _Resolver:
             defaults=tuple(self.notes),
             units=(range_unit, slide_unit),
             slack_unit=self.slack_unit(),
+            kafka_grid=kafka is not None,
+            align_first=align_first,
         )
+
+    # variants of grid windows -------------------------------------------------------------
+    def check_cumulate(
+        self,
+        clause: ast.WindowClause,
+        slide: ast.SlideClause | None,
+        attr: Attribute,
+        end_attr: Attribute | None,
+        range_value: Number | None,
+        slide_value: Number,
+        unbounded: bool,
+    ) -> None:
+        """CUMULATE needs a period (RANGE) that is a whole number of steps (SLIDE), as Flink's does."""
+        if unbounded or range_value is None:
+            raise WQLSemanticError(
+                "CUMULATE needs a bounded RANGE, the period its windows grow over",
+                span=clause.span,
+                hint="RANGE UNBOUNDED is already a landmark window that cumulates forever",
+            )
+        if slide is None or slide.quantity is None:
+            raise WQLSemanticError(
+                "CUMULATE needs SLIDE: the step its windows grow by",
+                span=clause.span,
+                hint="e.g. [RANGE 1 DAY SLIDE 1 HOUR CUMULATE]",
+            )
+        if slide_value > range_value or range_value % slide_value != 0:
+            raise WQLSemanticError(
+                "CUMULATE needs a RANGE that is a whole number of SLIDEs: each period ends with its last window",
+                span=slide.quantity.span,
+            )
+        if end_attr is not None:
+            raise WQLNotSupportedError("CUMULATE windows over interval events", span=clause.span)
+        if attr.domain is Domain.FLOAT and not all(float(v).is_integer() for v in (range_value, slide_value)):
+            raise WQLNotSupportedError(
+                "CUMULATE over a DOUBLE attribute with fractional RANGE or SLIDE (edges are exact for whole numbers)",
+                span=clause.span,
+            )
+
+    def check_kafka_grid(
+        self,
+        clause: ast.WindowClause,
+        attr: Attribute,
+        end_attr: Attribute | None,
+        range_value: Number | None,
+        slide_value: Number,
+        kind: WindowKind,
+    ) -> None:
+        """Kafka's TimeWindows: a size and an advance in (0, size], whole milliseconds, on the epoch grid."""
+        if kind is not WindowKind.SLIDING or range_value is None:
+            what = "landmark" if kind is WindowKind.LANDMARK else "CUMULATE"
+            raise WQLSemanticError(f"KAFKA applies to hopping and tumbling windows, not {what} ones", span=clause.span)
+        if end_attr is not None or attr.is_row_num or attr.domain not in {Domain.TIMESTAMP, Domain.INTEGER}:
+            raise WQLTypeError(
+                "KAFKA windows need a TIMESTAMP or integer attribute, as Kafka's record timestamps are",
+                span=clause.span,
+            )
+        if slide_value > range_value:
+            raise WQLSemanticError(
+                "KAFKA windows advance by at most their size (Kafka's advance lies within (0, size])",
+                span=clause.span,
+            )
+        if attr.domain is Domain.TIMESTAMP and (range_value % 1000 or slide_value % 1000):
+            raise WQLSemanticError("KAFKA windows are whole milliseconds, as Kafka's are", span=clause.span)
+        self.reject_align("Kafka's windows start on the epoch-aligned grid k·SLIDE")
+
+    def check_align_first(self, clause: ast.AlignClause, end_attr: Attribute | None, kind: WindowKind) -> None:
+        """ALIGN FIRST with PATTR gives each partition its own grid; landmark windows and interval events report
+        up to the stream's last value, which the plans place on one grid only."""
+        if not self.partition():
+            return
+        if kind is WindowKind.LANDMARK or end_attr is not None:
+            what = "landmark windows" if kind is WindowKind.LANDMARK else "interval events"
+            raise WQLNotSupportedError(
+                f"ALIGN FIRST with PATTR for {what} (each partition's grid would end at the stream's last window)",
+                span=clause.span,
+                hint="drop PATTR (GROUP BY keeps one grid for the whole stream), or ALIGN to a value",
+            )
+
+    def reject_variants(self, why: str) -> None:
+        for kind, word in ((ast.CumulateClause, "CUMULATE"), (ast.KafkaClause, "KAFKA")):
+            clause = self.get(kind)
+            if clause is not None:
+                raise WQLSemanticError(f"{word} applies to grid windows: {why}", span=clause.span)
+        align = self.get(ast.AlignClause)
+        if isinstance(align, ast.AlignClause) and align.first:
+            raise WQLSemanticError(f"ALIGN FIRST applies to grid windows: {why}", span=align.span)
 
     def by_tuple(
         self,
@@ -485,7 +628,9 @@ class _Resolver:
         assert isinstance(clause, ast.AlignClause)
         domain = attr.domain
         value: Number
-        if isinstance(clause.value, str):
+        if clause.value is None:  # ALIGN [START] FIRST: an offset from the first tuple's value
+            value = 0.0 if domain is Domain.FLOAT else 0
+        elif isinstance(clause.value, str):
             if domain not in {Domain.TIMESTAMP, Domain.DATE}:
                 raise WQLTypeError(
                     f"ALIGN takes a number here: '{attr.name}' is not a timestamp",
@@ -504,7 +649,9 @@ class _Resolver:
                 ) from None
         else:
             value = to_base(clause.value, domain, attr.name, "ALIGN", allow_negative=True)
-        if clause.anchor == "start":
+        if clause.anchor == "start" and kind is WindowKind.CUMULATE:
+            pass  # a CUMULATE period starts where the previous one ends: START and END name one grid
+        elif clause.anchor == "start":
             if range_value is None or kind is WindowKind.LANDMARK:
                 raise WQLSemanticError("landmark windows have no start to align", span=clause.span)
             value = value + range_value

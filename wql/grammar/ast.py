@@ -114,6 +114,7 @@ class CreateStream(Node):
     format: str | None = None
     options: tuple[Option, ...] = ()
     row_num: Name | None = None
+    punctuation: Expr | None = None  # PUNCTUATION WHEN (…): rows that are punctuations, not data
     path_span: Span | None = field(default=None, compare=False, repr=False)
 
 
@@ -153,8 +154,13 @@ class PattrClause(Node):
 
 @dataclass(frozen=True, kw_only=True)
 class AlignClause(Node):
-    value: Quantity | str  # a number/duration, or a timestamp literal's text
+    value: Quantity | str | None  # a number/duration, or a timestamp literal's text; None: ALIGN FIRST
     anchor: Literal["end", "start"] = "end"
+
+    @property
+    def first(self) -> bool:
+        """ALIGN [START] FIRST: the grid's origin is the first arriving tuple's value (per PATTR partition)."""
+        return self.value is None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -163,8 +169,27 @@ class SlackClause(Node):
     mode: Literal["consistent", "generous"] | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class CumulateClause(Node):
+    """CUMULATE: windows grow by SLIDE from the start of each period of RANGE, then start again (Flink's CUMULATE)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class KafkaClause(Node):
+    """KAFKA after a grid window: Kafka Streams' TimeWindows, epoch-aligned, with no window starting before 0."""
+
+
 WindowClause = (
-    RangeClause | SlideClause | WattrClause | RattrClause | SattrClause | PattrClause | AlignClause | SlackClause
+    RangeClause
+    | SlideClause
+    | WattrClause
+    | RattrClause
+    | SattrClause
+    | PattrClause
+    | AlignClause
+    | SlackClause
+    | CumulateClause
+    | KafkaClause
 )
 
 
@@ -200,6 +225,7 @@ class Select(Node):
     order_by: tuple[OrderItem, ...] = ()
     limit: int | None = None
     emit_empty: bool = False
+    emit: Literal["final", "changes"] | None = None  # None: not given (FINAL on a stream)
 
 
 @dataclass(frozen=True, kw_only=True)

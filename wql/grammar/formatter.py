@@ -15,8 +15,9 @@ from wql.grammar import ast
 
 # Words that would lex as WQL keywords in some position; quoting them is always safe.
 KEYWORDS = frozenset(
-    """CREATE STREAM FORMAT OPTIONS EXPLAIN SELECT FROM AS WHERE GROUP BY HAVING ORDER LIMIT EMIT EMPTY
-    NULLS ASC DESC FIRST LAST RANGE SLIDE WATTR RATTR SATTR PATTR ALIGN SLACK UNBOUNDED KAFKA RANK START
+    """CREATE STREAM FORMAT OPTIONS EXPLAIN SELECT FROM AS WHERE GROUP BY HAVING ORDER LIMIT EMIT EMPTY FINAL
+    CHANGES PUNCTUATION WHEN
+    NULLS ASC DESC FIRST LAST RANGE SLIDE WATTR RATTR SATTR PATTR ALIGN SLACK UNBOUNDED KAFKA CUMULATE RANK START
     END TIMESTAMP CONSISTENT GENEROUS TRUE FALSE""".split()
 )
 _UNIT_WORD = re.compile(r"(ROWS?|MICROSECONDS?|MILLISECONDS?|SECONDS?|MINUTES?|HOURS?|DAYS?|WEEKS?)", re.I)
@@ -86,12 +87,18 @@ def format_clause(clause: ast.WindowClause) -> str:
             return f"PATTR {', '.join(format_name(a) for a in attrs)}"
         case ast.AlignClause(value=value, anchor=anchor):
             prefix = "ALIGN START " if anchor == "start" else "ALIGN "
+            if value is None:
+                return prefix + "FIRST"
             if isinstance(value, str):
                 return f"{prefix}TIMESTAMP {format_string(value)}"
             return prefix + format_quantity(value)
         case ast.SlackClause(quantity=q, mode=mode):
             suffix = f" {mode.upper()}" if mode else ""
             return f"SLACK {format_quantity(q)}{suffix}"
+        case ast.CumulateClause():
+            return "CUMULATE"
+        case ast.KafkaClause():
+            return "KAFKA"
     raise TypeError(f"not a window clause: {clause!r}")
 
 
@@ -129,6 +136,8 @@ def format_create(stmt: ast.CreateStream) -> str:
         lines.append(f"  OPTIONS ({options})")
     if stmt.row_num is not None:
         lines.append(f"  ROW_NUM {format_name(stmt.row_num)}")
+    if stmt.punctuation is not None:
+        lines.append(f"  PUNCTUATION WHEN ({stmt.punctuation.sql})")
     return "\n".join(lines)
 
 
@@ -155,8 +164,9 @@ def format_select(stmt: ast.Select) -> str:
         lines.append("ORDER BY " + ", ".join(_format_order(o) for o in stmt.order_by))
     if stmt.limit is not None:
         lines.append(f"LIMIT {stmt.limit}")
-    if stmt.emit_empty:
-        lines.append("EMIT EMPTY")
+    if stmt.emit is not None or stmt.emit_empty:
+        words = [*([stmt.emit.upper()] if stmt.emit else []), *(["EMPTY"] if stmt.emit_empty else [])]
+        lines.append("EMIT " + " ".join(words))
     return "\n".join(lines)
 
 

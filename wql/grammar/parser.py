@@ -41,7 +41,8 @@ TYPE_NAMES: dict[str, str] = {
     "DATE": "DATE",
 }
 
-FORMATS = ("csv", "json", "parquet")
+FORMATS = ("csv", "json", "parquet", "rate", "kafka")
+FILE_FORMATS = ("csv", "json", "parquet")
 
 
 @cache
@@ -108,7 +109,7 @@ _READABLE = {
     "$END": "end of input",
 }
 
-_CLAUSE_KEYWORDS = {"RANGE", "SLIDE", "WATTR", "RATTR", "SATTR", "PATTR", "ALIGN", "SLACK"}
+_CLAUSE_KEYWORDS = {"RANGE", "SLIDE", "WATTR", "RATTR", "SATTR", "PATTR", "ALIGN", "SLACK", "CUMULATE"}
 _RESERVED = {"SELECT", "FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT"}
 
 
@@ -368,6 +369,10 @@ class _Builder(Transformer[Any, Any]):
         return ("row_num", children[0], self._span(meta))
 
     @v_args(meta=True)
+    def punctuation(self, meta: Any, children: list[Any]) -> tuple[str, Any, Span]:
+        return ("punctuation", children[0], self._span(meta))
+
+    @v_args(meta=True)
     def create_stream(self, meta: Any, children: list[Any]) -> ast.CreateStream:
         name = children[0]
         columns = tuple(c for c in children[1:] if isinstance(c, ast.ColumnDef))
@@ -376,7 +381,13 @@ class _Builder(Transformer[Any, Any]):
             if isinstance(option, tuple):
                 key, value, span = option
                 if key in fields:
-                    clause = {"path": "FROM", "format": "FORMAT", "options": "OPTIONS", "row_num": "ROW_NUM"}[key]
+                    clause = {
+                        "path": "FROM",
+                        "format": "FORMAT",
+                        "options": "OPTIONS",
+                        "row_num": "ROW_NUM",
+                        "punctuation": "PUNCTUATION",
+                    }[key]
                     raise WQLSyntaxError(f"{clause} is given twice", span=span)
                 fields[key] = value
                 if key == "path":
@@ -427,7 +438,9 @@ class _Builder(Transformer[Any, Any]):
         if isinstance(rest[0], Token) and rest[0].type == "TIMESTAMP":
             rest.pop(0)
         value = rest[0]
-        if isinstance(value, Token):
+        if isinstance(value, Token) and value.type == "FIRST":
+            value = None
+        elif isinstance(value, Token):
             value = unquote_string(str(value))
         return ast.AlignClause(value=value, anchor=anchor, span=self._span(meta))  # type: ignore[arg-type]
 
@@ -435,6 +448,14 @@ class _Builder(Transformer[Any, Any]):
     def slack_clause(self, meta: Any, children: list[Any]) -> ast.SlackClause:
         mode = children[1].type.lower() if len(children) > 1 else None
         return ast.SlackClause(quantity=children[0], mode=mode, span=self._span(meta))
+
+    @v_args(meta=True)
+    def cumulate_clause(self, meta: Any, children: list[Any]) -> ast.CumulateClause:
+        return ast.CumulateClause(span=self._span(meta))
+
+    @v_args(meta=True)
+    def kafka_clause(self, meta: Any, children: list[Any]) -> ast.KafkaClause:
+        return ast.KafkaClause(span=self._span(meta))
 
     @v_args(meta=True)
     def window(self, meta: Any, children: list[Any]) -> ast.WindowSpec:
@@ -462,8 +483,24 @@ class _Builder(Transformer[Any, Any]):
     def limit(self, meta: Any, children: list[Token]) -> tuple[str, Any]:
         return ("limit", self._integer(children[0], "LIMIT"))
 
-    def emit_empty(self, children: list[Any]) -> tuple[str, Any]:
-        return ("emit_empty", True)
+    @v_args(meta=True)
+    def emit(self, meta: Any, children: list[Token]) -> tuple[str, Any]:
+        words = [token.type for token in children]
+        for index, token in enumerate(children):
+            if token.type in words[:index]:
+                raise WQLSyntaxError(f"EMIT {token.type} is given twice", span=self._token_span(token))
+        if "FINAL" in words and "CHANGES" in words:
+            second = children[max(words.index("FINAL"), words.index("CHANGES"))]
+            raise WQLSyntaxError(
+                "EMIT FINAL and EMIT CHANGES exclude each other",
+                span=self._token_span(second),
+                hint="FINAL emits each window once, when it can no longer change; CHANGES, each time it changes",
+            )
+        mode = "final" if "FINAL" in words else "changes" if "CHANGES" in words else None
+        return ("emit", (mode, "EMPTY" in words))
+
+    def emit_word(self, children: list[Token]) -> Token:
+        return children[0]
 
     @v_args(meta=True)
     def order_item(self, meta: Any, children: list[Any]) -> ast.OrderItem:
@@ -482,6 +519,8 @@ class _Builder(Transformer[Any, Any]):
         stream = next(c for c in children if isinstance(c, ast.Name))
         window = next((c for c in children if isinstance(c, ast.WindowSpec)), None)
         clauses = dict(c for c in children if isinstance(c, tuple))
+        if "emit" in clauses:
+            clauses["emit"], clauses["emit_empty"] = clauses["emit"]
         return ast.Select(items=items, stream=stream, window=window, span=self._span(meta), **clauses)
 
     @v_args(meta=True)

@@ -1,4 +1,4 @@
-"""The reference evaluator: window semantics straight from `extent` (semantics.md §2).
+"""The reference evaluator: window semantics straight from `extent` (docs/semantics.md §2).
 
 Window-centric and deliberately naive: it enumerates candidate window-ids,
 decides each window's contents with the extent predicate alone, then groups and
@@ -6,7 +6,7 @@ aggregates in plain Python. It never uses a wids range or any plan's trick, so
 it can judge every physical plan. Quadratic on purpose; use it on small
 streams.
 
-Conventions it fixes for every plan (README, "Semantics"):
+Conventions it fixes for every plan (docs/semantics.md §1–4):
 - `row_num` is the 0-based arrival position over the whole input, before WHERE;
   with PATTR and a row-based window it is the position within the partition.
 - The window spec applies to the stream; WHERE filters window contents. So
@@ -19,6 +19,9 @@ Conventions it fixes for every plan (README, "Semantics"):
   reported in windows up to the last one that starts at or before the largest
   start or end of the well-formed events; end < start is malformed, belongs
   nowhere and is left out of that largest value too.
+- CUMULATE window w is [o + ⌊w/m⌋·r, o + (w+1)·s), m = r/s: from its period's start.
+- KAFKA grid windows that would start before 0 do not exist.
+- ALIGN [START] FIRST: values are measured from the partition's first arrival (see grid_extents).
 - Slide-by-tuple and rank: windows are the RATTR values of the qualifying
   tuples (PATTR: per partition); rank orders non-NULL values, ties by arrival.
 """
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -90,11 +93,14 @@ class _Tuple:
     group: tuple[Any, ...] = field(default=())
 
 
-def _prepare(query: Query, rows: Sequence[Mapping[str, Any]]) -> list[_Tuple]:
+def _prepare(query: Query, rows: Sequence[Mapping[str, Any]], arrivals: Sequence[int] | None = None) -> list[_Tuple]:
     window = query.window
     tuples: list[_Tuple] = []
     for index, row in enumerate(rows):
-        row_num = int(row[query.stream.row_num]) if query.stream.row_num else index
+        if query.stream.row_num:
+            row_num = int(row[query.stream.row_num])
+        else:
+            row_num = arrivals[index] if arrivals is not None else index
         partition = tuple(row.get(p) for p in window.partition_by)
         if window.attr.is_row_num:
             a: Number | None = row_num
@@ -154,6 +160,9 @@ def _bounds(window: Window, w: int) -> tuple[Number, Number]:
     """[lo, hi) of grid window w, computed exactly as the extent formula reads."""
     assert window.slide is not None
     hi = window.origin + (w + 1) * window.slide
+    if window.kind is WindowKind.CUMULATE:  # from the start of w's period
+        assert window.range is not None
+        return window.origin + (w // window.windows_per_period) * window.range, hi
     lo = hi - window.range if window.range is not None else -math.inf
     return lo, hi
 
@@ -183,7 +192,35 @@ def _in_grid_window(window: Window, item: _Tuple, lo: Number, hi: Number) -> boo
 
 
 def grid_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
+    """Grid windows; with ALIGN FIRST, each partition's on its own grid.
+
+    ALIGN FIRST measures every value from f, the window attribute of the partition's first
+    arrival (least row_num; ties, possible only with a declared ROW_NUM column, by least value;
+    before WHERE, among tuples with a value): the grid is the ordinary one over t.a − f, and
+    the bounds reported are f + lo and f + hi.
+    """
+    if not window.align_first:
+        return _grid_extents(window, tuples)
+    out = []
+    for part in _partitions(tuples):
+        present = [t for t in part if t.a is not None]
+        if not present:
+            continue
+        f = min(present, key=lambda t: (t.row_num, t.a)).a
+        assert f is not None
+        shifted = [
+            replace(t, a=None if t.a is None else t.a - f, end=None if t.end is None else t.end - f) for t in part
+        ]
+        out.extend(_grid_extents(window, shifted, f))
+    return out
+
+
+def _grid_extents(window: Window, tuples: list[_Tuple], anchor: Number | None = None) -> list[Extent]:
     domain = window.attr.domain
+
+    def reported(value: Number) -> Any:
+        return from_base(value if anchor is None else anchor + value, domain)
+
     well_formed = [t for t in tuples if t.a is not None and (t.end is None or t.end >= t.a)]
     values = [t.a for t in well_formed]  # a malformed event (end < start) does not move the horizon either
     ends = [t.end for t in well_formed if t.end is not None]
@@ -198,9 +235,11 @@ def grid_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
                     continue
             elif window.is_interval and any(t.open_ended for t in tuples) and horizon is not None and lo > horizon:
                 continue
+            if window.kafka_grid and lo < 0:  # Kafka: no window starts before 0
+                continue
             members = [t for t in part if _in_grid_window(window, t, lo, hi)]
-            start = None if window.kind is WindowKind.LANDMARK else from_base(lo, domain)
-            extents.append(Extent(w, start, from_base(hi, domain), part[0].partition, members, (w,)))
+            start = None if window.kind is WindowKind.LANDMARK else reported(lo)
+            extents.append(Extent(w, start, reported(hi), part[0].partition, members, (w,)))
     return extents
 
 
@@ -252,7 +291,7 @@ def kafka_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
 
 
 def extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
-    if window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}:
+    if window.is_grid:
         return grid_extents(window, tuples)
     if window.kind is WindowKind.KAFKA:
         return kafka_extents(window, tuples)
@@ -262,10 +301,14 @@ def extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
 # ------------------------------------------------------------------ evaluation
 
 
-def evaluate_query(query: Query, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Result rows of `query` over `rows` (dicts by column name, in arrival order)."""
+def evaluate_query(
+    query: Query, rows: Sequence[Mapping[str, Any]], arrivals: Sequence[int] | None = None
+) -> list[dict[str, Any]]:
+    """Result rows of `query` over `rows` (dicts by column name, in arrival order). `arrivals` gives each
+    row's arrival position instead of its index (a stream's model leaves late rows out but not their
+    numbers)."""
     window = query.window
-    tuples = _prepare(query, rows)
+    tuples = _prepare(query, rows, arrivals)
     if window.kind is WindowKind.KAFKA:
         tuples = [t for t in tuples if t.passes]  # Kafka filters records before placing windows
     partition_keys = [k for k in query.keys if k.origin == "partition"]

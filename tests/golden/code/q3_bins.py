@@ -361,8 +361,10 @@ def jvm_kernel(frame, request):
     text = json.dumps({"protocol": KERNEL_PROTOCOL, **request})
     if kernel_extension(spark):
         try:
-            windows = frame.hint("wql_kernel", text)
-            windows.schema  # noqa: B018 (analysis: the server plans the request, or refuses it)
+            # select: a Connect client keeps a hint's input schema without asking the server; a
+            # projection's schema it asks for, which analyzes the request (the server refuses it there)
+            windows = frame.hint("wql_kernel", text).select("*")
+            windows.schema  # noqa: B018
         except Exception as error:
             if "WQL kernel refused" in str(error):
                 return None
@@ -414,6 +416,8 @@ def read_stream(spark, name, stream, path=None):
     reader = spark.read.format(stream["format"]).schema(schema)
     if textual:
         reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
+    if stream["format"] == "csv" and str(stream["options"].get("header", "false")).lower() == "true":
+        reader = reader.option("enforceSchema", False)  # a file whose header differs from the declaration fails
     for key, value in stream["options"].items():
         reader = reader.option(key, value)
     frame = reader.load(path)

@@ -18,6 +18,8 @@ def read_stream(spark, name, stream, path=None):
     reader = spark.read.format(stream["format"]).schema(schema)
     if textual:
         reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
+    if stream["format"] == "csv" and str(stream["options"].get("header", "false")).lower() == "true":
+        reader = reader.option("enforceSchema", False)  # a file whose header differs from the declaration fails
     for key, value in stream["options"].items():
         reader = reader.option(key, value)
     frame = reader.load(path)
@@ -57,8 +59,9 @@ def inspect_stream(name, frame, stream):
     return frame, report
 
 
-def number_rows(frame):
-    """Add row_num, the arrival position 0, 1, 2, ...: consecutive, unlike monotonically_increasing_id.
+def number_rows(frame, first_row=0):
+    """Add row_num, the arrival position first_row, first_row + 1, ...: consecutive, unlike
+    monotonically_increasing_id (a stream's trigger starts where the one before it ended).
 
     Arrival order is file order (files by path, then line) for file sources, and
     partition order otherwise. Rows are counted per block, the blocks' offsets
@@ -74,7 +77,8 @@ def number_rows(frame):
     before = Window.orderBy(*blocks).rowsBetween(Window.unboundedPreceding, -1)
     offsets = sizes.withColumn("__wql_offset", F.coalesce(F.sum("__wql_rows").over(before), F.lit(0)))
     numbered = ids.join(F.broadcast(offsets), blocks)
-    numbered = numbered.withColumn("row_num", F.col("__wql_offset") + F.col("__wql_id") - F.col("__wql_first"))
+    position = F.col("__wql_offset") + F.col("__wql_id") - F.col("__wql_first") + F.lit(first_row)
+    numbered = numbered.withColumn("row_num", position)
     return numbered.drop(
         "__wql_part", "__wql_id", "__wql_first", "__wql_rows", "__wql_offset", "__wql_file", "__wql_block"
     )
@@ -160,6 +164,20 @@ def main(argv=None):
         result.show(args.show, truncate=False)
     spark.stop()
     return 0
+
+
+def continue_positions(rows, offsets, partitions):
+    """On a stream: positions within each partition continue from where earlier triggers left them
+    (`offsets`: the partition columns and `_first`, the rows the partition had before)."""
+    from pyspark.sql import functions as F
+
+    match = None
+    for name in partitions:
+        same = F.col(f"r.`{name}`").eqNullSafe(F.col(f"o.`{name}`"))
+        match = same if match is None else match & same
+    joined = rows.alias("r").join(F.broadcast(offsets.alias("o")), match, "left")
+    shifted = F.col("r._pos") + F.coalesce(F.col("o._first"), F.lit(0))
+    return joined.select(*(F.col(f"r.`{c}`") for c in rows.columns if c != "_pos"), shifted.alias("_pos"))
 
 
 def array_percentile(values, p):

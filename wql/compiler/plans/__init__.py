@@ -1,4 +1,4 @@
-"""Physical plans (semantics.md §5), one module per family, and the IR they share.
+"""Physical plans (docs/semantics.md §7), one module per family, and the IR they share.
 
 - `base`: the Plan IR (stages, what a stream keeps), Candidate and Statistics;
 - `states`: how aggregates decompose into partial states;

@@ -23,13 +23,17 @@ import org.apache.spark.sql.types.StructType;
  * <p>With {@code last} (landmark windows, size and step 1), window w is every cell up to w, and
  * windows run from a key's first cell (or 0) to the value of column {@code last}.
  *
+ * <p>With {@code cumulate} (CUMULATE windows, step 1), window w is the cells of w's period ({@code
+ * size} cells from a multiple of size) up to w: a running combine that starts again at each period.
+ * A key's windows run from its first cell in a period to the period's end.
+ *
  * <p>Output rows have the input's schema, with the cell column holding the window-id; only windows
  * whose first state (the row count) is positive are kept.
  */
 public final class SlidingCombine {
   private SlidingCombine() {}
 
-  /** The request {"keys", "cell", "operations", "columns", "size", "step", "last"} over cells of that schema. */
+  /** The request {"keys", "cell", "operations", "columns", "size", "step", "last", "cumulate"} over cells of that schema. */
   static KernelRequest request(JsonNode request, StructType schema) {
     List<String> keys = KernelRequest.strings(request.path("keys"));
     String cell = request.path("cell").asText();
@@ -58,11 +62,16 @@ public final class SlidingCombine {
     spec.cellField = schema.fieldIndex(cell);
     spec.lastField = last == null ? -1 : schema.fieldIndex(last);
     spec.size = request.path("size").asLong();
-    spec.step = request.path("step").asLong();
+    spec.cumulate = request.path("cumulate").asBoolean(false); // CUMULATE: cells of one step, size to a period
+    spec.step = spec.cumulate ? 1 : request.path("step").asLong();
     if (spec.size <= 0 || spec.step <= 0) {
       throw new KernelRequest.Refused("size and step must be positive");
     }
-    return new Request(last == null ? "SlidingCombine" : "LandmarkCombine", keys, cell, spec);
+    if (spec.cumulate && last != null) {
+      throw new KernelRequest.Refused("a CUMULATE window has no last-window column");
+    }
+    String name = spec.cumulate ? "CumulateCombine" : last == null ? "SlidingCombine" : "LandmarkCombine";
+    return new Request(name, keys, cell, spec);
   }
 
   /** Cells to windows, each key's cells in one partition sorted by cell. */
@@ -115,6 +124,7 @@ public final class SlidingCombine {
     int lastField;
     long size;
     long step;
+    boolean cumulate;
   }
 
   /** The windows of one partition's cells, sorted by cell, with every key's cells in it. */
@@ -141,7 +151,9 @@ public final class SlidingCombine {
 
     @Override
     void close(StateQueue queue) {
-      if (spec.lastField >= 0) {
+      if (spec.cumulate) {
+        emitCumulative(queue, periodEnd(queue.last));
+      } else if (spec.lastField >= 0) {
         emitUpTo(queue, finalWindow);
       } else if (queue.count > 0) {
         emitUpTo(queue, queue.last + spec.size - 1);
@@ -153,6 +165,19 @@ public final class SlidingCombine {
       StateQueue queue = queueOf(row);
       long cell = row.getLong(spec.cellField);
       states.read(row, rowLongs, rowDoubles);
+      if (spec.cumulate) { // CUMULATE: the running combine of the period so far is every window's
+        if (queue.open) {
+          emitCumulative(queue, Math.min(cell - 1, periodEnd(queue.last)));
+          if (Math.floorDiv(cell, spec.size) != Math.floorDiv(queue.last, spec.size)) {
+            queue.restart(); // a new period: its windows hold none of the earlier cells
+          }
+        }
+        queue.open = true;
+        queue.last = cell;
+        queue.next = cell;
+        queue.accumulate(rowLongs, rowDoubles);
+        return;
+      }
       if (spec.lastField >= 0) { // landmark: only the running combine is kept
         finalWindow = row.getLong(spec.lastField);
         if (!queue.open) {
@@ -185,6 +210,19 @@ public final class SlidingCombine {
             break;
           }
         }
+        emit(queue, end);
+      }
+      queue.next = Math.max(queue.next, last + 1);
+    }
+
+    /** The last cell of the period that holds `cell`. */
+    private long periodEnd(long cell) {
+      return (Math.floorDiv(cell, spec.size) + 1) * spec.size - 1;
+    }
+
+    /** CUMULATE: the windows ending at the key's bookmark up to `last`, all holding its running combine. */
+    private void emitCumulative(StateQueue queue, long last) {
+      for (long end = queue.next; end <= last; end++) {
         emit(queue, end);
       }
       queue.next = Math.max(queue.next, last + 1);

@@ -59,6 +59,8 @@ format: $(STAMP)
 bench: $(STAMP) check-java $(JAR)
 	$(BIN)/python benchmarks/sliding.py
 	$(BIN)/python benchmarks/slide_by_tuple.py
+	$(BIN)/python benchmarks/sessions.py
+	$(BIN)/python benchmarks/streaming.py --skip-native-above 60
 
 clean:
 	rm -rf $(VENV) $(JAR) build *.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -1405,7 +1405,7 @@ def test_create_stream_hints() -> None:
     [row_num] = wql.check("CREATE STREAM s (a INT, row_num INT)")
     assert row_num.hint is not None and "ROW_NUM row_num" in row_num.hint
     [fmt] = wql.check("CREATE STREAM s (a INT) FROM 'x.txt'")
-    assert fmt.hint == "add FORMAT csv | json | parquet"
+    assert fmt.hint == "add FORMAT csv | json | parquet | rate | kafka"
     [typo] = wql.check("CREATE STREAM s (a INT) FROM 'x.txt' FORMAT jsn")
     assert typo.hint == "did you mean 'json'?"
     [wid] = wql.check("CREATE STREAM s (wid INT)")

@@ -179,6 +179,10 @@ SELECT count(*) AS n FROM s [RANGE 10 WATTR m SLACK 5];
 SELECT sum(v) AS total FROM s [RANGE 10 SLIDE 5 CUMULATE WATTR m];
 SELECT sum(v) AS total FROM s [RANGE 10 SLIDE 5 KAFKA WATTR m];
 SELECT sum(v) AS total FROM s [RANGE 10 SLIDE 5 WATTR m ALIGN FIRST];
+SELECT sum(v) AS total FROM s [SESSION GAP 10 WATTR m PATTR k];
+SELECT sum(v) AS total FROM s [FRAME THRESHOLD (v > 1) WATTR m];
+SELECT median(v) AS mid FROM s [FRAME DELTA 2 ON x WATTR m];
+SELECT count(*) AS n FROM s [FRAME AGGREGATE (sum(v) > 10) WATTR m];
 """
 
 EXPECTED = [  # (the section of the window, the class's section)
@@ -197,6 +201,10 @@ EXPECTED = [  # (the section of the window, the class's section)
     ("2.13", "5.1"),
     ("2.14", "5.1"),
     ("2.15", "5.2"),
+    ("2.16", "5.4"),
+    ("2.17", "5.4"),
+    ("2.17", "5.4"),
+    ("2.17", "5.4"),
 ]
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from wql.compiler.schema import Domain
-from wql.compiler.units import format_date, format_timestamp, number_text, short_text
+from wql.compiler.units import Number, format_date, format_timestamp, number_text, short_text
 from wql.compiler.windows import SlideOn, Window, WindowKind
 
 
@@ -37,6 +37,8 @@ class Classification:
 
 
 def classify(window: Window) -> Classification:
+    if window.frame is not None:
+        return Classification(WindowClass.FCU, "forward, unbounded", _data_driven_reason(window))
     if window.is_grid:
         if window.per_partition_rows:
             return Classification(
@@ -95,8 +97,45 @@ def classify(window: Window) -> Classification:
     )
 
 
+def _order(window: Window) -> str:
+    """How a window's tuples are ordered, in words: (ts, row_num) per user."""
+    scope = f" per {', '.join(window.partition_by)}" if window.partition_by else ""
+    if window.kind is WindowKind.SESSION or window.attr.is_row_num:
+        return f"{window.attr.name} order{scope}"
+    return f"({window.attr.name}, row_num) order{scope}"
+
+
+def _data_driven_reason(window: Window) -> str:
+    """Why a session or frame is FCU: which later arrivals can change t's window-id."""
+    a = window.attr.name
+    if window.kind is WindowKind.SESSION:
+        return (
+            f"t's window-id is the first {a} of its session, a run of tuples in {_order(window)}; a later tuple "
+            "that falls between two sessions merges them, so no bound on t's window-id is known until the "
+            "tuples before t are all in"
+        )
+    if window.kind is WindowKind.THRESHOLD:
+        return (
+            f"t's frame is the run of tuples around t in {_order(window)} where the predicate holds; a later "
+            "tuple can join two runs or split one, so no bound on t's window-id is known until its neighbours "
+            "are all in"
+        )
+    if window.kind is WindowKind.DELTA:
+        return (
+            f"a frame is anchored at its first tuple in {_order(window)}; a later tuple that lands before t can "
+            "move every anchor after it, so no bound on t's window-id is known until the tuples before t are all in"
+        )
+    return (
+        f"a frame ends where the running aggregate of its tuples in {_order(window)} first meets the condition; "
+        "a later tuple that lands before t changes every running aggregate after it, so no bound on t's "
+        "window-id is known until the tuples before t are all in"
+    )
+
+
 def describe_kind(window: Window) -> str:
     """A one-line name for the window, as a user would say it."""
+    if window.frame is not None:
+        return _describe_data_driven(window)
     attr = window.attr
     basis = (
         "tuple-based"
@@ -151,6 +190,84 @@ def _describe_grid(window: Window, basis: str, partitioned: str) -> str:
     return f"Kafka sliding window{partitioned} (windows at records and just after them)"
 
 
+def _basis(window: Window) -> str:
+    if window.attr.is_row_num:
+        return "arrival-ordered"
+    return "time-ordered" if window.attr.domain in {Domain.TIMESTAMP, Domain.DATE} else "value-ordered"
+
+
+def _amount(amount: Number, domain: Domain) -> str:
+    """A quantity for formulas; zero is just 0, in any unit."""
+    return short_text(amount, domain) if amount else "0"
+
+
+def _describe_data_driven(window: Window) -> str:
+    frame = window.frame
+    assert frame is not None
+    d = window.attr.domain
+    partitioned = f", per {', '.join(window.partition_by)}" if window.partition_by else ""
+    if window.kind is WindowKind.SESSION:
+        assert frame.gap is not None
+        text = f"{_basis(window)} session window (gap {_amount(frame.gap, d)}"
+        if frame.longest is not None:
+            text += f", at most {_amount(frame.longest, d)} long"
+        text += ", Kafka's [first, last])" if frame.kafka else ")"
+        return text + partitioned
+    if window.kind is WindowKind.THRESHOLD:
+        text = f"{_basis(window)} threshold frame (runs where {frame.expression_text()} holds"
+        if frame.minimum is not None:
+            size = f"{int(frame.minimum)} rows" if frame.minimum_rows else _amount(frame.minimum, d)
+            text += f", at least {size}"
+        return text + ")" + partitioned
+    if window.kind is WindowKind.DELTA:
+        assert frame.delta is not None
+        return (
+            f"{_basis(window)} delta frame ({frame.expression_text()} within {number_text(frame.delta)} "
+            f"of the frame's first tuple){partitioned}"
+        )
+    return f"{_basis(window)} aggregate frame (until {frame.expression_text()}){partitioned}"
+
+
+def _data_driven_formulas(window: Window) -> tuple[str, str]:
+    """wids and extent of a session or frame: a maximal run of consecutive tuples u₁ … uₙ."""
+    frame = window.frame
+    assert frame is not None
+    d = window.attr.domain
+    a = window.attr.name
+    run = f"u₁ … uₙ consecutive in {_order(window)}"
+    wids = f"wids(t) = {{ u₁.{a} }}, u₁ the first tuple of the run holding t (t with a NULL {a} is in none)"
+    if window.kind is WindowKind.SESSION:
+        assert frame.gap is not None
+        g = _amount(frame.gap, d)
+        rule = f"uᵢ₊₁.{a} − uᵢ.{a} ≤ {g}"
+        if frame.longest is not None:
+            rule += f" ∧ uᵢ₊₁.{a} < u₁.{a} + {_amount(frame.longest, d)}"
+        end = f"uₙ.{a}" if frame.kafka else f"uₙ.{a} + {g}"
+        if frame.longest is not None and not frame.kafka:
+            end = f"min(uₙ.{a} + {g}, u₁.{a} + {_amount(frame.longest, d)})"
+        bounds = f"[u₁.{a}, uₙ.{a}]" if frame.kafka else f"[u₁.{a}, {end})"
+        return wids, f"extent(w) = {run}, u₁.{a} = w, {rule}, maximal; window {bounds}"
+    if window.kind is WindowKind.THRESHOLD:
+        rule = f"p(uᵢ) for p = {frame.expression_text()} (false or NULL ends the run and is in no frame)"
+        if frame.minimum is not None:
+            rule += (
+                f", n ≥ {int(frame.minimum)}"
+                if frame.minimum_rows
+                else (f", uₙ.{a} − u₁.{a} ≥ {_amount(frame.minimum, d)}")
+            )
+        return wids, f"extent(w) = {run}, u₁.{a} = w, {rule}, maximal; window [u₁.{a}, uₙ.{a}]"
+    if window.kind is WindowKind.DELTA:
+        assert frame.delta is not None
+        x = frame.expression_text()
+        rule = f"|uᵢ.x − u₁.x| ≤ {number_text(frame.delta)} for x = {x} (a NULL x ends the frame and is in no frame)"
+        return wids, f"extent(w) = {run}, u₁.{a} = w, {rule}, maximal; window [u₁.{a}, uₙ.{a}]"
+    rule = (
+        f"c(u₁ … uᵢ) false for i < n and true for i = n, c = {frame.expression_text()} "
+        "(the stream's last frame may end without c)"
+    )
+    return wids, f"extent(w) = {run}, u₁.{a} = w after the previous frame's last tuple, {rule}; window [u₁.{a}, uₙ.{a}]"
+
+
 def _origin(window: Window) -> str:
     domain = window.attr.domain
     if window.align_first:
@@ -176,6 +293,8 @@ def _value(window: Window) -> str:
 
 
 def wids_formula(window: Window) -> str:
+    if window.frame is not None:
+        return _data_driven_formulas(window)[0]
     d = window.attr.domain
     a = _value(window)
     if window.is_grid:
@@ -236,6 +355,8 @@ def wids_formula(window: Window) -> str:
 
 
 def extent_formula(window: Window) -> str:
+    if window.frame is not None:
+        return _data_driven_formulas(window)[1]
     d = window.attr.domain
     a = _value(window)
     if window.is_grid:

@@ -159,3 +159,9 @@ def check_streamable(query: Query) -> None:
             "emitted as changed could stop existing, which needs retractions",
             hint="use EMIT FINAL",
         )
+    if window.is_data_driven:
+        raise WQLNotSupportedError(
+            f"{window.kind.value} windows on a stream: the split & merge repair of sessions and frames "
+            "for tuples that arrive out of order is not built yet",
+            hint="run the query in batch (without --stream)",
+        )

@@ -71,8 +71,50 @@ class Explanation:
         }
 
 
+def _data_driven_facts(query: Query) -> dict[str, Any]:
+    """A session's or frame's spec, kind, attribute, partitions and rule (gap, predicate, delta, condition)."""
+    window, frame = query.window, query.window.frame
+    assert frame is not None
+    domain = window.attr.domain
+    first_unit, max_unit = frame.units
+    rule: dict[str, Any] = {}
+    if window.kind is WindowKind.SESSION:
+        assert frame.gap is not None
+        rule["gap"] = quantity_text(frame.gap, domain, first_unit)
+        rule["max"] = None if frame.longest is None else quantity_text(frame.longest, domain, max_unit)
+        rule["kafka"] = frame.kafka
+    elif window.kind is WindowKind.THRESHOLD:
+        rule["predicate"] = frame.condition
+        if frame.minimum is None:
+            rule["minimum"] = None
+        else:
+            rule["minimum"] = quantity_text(frame.minimum, Domain.ROW_NUM if frame.minimum_rows else domain, first_unit)
+    elif window.kind is WindowKind.DELTA:
+        rule["delta"] = frame.delta
+        rule["on"] = frame.on
+    else:
+        rule["condition"] = frame.condition
+        rule["running_aggregates"] = [r.sql for r in frame.running]
+    return {
+        "spec": window.spec_text(),
+        "kind": window.kind.value,
+        "range": None,
+        "slide": None,
+        "range_attribute": window.attr.name,
+        "slide_attribute": None,
+        "rule": rule,
+        "partition_by": list(window.partition_by),
+        "slack": None
+        if window.slack is None
+        else {"amount": quantity_text(window.slack.amount, domain, window.slack_unit), "mode": window.slack.mode},
+        "defaults": list(window.defaults),
+    }
+
+
 def window_facts(query: Query) -> dict[str, Any]:
     window = query.window
+    if window.frame is not None:
+        return _data_driven_facts(query)
     domain = window.attr.domain
     range_unit, slide_unit = window.units
     if window.kind is WindowKind.KAFKA:

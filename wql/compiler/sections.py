@@ -72,6 +72,8 @@ INTERVALS = _semantics("2.10 Interval events")
 CUMULATE = _semantics("2.13 CUMULATE windows")
 KAFKA_GRID = _semantics("2.14 Kafka hopping and tumbling windows")
 ALIGN_FIRST = _semantics("2.15 ALIGN FIRST")
+SESSIONS = _semantics("2.16 Sessions")
+FRAMES = _semantics("2.17 Frames: threshold, delta and aggregate")
 DOUBLE_EDGES = _semantics("3.3 Exact edges on integral and DOUBLE attributes")
 EMPTY = _semantics("4. Empty windows and EMIT EMPTY")
 SLACK = _semantics("8.2 Slack")
@@ -90,6 +92,9 @@ PLANS: dict[str, Section] = {
     "bins": _semantics("7.5 bins"),
     "prefix": _semantics("7.6 prefix"),
     "over": _semantics("7.7 over"),
+    "fold": _semantics("7.9 fold"),
+    "starts": _semantics("7.10 starts"),
+    "scan": _semantics("7.11 scan"),
 }
 
 
@@ -118,6 +123,8 @@ WINDOW_RULES: tuple[tuple[Callable[[Query], bool], Section], ...] = (
     (lambda q: q.window.kind is WindowKind.CUMULATE, CUMULATE),
     (lambda q: q.window.kafka_grid, KAFKA_GRID),
     (lambda q: q.window.align_first, ALIGN_FIRST),
+    (lambda q: q.window.kind is WindowKind.SESSION, SESSIONS),
+    (lambda q: q.window.is_data_driven and q.window.kind is not WindowKind.SESSION, FRAMES),
     (lambda q: q.window.attr.domain is Domain.FLOAT, DOUBLE_EDGES),
     (lambda q: q.emit_empty, EMPTY),
 )

@@ -13,16 +13,21 @@ Defaults (docs/language.md §5.9):
   column; SATTR rank(a) or SATTR a names a.
 - no ALIGN: origin 0 (the epoch for timestamps).
 - SLACK without a mode: CONSISTENT.
+- SESSION/FRAME without WATTR: a GAP (or MIN) in time units means the stream's only
+  TIMESTAMP column, in ROWS row_num; a FRAME with neither, the only TIMESTAMP column.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Literal
 
+from sqlglot import exp
+
 from wql.compiler.schema import ROW_NUM, Domain, Stream
-from wql.compiler.units import Number, origin_text, parse_date, parse_timestamp, quantity_text, to_base
+from wql.compiler.units import Number, number_text, origin_text, parse_date, parse_timestamp, quantity_text, to_base
 from wql.grammar import ast
 from wql.grammar.errors import (
     Span,
@@ -41,6 +46,15 @@ class WindowKind(Enum):
     SLIDE_BY_RANK = "slide-by-rank"  # RANGE r RATTR a SLIDE n ROWS SATTR rank(a)
     KAFKA = "kafka"  # RANGE r RATTR a SLIDE KAFKA (Kafka Streams SlidingWindows)
     CUMULATE = "cumulate"  # RANGE p SLIDE s CUMULATE: windows growing by s from each period of p (Flink CUMULATE)
+    SESSION = "session"  # SESSION GAP g [MAX m] [KAFKA]: runs of tuples at most g apart
+    THRESHOLD = "threshold-frame"  # FRAME THRESHOLD (p) [MIN n]: maximal runs where p holds
+    DELTA = "delta-frame"  # FRAME DELTA d ON x: runs whose x stays within d of the first tuple's
+    AGGREGATE = "aggregate-frame"  # FRAME AGGREGATE (c): runs that end where c(running aggregate) holds
+
+
+# Windows the data cuts (semantics.md §2, "Data-driven windows"): each is a maximal run of
+# consecutive tuples in (attribute, row_num) order, named by its first tuple's value.
+DATA_DRIVEN = frozenset({WindowKind.SESSION, WindowKind.THRESHOLD, WindowKind.DELTA, WindowKind.AGGREGATE})
 
 
 class SlideOn(Enum):
@@ -65,6 +79,57 @@ class Slack:
     mode: Literal["consistent", "generous"]
 
 
+Comparison = Literal["<", "<=", ">", ">=", "=", "<>"]
+
+
+@dataclass(frozen=True)
+class RunningAggregate:
+    """An aggregate of a FRAME AGGREGATE condition, taken over the frame so far."""
+
+    function: Literal["count", "sum", "avg", "min", "max"]
+    arg: str | None  # resolved Spark SQL over the stream's columns; None for count(*)
+    sql: str  # the call, resolved, e.g. SUM(v)
+    integral: bool = False  # the argument is an integer: sum, min and max stay exact integers
+
+
+# A FRAME AGGREGATE condition as a tree a kernel can evaluate without SQL:
+# ("compare", op, index of a running aggregate, number) | ("and", a, b) | ("or", a, b) | ("not", a)
+Test = tuple[object, ...]
+
+
+@dataclass(frozen=True)
+class Frame:
+    """What a session or frame needs beyond its attribute and partitions (semantics.md §2).
+
+    Quantities are in the window attribute's base units. The expressions (THRESHOLD's
+    predicate, DELTA's x, AGGREGATE's condition) are resolved by the analysis, which
+    fills in their Spark SQL; `source` keeps them as written.
+    """
+
+    gap: Number | None = None  # SESSION: consecutive tuples more than gap apart are in different sessions
+    longest: Number | None = None  # SESSION … MAX: a tuple at or past first + longest starts a new session
+    kafka: bool = False  # SESSION … KAFKA: window_end is the last tuple's value (Kafka's [first, last])
+    minimum: Number | None = None  # THRESHOLD … MIN: shorter runs are no frames
+    minimum_rows: bool = False  # MIN counts rows (otherwise it is a span of the attribute: last − first)
+    delta: Number | None = None  # DELTA d
+    condition: str | None = None  # THRESHOLD's predicate or AGGREGATE's condition, resolved Spark SQL
+    on: str | None = None  # DELTA's x, resolved Spark SQL
+    on_integral: bool = False  # x is an integer (exact differences), else a DOUBLE
+    running: tuple[RunningAggregate, ...] = ()  # AGGREGATE: the aggregates its condition reads
+    test: Test = ()  # AGGREGATE: the condition over them
+    source: ast.Expr | ast.Name | None = field(default=None, compare=False)  # the expression as written
+    units: tuple[ast.Unit | None, ast.Unit | None] = field(default=(None, None), compare=False)  # GAP/MIN, MAX
+
+    def expression_text(self) -> str:
+        """The predicate, condition or x as Spark SQL (resolved when the analysis has run)."""
+        resolved = self.condition if self.on is None else self.on
+        if resolved is not None:
+            return resolved
+        if isinstance(self.source, ast.Name):
+            return _quoted(self.source.text)
+        return self.source.sql if self.source is not None else ""
+
+
 @dataclass(frozen=True)
 class Window:
     kind: WindowKind
@@ -79,6 +144,12 @@ class Window:
     defaults: tuple[str, ...] = field(default=(), compare=False)
     units: tuple[ast.Unit | None, ast.Unit | None] = field(default=(None, None), compare=False)
     slack_unit: ast.Unit | None = field(default=None, compare=False)
+    frame: Frame | None = None  # sessions and frames (DATA_DRIVEN kinds)
+
+    @property
+    def is_data_driven(self) -> bool:
+        return self.kind in DATA_DRIVEN
+
     # KAFKA: Kafka Streams' TimeWindows: window starts on the epoch-aligned grid k·SLIDE, none before 0.
     kafka_grid: bool = False
     # ALIGN [START] FIRST: `origin` is measured from the first arriving tuple's value (per PATTR partition).
@@ -122,16 +193,20 @@ class Window:
 
     @property
     def uses_row_num(self) -> bool:
-        """Whether evaluating the window needs arrival positions."""
-        return self.attr.is_row_num or self.slide_on is SlideOn.ROW_NUM
+        """Whether evaluating the window needs arrival positions (frames: to order tuples of equal value)."""
+        ties = self.kind in DATA_DRIVEN and self.kind is not WindowKind.SESSION
+        return self.attr.is_row_num or self.slide_on is SlideOn.ROW_NUM or ties
 
     @property
     def per_partition_rows(self) -> bool:
-        """Row positions are counted within each PATTR partition (docs/semantics.md §2.5)."""
-        return bool(self.partition_by) and self.uses_row_num
+        """Row positions are counted within each PATTR partition (docs/semantics.md §2.5); data-driven windows
+        order a partition's tuples by their global arrival position instead."""
+        return bool(self.partition_by) and self.uses_row_num and self.kind not in DATA_DRIVEN
 
     def spec_text(self) -> str:
         """The spec with every default filled in, as WQL that resolves back to this window."""
+        if self.frame is not None:
+            return self._data_driven_spec_text(self.frame)
         domain = self.attr.domain
         range_unit, slide_unit = self.units
         parts = []
@@ -169,6 +244,34 @@ class Window:
             parts.append(f"SLACK {quantity_text(self.slack.amount, domain, self.slack_unit)} {self.slack.mode.upper()}")
         return "[" + " ".join(parts) + "]"
 
+    def _data_driven_spec_text(self, frame: Frame) -> str:
+        domain = self.attr.domain
+        first_unit, max_unit = frame.units
+        if self.kind is WindowKind.SESSION:
+            assert frame.gap is not None
+            parts = [f"SESSION GAP {quantity_text(frame.gap, domain, first_unit)}"]
+            if frame.longest is not None:
+                parts[0] += f" MAX {quantity_text(frame.longest, domain, max_unit)}"
+            if frame.kafka:
+                parts.append("KAFKA")
+        elif self.kind is WindowKind.THRESHOLD:
+            parts = [f"FRAME THRESHOLD ({frame.expression_text()})"]
+            if frame.minimum is not None:
+                minimum = quantity_text(frame.minimum, Domain.ROW_NUM if frame.minimum_rows else domain, first_unit)
+                parts[0] += f" MIN {minimum}"
+        elif self.kind is WindowKind.DELTA:
+            assert frame.delta is not None
+            on = _quoted(frame.source.text) if isinstance(frame.source, ast.Name) else f"({frame.expression_text()})"
+            parts = [f"FRAME DELTA {number_text(frame.delta)} ON {on}"]
+        else:
+            parts = [f"FRAME AGGREGATE ({frame.expression_text()})"]
+        parts.append(f"WATTR {_quoted(self.attr.name)}")
+        if self.partition_by:
+            parts.append("PATTR " + ", ".join(_quoted(p) for p in self.partition_by))
+        if self.slack is not None:
+            parts.append(f"SLACK {quantity_text(self.slack.amount, domain, self.slack_unit)} {self.slack.mode.upper()}")
+        return "[" + " ".join(parts) + "]"
+
 
 def _quoted(name: str) -> str:
     from wql.grammar.formatter import format_name
@@ -176,7 +279,136 @@ def _quoted(name: str) -> str:
     return format_name(name)
 
 
+# ------------------------------------------------------------------ FRAME AGGREGATE conditions
+
+_COMPARISONS: dict[type, Comparison] = {
+    exp.LT: "<",
+    exp.LTE: "<=",
+    exp.GT: ">",
+    exp.GTE: ">=",
+    exp.EQ: "=",
+    exp.NEQ: "<>",
+}
+_MIRRORED: dict[Comparison, Comparison] = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "<>": "<>"}
+_RUNNING = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
+_CONDITION_HINT = (
+    "a FRAME AGGREGATE condition compares count, sum, avg, min or max of the frame with a number, "
+    "e.g. (sum(v) > 100); AND, OR and NOT combine such comparisons"
+)
+
+
+def aggregate_test(
+    tree: exp.Expression,
+    source: ast.Expr,
+    span_of: Callable[[exp.Expression], Span],
+    type_of: Callable[[str], str | None],
+) -> tuple[tuple[RunningAggregate, ...], Test]:
+    """A FRAME AGGREGATE condition (resolved) as running aggregates and a test over them.
+
+    Only aggregates whose running value over a growing frame is a fixed-size state
+    are allowed (count, sum, avg, min, max: distributive or algebraic), each compared
+    with a number; AND, OR, NOT and parentheses combine comparisons. Anything else is
+    refused with the position of the offending part.
+    """
+    from wql.grammar.expressions import render_sql
+
+    running: list[RunningAggregate] = []
+
+    def aggregate(node: exp.Expression) -> int | None:
+        function = _RUNNING.get(type(node))
+        if function is None:
+            return None
+        argument = node.this
+        if isinstance(argument, exp.Distinct):
+            raise WQLNotSupportedError(
+                f"{render_sql(node)} in a FRAME AGGREGATE condition: a distinct count has no running state",
+                span=span_of(node),
+                hint=_CONDITION_HINT,
+            )
+        arg = None if isinstance(argument, exp.Star) else render_sql(argument)
+        if function == "count" and arg is not None:
+            arg_type = type_of(arg)
+            integral = True
+        elif arg is not None:
+            arg_type = type_of(arg)
+            if arg_type not in {"TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE"}:
+                raise WQLTypeError(
+                    f"{render_sql(node)} in a FRAME AGGREGATE condition needs a number, "
+                    f"and '{arg}' is {arg_type or 'of a type WQL cannot tell'}",
+                    span=span_of(node),
+                    hint="aggregate an INT, BIGINT or DOUBLE column",
+                )
+            integral = arg_type in {"TINYINT", "SMALLINT", "INT", "BIGINT"} and function != "avg"
+        else:
+            integral = True
+        item = RunningAggregate(function, arg, render_sql(node), integral)  # type: ignore[arg-type]
+        if item not in running:
+            running.append(item)
+        return running.index(item)
+
+    def number(node: exp.Expression) -> int | float | None:
+        negative = False
+        while isinstance(node, exp.Paren | exp.Neg):
+            negative ^= isinstance(node, exp.Neg)
+            node = node.this
+        if not isinstance(node, exp.Literal) or node.is_string:
+            return None
+        from decimal import Decimal, InvalidOperation
+
+        try:
+            value = Decimal(node.this)
+        except InvalidOperation:
+            return None
+        if not value.is_finite():
+            return None
+        value = -value if negative else value
+        return int(value) if value == value.to_integral_value() and abs(value) < 2**63 else float(value)
+
+    def walk(node: exp.Expression) -> Test:
+        if isinstance(node, exp.Paren):
+            return walk(node.this)
+        if isinstance(node, exp.And | exp.Or):
+            return ("and" if isinstance(node, exp.And) else "or", walk(node.left), walk(node.right))
+        if isinstance(node, exp.Not):
+            return ("not", walk(node.this))
+        op = _COMPARISONS.get(type(node))
+        if op is not None:
+            left, right = node.left, node.right
+            index, value = aggregate(_unparen(left)), number(right)
+            if index is None:
+                index, value, op = aggregate(_unparen(right)), number(left), _MIRRORED[op]
+            if index is not None and value is not None:
+                return ("compare", op, index, value)
+        raise WQLNotSupportedError(
+            f"'{render_sql(node)}' as a FRAME AGGREGATE condition",
+            span=span_of(node),
+            hint=_CONDITION_HINT,
+        )
+
+    test = walk(tree)
+    if not running:
+        raise WQLSemanticError("a FRAME AGGREGATE condition needs an aggregate", span=source.span, hint=_CONDITION_HINT)
+    return tuple(running), test
+
+
+def _unparen(node: exp.Expression) -> exp.Expression:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
 # ------------------------------------------------------------------ resolution
+
+
+# Clauses that shape grid and tuple windows and have no meaning for sessions and frames.
+_NOT_DATA_DRIVEN: dict[type, str] = {
+    ast.RangeClause: "RANGE",
+    ast.SlideClause: "SLIDE",
+    ast.RattrClause: "RATTR",
+    ast.SattrClause: "SATTR",
+    ast.AlignClause: "ALIGN",
+    ast.CumulateClause: "CUMULATE",
+}
 
 
 def resolve_window(spec: ast.WindowSpec | None, stream: Stream, at: Span | None = None) -> Window:
@@ -266,6 +498,8 @@ class _Resolver:
 
     # the whole spec ------------------------------------------------------------
     def resolve(self) -> Window:
+        if self.get(ast.SessionClause) is not None or self.get(ast.FrameClause) is not None:
+            return self.data_driven()
         rng = self.get(ast.RangeClause)
         slide = self.get(ast.SlideClause)
         wattr = self.get(ast.WattrClause)
@@ -604,6 +838,118 @@ class _Resolver:
             units=(rng.quantity.unit, None),
             slack_unit=self.slack_unit(),
         )
+
+    # data-driven windows: sessions and frames -------------------------------------------
+    def data_driven(self) -> Window:
+        session = self.get(ast.SessionClause)
+        frame = self.get(ast.FrameClause)
+        assert session is None or isinstance(session, ast.SessionClause)
+        assert frame is None or isinstance(frame, ast.FrameClause)
+        what = "a session" if session is not None else f"a {frame.kind} frame" if frame is not None else ""
+        if session is not None and frame is not None:
+            raise WQLSemanticError(
+                "a window is a SESSION or a FRAME, not both", span=frame.span, hint="query each in its own SELECT"
+            )
+        for kind, word in _NOT_DATA_DRIVEN.items():
+            clause = self.get(kind)
+            if clause is not None:
+                raise WQLSemanticError(
+                    f"{word} does not apply to {what}: the data decides where its windows start and end",
+                    span=clause.span,
+                    hint=f"drop {word}",
+                )
+        kafka = self.get(ast.KafkaClause)
+        if kafka is not None and session is None:
+            raise WQLSemanticError("KAFKA applies to sessions (Kafka's [first, last] sessions)", span=kafka.span)
+        attr = self.order_attribute(session, frame)
+        domain = attr.domain
+        clause = session or frame
+        assert clause is not None
+        if session is not None:
+            gap = to_base(session.gap, domain, attr.name, "GAP", allow_negative=True)
+            if gap < 0:
+                raise WQLTypeError("GAP must not be negative", span=session.gap.span)
+            longest = None
+            if session.max is not None:
+                longest = to_base(session.max, domain, attr.name, "MAX")
+            details = Frame(
+                gap=gap,
+                longest=longest,
+                kafka=kafka is not None,
+                units=(session.gap.unit, session.max.unit if session.max else None),
+            )
+            kind = WindowKind.SESSION
+        else:
+            assert frame is not None
+            details, kind = self.frame_details(frame, attr)
+        return Window(
+            kind=kind,
+            attr=attr,
+            range=None,
+            slide=None,
+            partition_by=self.partition(),
+            slack=self.slack(attr),
+            defaults=tuple(self.notes),
+            slack_unit=self.slack_unit(),
+            frame=details,
+        )
+
+    def order_attribute(self, session: ast.SessionClause | None, frame: ast.FrameClause | None) -> Attribute:
+        """The attribute that orders the tuples: WATTR, or the default the GAP/MIN unit implies."""
+        wattr = self.get(ast.WattrClause)
+        if wattr is not None:
+            assert isinstance(wattr, ast.WattrClause)
+            if len(wattr.attrs) == 2:
+                raise WQLNotSupportedError(
+                    "sessions and frames over interval events (WATTR (start, end))",
+                    span=wattr.span,
+                    hint="order the tuples by one attribute, e.g. WATTR start",
+                )
+            return self.attribute(wattr.attrs[0])
+        if session is not None:
+            return self.infer_attribute(session.gap)
+        assert frame is not None
+        minimum = frame.minimum
+        if minimum is not None and minimum.unit is not None and minimum.unit is not ast.Unit.ROWS:
+            return self.infer_attribute(minimum)
+        stamps = [c for c in self.stream.columns if c.domain is Domain.TIMESTAMP]
+        if len(stamps) == 1:
+            self.notes.append(f"WATTR {stamps[0].name} (the stream's only TIMESTAMP column orders the frames)")
+            return Attribute(stamps[0].name, stamps[0].domain)
+        raise WQLSemanticError(
+            "which attribute orders the tuples of these frames?",
+            span=frame.span,
+            hint="name it with WATTR: a TIMESTAMP, a number, or row_num for arrival order",
+        )
+
+    def frame_details(self, frame: ast.FrameClause, attr: Attribute) -> tuple[Frame, WindowKind]:
+        if frame.kind == "threshold":
+            minimum, rows = None, False
+            if frame.minimum is not None:
+                if frame.minimum.unit is ast.Unit.ROWS:
+                    minimum = to_base(frame.minimum, Domain.ROW_NUM, ROW_NUM, "MIN")
+                    rows = True
+                else:
+                    minimum = to_base(frame.minimum, attr.domain, attr.name, "MIN")
+            unit = frame.minimum.unit if frame.minimum is not None else None
+            return (
+                Frame(minimum=minimum, minimum_rows=rows, source=frame.condition, units=(unit, None)),
+                WindowKind.THRESHOLD,
+            )
+        if frame.kind == "delta":
+            assert frame.delta is not None
+            delta = frame.delta
+            if delta.unit is not None:
+                raise WQLTypeError(
+                    "DELTA is in the units of the attribute after ON: drop the unit",
+                    span=delta.span,
+                    hint=f"e.g. FRAME DELTA {format(delta.value, 'f')} ON speed",
+                )
+            if not delta.value.is_finite() or delta.value < 0 or delta.value.adjusted() > 18:
+                raise WQLTypeError("DELTA must be a number ≥ 0", span=delta.span)
+            value: Number = int(delta.value) if delta.value == delta.value.to_integral_value() else float(delta.value)
+            return Frame(delta=value, source=frame.on), WindowKind.DELTA
+        return Frame(source=frame.condition), WindowKind.AGGREGATE
 
     # shared clauses ---------------------------------------------------------------------
     def partition(self) -> tuple[str, ...]:

@@ -170,13 +170,33 @@ class SlackClause(Node):
 
 
 @dataclass(frozen=True, kw_only=True)
+class SessionClause(Node):
+    """SESSION GAP g [MAX m]: sessions of tuples at most g apart, optionally at most m long."""
+
+    gap: Quantity
+    max: Quantity | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class FrameClause(Node):
+    """FRAME THRESHOLD (p) [MIN n], FRAME DELTA d ON x, FRAME AGGREGATE (c): data-driven frames."""
+
+    kind: Literal["threshold", "delta", "aggregate"]
+    condition: Expr | None = None  # THRESHOLD's predicate, AGGREGATE's condition
+    minimum: Quantity | None = None  # THRESHOLD … MIN n [ROWS | unit]
+    delta: Quantity | None = None  # DELTA d
+    on: Name | Expr | None = None  # DELTA … ON x (a column, or an expression in parentheses)
+
+
+@dataclass(frozen=True, kw_only=True)
 class CumulateClause(Node):
     """CUMULATE: windows grow by SLIDE from the start of each period of RANGE, then start again (Flink's CUMULATE)."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class KafkaClause(Node):
-    """KAFKA after a grid window: Kafka Streams' TimeWindows, epoch-aligned, with no window starting before 0."""
+    """KAFKA after a window: Kafka Streams' variant of it (after a grid window: TimeWindows, epoch-aligned,
+    no window starting before 0; after SESSION: Kafka's [first, last] sessions)."""
 
 
 WindowClause = (
@@ -188,6 +208,8 @@ WindowClause = (
     | PattrClause
     | AlignClause
     | SlackClause
+    | SessionClause
+    | FrameClause
     | CumulateClause
     | KafkaClause
 )

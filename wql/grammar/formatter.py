@@ -18,7 +18,7 @@ KEYWORDS = frozenset(
     """CREATE STREAM FORMAT OPTIONS EXPLAIN SELECT FROM AS WHERE GROUP BY HAVING ORDER LIMIT EMIT EMPTY FINAL
     CHANGES PUNCTUATION WHEN
     NULLS ASC DESC FIRST LAST RANGE SLIDE WATTR RATTR SATTR PATTR ALIGN SLACK UNBOUNDED KAFKA CUMULATE RANK START
-    END TIMESTAMP CONSISTENT GENEROUS TRUE FALSE""".split()
+    END TIMESTAMP CONSISTENT GENEROUS TRUE FALSE SESSION GAP MAX FRAME THRESHOLD DELTA AGGREGATE MIN ON""".split()
 )
 _UNIT_WORD = re.compile(r"(ROWS?|MICROSECONDS?|MILLISECONDS?|SECONDS?|MINUTES?|HOURS?|DAYS?|WEEKS?)", re.I)
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -95,11 +95,25 @@ def format_clause(clause: ast.WindowClause) -> str:
         case ast.SlackClause(quantity=q, mode=mode):
             suffix = f" {mode.upper()}" if mode else ""
             return f"SLACK {format_quantity(q)}{suffix}"
+        case ast.SessionClause(gap=gap, max=longest):
+            return f"SESSION GAP {format_quantity(gap)}" + (f" MAX {format_quantity(longest)}" if longest else "")
+        case ast.FrameClause():
+            return format_frame(clause)
         case ast.CumulateClause():
             return "CUMULATE"
         case ast.KafkaClause():
             return "KAFKA"
     raise TypeError(f"not a window clause: {clause!r}")
+
+
+def format_frame(clause: ast.FrameClause) -> str:
+    if clause.kind == "delta":
+        assert clause.delta is not None and clause.on is not None
+        on = format_name(clause.on) if isinstance(clause.on, ast.Name) else f"({clause.on.sql})"
+        return f"FRAME DELTA {format_quantity(clause.delta)} ON {on}"
+    assert clause.condition is not None
+    text = f"FRAME {clause.kind.upper()} ({clause.condition.sql})"
+    return text + (f" MIN {format_quantity(clause.minimum)}" if clause.minimum is not None else "")
 
 
 def format_window(window: ast.WindowSpec) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from functools import cache
 from importlib import resources
@@ -109,7 +110,19 @@ _READABLE = {
     "$END": "end of input",
 }
 
-_CLAUSE_KEYWORDS = {"RANGE", "SLIDE", "WATTR", "RATTR", "SATTR", "PATTR", "ALIGN", "SLACK", "CUMULATE"}
+_CLAUSE_KEYWORDS = {
+    "RANGE",
+    "SLIDE",
+    "WATTR",
+    "RATTR",
+    "SATTR",
+    "PATTR",
+    "ALIGN",
+    "SLACK",
+    "CUMULATE",
+    "SESSION",
+    "FRAME",
+}
 _RESERVED = {"SELECT", "FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT"}
 
 
@@ -181,6 +194,8 @@ def _syntax_error(error: UnexpectedInput, text: str) -> WQLSyntaxError:
         hint = unit_hint
     elif "RPAR" in expected and token.type in {"_SEMI", "_FROM", "COMMA"}:
         hint = "a ')' is missing"
+    elif "_ON" in expected and re.search(r"\bDELTA\s+[^\s\]]+(\s+[A-Za-z]+)?\s*$", text[:start], re.IGNORECASE):
+        hint = "name the attribute the frame follows: FRAME DELTA d ON column (or ON (expression))"
     elif "_FROM" in expected and (typo := _earlier_typo(text[:start], "FROM")):
         hint = f"did you mean FROM instead of '{typo}'?"
     else:
@@ -448,6 +463,25 @@ class _Builder(Transformer[Any, Any]):
     def slack_clause(self, meta: Any, children: list[Any]) -> ast.SlackClause:
         mode = children[1].type.lower() if len(children) > 1 else None
         return ast.SlackClause(quantity=children[0], mode=mode, span=self._span(meta))
+
+    @v_args(meta=True)
+    def session_clause(self, meta: Any, children: list[ast.Quantity]) -> ast.SessionClause:
+        longest = children[1] if len(children) > 1 else None
+        return ast.SessionClause(gap=children[0], max=longest, span=self._span(meta))
+
+    @v_args(meta=True)
+    def frame_clause(self, meta: Any, children: list[ast.FrameClause]) -> ast.FrameClause:
+        return replace(children[0], span=self._span(meta))
+
+    def threshold_frame(self, children: list[Any]) -> ast.FrameClause:
+        minimum = children[1] if len(children) > 1 else None
+        return ast.FrameClause(kind="threshold", condition=children[0], minimum=minimum)
+
+    def delta_frame(self, children: list[Any]) -> ast.FrameClause:
+        return ast.FrameClause(kind="delta", delta=children[0], on=children[1])
+
+    def aggregate_frame(self, children: list[Any]) -> ast.FrameClause:
+        return ast.FrameClause(kind="aggregate", condition=children[0])
 
     @v_args(meta=True)
     def cumulate_clause(self, meta: Any, children: list[Any]) -> ast.CumulateClause:

@@ -24,6 +24,10 @@ Conventions it fixes for every plan (docs/semantics.md §1–4):
 - ALIGN [START] FIRST: values are measured from the partition's first arrival (see grid_extents).
 - Slide-by-tuple and rank: windows are the RATTR values of the qualifying
   tuples (PATTR: per partition); rank orders non-NULL values, ties by arrival.
+- Sessions and frames: each partition's tuples with a non-NULL attribute, in
+  (attribute, row_num) order, cut into maximal runs by the window's own rule
+  (semantics.md §2), walked one tuple at a time. The rule sees every tuple (WHERE
+  filters contents; Kafka sessions filter records first, as Kafka's DSL does).
 """
 
 from __future__ import annotations
@@ -290,7 +294,106 @@ def kafka_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
     return extents
 
 
+def data_driven_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
+    """Sessions and frames: maximal runs of consecutive tuples, straight from semantics.md §2."""
+    frame = window.frame
+    assert frame is not None
+    domain = window.attr.domain
+    extents = []
+    for part in _partitions(tuples):
+        ordered = sorted((t for t in part if t.a is not None), key=lambda t: (t.a, t.row_num))
+        for run in _runs(window, ordered):
+            first, last = run[0], run[-1]
+            if window.kind is WindowKind.THRESHOLD and frame.minimum is not None:
+                size = len(run) if frame.minimum_rows else last.a - first.a  # type: ignore[operator]
+                if size < frame.minimum:
+                    continue  # too short to be a frame
+            end = last.a
+            if window.kind is WindowKind.SESSION and not frame.kafka:
+                assert frame.gap is not None
+                end = last.a + frame.gap  # type: ignore[operator]
+                if frame.longest is not None:
+                    end = min(end, first.a + frame.longest)  # type: ignore[operator]
+            extents.append(
+                Extent(
+                    from_base(first.a, domain),
+                    from_base(first.a, domain),
+                    from_base(end, domain),
+                    part[0].partition,
+                    run,
+                    (first.a, first.row_num),  # two frames may start at one value (ties): arrival tells them apart
+                )
+            )
+    return extents
+
+
+def _runs(window: Window, ordered: list[_Tuple]) -> list[list[_Tuple]]:
+    """The partition's windows, each a list of consecutive tuples; tuples in none are left out."""
+    frame = window.frame
+    assert frame is not None
+    runs: list[list[_Tuple]] = []
+    current: list[_Tuple] = []
+
+    def close() -> None:
+        nonlocal current
+        if current:
+            runs.append(current)
+        current = []
+
+    anchor: Any = None  # DELTA: the frame's first x
+    for u in ordered:
+        if window.kind is WindowKind.SESSION:
+            assert frame.gap is not None
+            joins = bool(current) and u.a - current[-1].a <= frame.gap  # type: ignore[operator]
+            if joins and frame.longest is not None:
+                joins = u.a < current[0].a + frame.longest  # type: ignore[operator]
+            if not joins:
+                close()
+            current.append(u)
+        elif window.kind is WindowKind.THRESHOLD:
+            assert frame.condition is not None
+            if evaluate(frame.condition, u.row) is True:
+                current.append(u)
+            else:
+                close()  # a false or NULL predicate ends the run, and the tuple is in no frame
+        elif window.kind is WindowKind.DELTA:
+            assert frame.on is not None and frame.delta is not None
+            x = evaluate(frame.on, u.row)
+            if x is None or (isinstance(x, float) and math.isnan(x)):
+                close()  # a NULL x ends the frame, and the tuple is in no frame
+                continue
+            if not current or not (x == anchor or abs(x - anchor) <= frame.delta):
+                close()
+                anchor = x
+            current.append(u)
+        else:
+            current.append(u)
+            if _condition_holds(frame, current):
+                close()  # the tuple at which the condition first holds is the frame's last
+    close()  # the last run ends with the stream
+    return runs
+
+
+def _condition_holds(frame: Any, members: list[_Tuple]) -> bool:
+    """A FRAME AGGREGATE condition over the frame so far: each aggregate computed afresh, SQL's rules."""
+    from sqlglot import exp
+
+    from wql.grammar.expressions import parse_sql_expression, render_sql
+
+    values = {f"_running{i}": aggregate(r.sql, [m.row for m in members]) for i, r in enumerate(frame.running)}
+    names = {r.sql: f"_running{i}" for i, r in enumerate(frame.running)}
+
+    def swap(node: exp.Expression) -> exp.Expression:
+        name = names.get(render_sql(node)) if isinstance(node, exp.AggFunc) else None
+        return exp.column(name) if name else node
+
+    condition = render_sql(parse_sql_expression(frame.condition).transform(swap))
+    return evaluate(condition, values) is True
+
+
 def extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
+    if window.frame is not None:
+        return data_driven_extents(window, tuples)
     if window.is_grid:
         return grid_extents(window, tuples)
     if window.kind is WindowKind.KAFKA:
@@ -309,7 +412,7 @@ def evaluate_query(
     numbers)."""
     window = query.window
     tuples = _prepare(query, rows, arrivals)
-    if window.kind is WindowKind.KAFKA:
+    if window.kind is WindowKind.KAFKA or (window.frame is not None and window.frame.kafka):
         tuples = [t for t in tuples if t.passes]  # Kafka filters records before placing windows
     partition_keys = [k for k in query.keys if k.origin == "partition"]
 

@@ -38,9 +38,20 @@ _SUPPORT_ORDER = (
     "sliding_combine",
     "windows_by_tuple",
     "tuple_windows",
+    "frame_windows",
+    "frame_states",
+    "frame_labels",
+    "frame_numbers",
+    "split_long_sessions",
+    "walk_runs",
+    "running_test",
     "jvm_kernel",
     "kernel_extension",
     "jvm_states",
+    "key_ids",
+    "state_identity",
+    "by_keys",
+    "arrival_order",
     "number_rows",
     "continue_positions",
     "array_percentile",
@@ -77,7 +88,7 @@ def cell_of(t, width):
 def _support_sources() -> dict[str, str]:
     """Top-level definitions of the kernel modules, by name; each module's constants as "_constants:MODULE"."""
     sources: dict[str, str] = {}
-    for module in ("job_support.py", "sliding_combine.py", "tuple_windows.py", "streaming.py"):
+    for module in ("job_support.py", "sliding_combine.py", "tuple_windows.py", "frame_windows.py", "streaming.py"):
         text = resources.files("wql.compiler.kernels").joinpath(module).read_text(encoding="utf-8")
         tree = ast.parse(text)
         for node in tree.body:

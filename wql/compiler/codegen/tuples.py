@@ -99,7 +99,19 @@ def bins(ctx: Context, mode: str) -> None:
     code = ctx.code
     decomposition = ctx.plan.decomposition
     assert decomposition is not None
-    ctx.helpers.update({"windows_by_tuple", "tuple_windows", "jvm_kernel", "kernel_extension", "jvm_states", "types"})
+    ctx.helpers.update(
+        {
+            "windows_by_tuple",
+            "tuple_windows",
+            "jvm_kernel",
+            "kernel_extension",
+            "jvm_states",
+            "key_ids",
+            "state_identity",
+            "by_keys",
+            "types",
+        }
+    )
     partitions, groups = _partitions(ctx), _groups(ctx)
     states = [(g.operation, list(g.columns)) for g in decomposition.groups]
     state_names = [name for _, names in states for name in names]

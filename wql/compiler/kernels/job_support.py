@@ -84,6 +84,17 @@ def number_rows(frame, first_row=0):
     )
 
 
+def arrival_order(frame):
+    """Add row_num where only its order matters (to order tuples of equal value): the arrival position
+    itself for files (number_rows), and for a DataFrame monotonically_increasing_id, which orders its
+    rows as row_num does (partition, then position) without the pass that counts them."""
+    from pyspark.sql import functions as F
+
+    if "__wql_file" in frame.columns:
+        return number_rows(frame)
+    return frame.withColumn("row_num", F.monotonically_increasing_id())
+
+
 def load_inputs(spark, streams, paths=None):
     """Read and inspect every stream; returns ({parameter: DataFrame}, report lines)."""
     paths = paths or {}
@@ -262,3 +273,44 @@ def jvm_states(states):
     """(operation, columns) pairs as the JVM kernels take them: one operation per column."""
     operations = [operation for operation, names in states for _ in names]
     return operations, [name for _, names in states for name in names]
+
+
+def key_ids(table, names):
+    """One integer per distinct combination of the named columns of an Arrow table (NULL is a value too)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    if not names:
+        return np.zeros(table.num_rows, dtype=np.int64)
+    combined = np.zeros(table.num_rows, dtype=np.int64)
+    stride = 1
+    for name in names:
+        column = pc.dictionary_encode(table.column(name)).combine_chunks()
+        code = pc.fill_null(column.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64) + 1
+        if stride > 2**62 // (len(column.dictionary) + 1):  # too many combinations: renumber densely
+            combined = np.unique(combined, return_inverse=True)[1].ravel().astype(np.int64)
+            stride = int(combined.max()) + 1
+        combined += code * stride
+        stride *= len(column.dictionary) + 1
+    return combined
+
+
+def state_identity(operation, dtype):
+    """What a partial state starts from, and what a NULL (or a tuple outside WHERE) contributes."""
+    import numpy as np
+
+    dtype = np.dtype(dtype)
+    if operation == "min":
+        return np.iinfo(dtype).max if dtype.kind in "iu" else np.nan
+    if operation == "max":
+        return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
+    return 0
+
+
+def by_keys(rows, partitions):
+    """Every row of a key in one Spark partition: repartitioned by the keys, or all in one without keys."""
+    from pyspark.sql import functions as F
+
+    if partitions:
+        return rows.repartition(*(F.col("`" + name.replace("`", "``") + "`") for name in partitions))
+    return rows.coalesce(1)

@@ -292,7 +292,9 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     elif before is None or STREAMING["positions"]:
         is_late = F.lit(False)  # rows arrive in row order: never late
     else:
-        is_late = t < F.lit(before)
+        # A tuple with no window attribute is never late: it is in no window, but it still holds its place
+        # among the arrivals that name windows (SLIDE n ROWS counts it).
+        is_late = F.coalesce(t < F.lit(before), F.lit(False))
     counts = rows.agg(
         F.count(F.lit(1)).alias("rows"),
         F.count_if(is_late).alias("late"),

@@ -32,9 +32,12 @@ class PlanKind(Enum):
     BINS = "bins"
     PREFIX = "prefix"
     OVER = "over"
+    FOLD = "fold"
+    STARTS = "starts"
+    SCAN = "scan"
 
 
-Family = Literal["grid", "tuples"]
+Family = Literal["grid", "tuples", "frames"]
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,8 @@ import tempfile
 import time
 from typing import Any
 
+from harness import described
+
 CASES = {
     "bins": "SELECT sum(v) AS total, count(*) AS n FROM hot [RANGE 100 SECONDS RATTR ts SLIDE 1 ROW PATTR k]",
     "pane": (
@@ -95,7 +97,7 @@ def main() -> int:
         tasks = task_ends(log_dir)[before:]
         peak = max(map(task_peak, tasks), default=0)
         row = {"case": case, "plan": query.plan, "rows": args.rows, "windows": windows}
-        row.update(wql_s=round(seconds, 2), peak_mb=round(peak / 2**20, 1))
+        row.update(wql_s=round(seconds, 2), peak_mb=round(peak / 2**20, 1), where=described(args.master))
         if args.json:
             print(json.dumps(row), flush=True)
         else:

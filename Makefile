@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	@$(MAKE) --no-print-directory check-python
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,notebook]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,notebook,connect]'
 	@touch $(STAMP)
 
 check-python:

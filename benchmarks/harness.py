@@ -1,24 +1,76 @@
-"""What both benchmarks share: the Spark session, fair timing, and warm-up."""
+"""What the benchmarks share: where they run (local or a standalone cluster), the Spark session, fair
+timing, and warm-up."""
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import os
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
+
+# --cluster: a master and 2 workers on 127.0.0.1, each worker one core (the machine has 2) and an
+# executor of this much memory; the driver then only plans and collects.
+CLUSTER_WORKERS = 2
+CLUSTER_EXECUTOR_MEMORY = "2g"
+
+
+def add_placement(parser: argparse.ArgumentParser) -> None:
+    """--master (a local or existing master) and --cluster (a standalone cluster started for the run)."""
+    parser.add_argument("--master", default="local[*]")
+    parser.add_argument(
+        "--cluster",
+        action="store_true",
+        help=f"start a standalone cluster (master + {CLUSTER_WORKERS} workers on 127.0.0.1) and run on its executors",
+    )
+
+
+@contextlib.contextmanager
+def placement(args: argparse.Namespace) -> Iterator[str]:
+    """The master URL to run on: --master, or with --cluster a standalone cluster started here (from
+    PySpark's own spark-class) and always stopped after the run."""
+    if not getattr(args, "cluster", False):
+        yield args.master
+        return
+    from wql.runtime.local_spark import standalone_cluster
+
+    logs = tempfile.mkdtemp(prefix="wql-bench-cluster-")
+    with standalone_cluster(Path(logs), workers=CLUSTER_WORKERS, cores=1, memory=CLUSTER_EXECUTOR_MEMORY) as url:
+        print(f"standalone cluster {url}: {CLUSTER_WORKERS} workers x 1 core, logs in {logs}", file=sys.stderr)
+        yield url
+
+
+def described(master: str) -> str:
+    """How a result line names where it ran."""
+    return f"cluster ({CLUSTER_WORKERS} executors x 1 core)" if master.startswith("spark://") else master
 
 
 def session(master: str, name: str) -> Any:
-    """WQL's local session with the settings of the performance notes: 4 shuffle partitions, 4g driver."""
+    """WQL's session with the settings of the performance notes: 4 shuffle partitions, 4g driver; on a
+    standalone cluster, one executor per worker with WQL's kernels shipped to it (spark.jars)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from wql.runtime.session import default_jvm_log, local_session
 
+    extra = {"spark.driver.memory": "4g"}
+    if master.startswith("spark://"):
+        extra.update(
+            {
+                "spark.executor.memory": CLUSTER_EXECUTOR_MEMORY,
+                "spark.executor.cores": "1",
+                "spark.cores.max": str(CLUSTER_WORKERS),
+                "spark.driver.host": "127.0.0.1",
+                "spark.driver.bindAddress": "127.0.0.1",
+            }
+        )
     return local_session(
         master,
         app_name=f"wql benchmark: {name}",
         shuffle_partitions=int(os.environ.get("WQL_BENCH_PARTITIONS", "4")),
-        extra={"spark.driver.memory": "4g"},
+        extra=extra,
         jvm_log=default_jvm_log(),
     )
 

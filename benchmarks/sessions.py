@@ -28,7 +28,7 @@ import json
 import sys
 from typing import Any
 
-from harness import session, timed, warm_up
+from harness import described, session, timed, warm_up
 
 KEYS = 100
 STEP_SECONDS = 10  # between a key's readings
@@ -103,6 +103,10 @@ def main() -> int:
         if "native" in seconds:
             row["native_s"] = round(seconds["native"], 3)
         row["tumbling_s"] = round(seconds["tumbling"], 3)
+        if "native_s" in row:
+            row["native_over_wql"] = round(seconds["native"] / seconds["wql"], 2)
+        row["wql_over_tumbling"] = round(seconds["wql"] / seconds["tumbling"], 2)
+        row["where"] = described(args.master)
         rows.append(row)
         if args.json:
             print(json.dumps(row), flush=True)

@@ -19,7 +19,7 @@ import json
 import sys
 from typing import Any
 
-from harness import session, timed, warm_up
+from harness import add_placement, described, placement, session, timed, warm_up
 
 KEYS = 100
 RANGE_SECONDS = 10_000
@@ -32,18 +32,23 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--plan", default="auto", help="force WQL's plan (bins, prefix, over) instead of its choice")
     parser.add_argument("--aggregate", choices=["sum", "max"], default="sum", help="of v, beside count(*)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--master", default="local[*]")
+    add_placement(parser)
     return parser.parse_args()
 
 
 def main() -> int:
     args = arguments()
+    with placement(args) as master:
+        return measure(args, master)
+
+
+def measure(args: argparse.Namespace, master: str) -> int:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     import wql
 
-    spark = session(args.master, "slide by tuple")
+    spark = session(master, "slide by tuple")
     data = (
         spark.range(args.rows)
         .select(
@@ -81,12 +86,16 @@ def main() -> int:
         "wql_s": round(seconds["wql"], 3),
         "over_s": round(seconds["over"], 3),
         "tumbling_s": round(seconds["tumbling"], 3),
+        "over_over_wql": round(seconds["over"] / seconds["wql"], 2),
+        "wql_over_tumbling": round(seconds["wql"] / seconds["tumbling"], 2),
+        "where": described(master),
     }
     if args.json:
         print(json.dumps(row), flush=True)
     else:
         print(
-            f"{query.plan}: wql {row['wql_s']:.2f}s  OVER frame {row['over_s']:.2f}s  tumbling {row['tumbling_s']:.2f}s"
+            f"{row['where']}: {query.plan}: "
+            f"wql {row['wql_s']:.2f}s  OVER frame {row['over_s']:.2f}s  tumbling {row['tumbling_s']:.2f}s"
             f"  over/wql {row['over_s'] / row['wql_s']:.1f}x  wql/tumbling {row['wql_s'] / row['tumbling_s']:.2f}x",
             flush=True,
         )

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from harness import session, timed, warm_up
+from harness import add_placement, described, placement, session, timed, warm_up
 
 SLIDE_SECONDS = 60
 KEYS = 100
@@ -37,17 +37,23 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=2, help="runs per measurement; the best is kept")
     parser.add_argument("--cases", default="sliding,cumulate", help="sliding (the ratios), cumulate, or both")
     parser.add_argument("--json", action="store_true", help="one JSON object per ratio, and one for cumulate")
-    parser.add_argument("--master", default="local[*]")
+    add_placement(parser)
     return parser.parse_args()
 
 
 def main() -> int:
     args = arguments()
+    with placement(args) as master:
+        return measure(args, master)
+
+
+def measure(args: argparse.Namespace, master: str) -> int:
+    args.where = described(master)
     from pyspark.sql import functions as F
 
     import wql
 
-    spark = session(args.master, "sliding")
+    spark = session(master, "sliding")
     data = (
         spark.range(args.rows)
         .select(
@@ -86,13 +92,17 @@ def main() -> int:
             "wql_s": round(seconds["wql"], 3),
             "native_s": round(seconds["native"], 3),
             "tumbling_s": round(seconds["tumbling"], 3),
+            "native_over_wql": round(seconds["native"] / seconds["wql"], 2),
+            "wql_over_tumbling": round(seconds["wql"] / seconds["tumbling"], 2),
+            "where": args.where,
         }
         results.append(row)
         if args.json:
             print(json.dumps(row), flush=True)
         else:
             print(
-                f"ratio {ratio:>4}: {query.plan:<7} wql {row['wql_s']:7.2f}s  native {row['native_s']:7.2f}s  "
+                f"{args.where}: ratio {ratio:>4}: {query.plan:<7} wql {row['wql_s']:7.2f}s  "
+                f"native {row['native_s']:7.2f}s  "
                 f"tumbling {row['tumbling_s']:6.2f}s  native/wql {row['native_s'] / row['wql_s']:6.1f}x  "
                 f"wql/tumbling {row['wql_s'] / row['tumbling_s']:5.2f}x",
                 flush=True,
@@ -152,12 +162,15 @@ def cumulate(spark: Any, data: Any, args: argparse.Namespace, warm: bool) -> Non
         "wql_s": round(seconds["wql"], 3),
         "native_s": round(seconds["native"], 3),
         "tumbling_s": round(seconds["tumbling"], 3),
+        "native_over_wql": round(seconds["native"] / seconds["wql"], 2),
+        "wql_over_tumbling": round(seconds["wql"] / seconds["tumbling"], 2),
+        "where": args.where,
     }
     if args.json:
         print(json.dumps(row), flush=True)
     else:
         print(
-            f"cumulate 1 day / 1 hour: {query.plan:<7} wql {row['wql_s']:7.2f}s  "
+            f"{args.where}: cumulate 1 day / 1 hour: {query.plan:<7} wql {row['wql_s']:7.2f}s  "
             f"window()+OVER {row['native_s']:7.2f}s  tumbling {row['tumbling_s']:6.2f}s  "
             f"native/wql {row['native_s'] / row['wql_s']:6.1f}x  wql/tumbling {row['wql_s'] / row['tumbling_s']:5.2f}x",
             flush=True,

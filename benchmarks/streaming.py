@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness import session
+from harness import described, session
 
 SLIDE_SECONDS = 60
 KEYS = 100
@@ -161,6 +161,9 @@ def main() -> int:
                 "triggers": len(run.triggers),
                 "empty_trigger_s": round(empty_s, 3),
                 "windows_equal_batch": sum(counted) == batch_windows,
+                "native_over_wql": None if native_s is None else round(native_s / wql_s, 2),
+                "wql_over_batch": round(wql_s / batch_s, 2),
+                "where": described(args.master),
             }
             if args.json:
                 print(json.dumps(row), flush=True)
@@ -168,7 +171,8 @@ def main() -> int:
                 native = "     —" if native_s is None else f"{native_s:7.2f}s"
                 speedup = "" if native_s is None else f"  native/wql {native_s / wql_s:5.1f}x"
                 print(
-                    f"ratio {ratio:>4}: {compiled.plan:<6} wql {wql_s:7.2f}s  native {native}  batch {batch_s:6.2f}s"
+                    f"{row['where']}: ratio {ratio:>4}: {compiled.plan:<6} wql {wql_s:7.2f}s  native {native}"
+                    f"  batch {batch_s:6.2f}s"
                     f"{speedup}  wql/batch {wql_s / batch_s:4.2f}x  state {state_rows:,} rows"
                     f"  windows = batch: {'yes' if row['windows_equal_batch'] else 'NO'}",
                     flush=True,

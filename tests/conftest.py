@@ -33,11 +33,17 @@ def check_golden(name: str, actual: str) -> None:
     assert actual == expected, f"{name} differs from its golden file (WQL_UPDATE_GOLDEN=1 to accept)"
 
 
+# A Spark Connect server's URL: the run's tests then go through a Connect client instead of a local
+# session (tests/test_connect.py runs a subset so, in a process of its own: PySpark's functions module
+# serves either Connect or classic sessions in one process, never both).
+REMOTE = os.environ.get("WQL_TEST_REMOTE")
+
+
 @pytest.fixture(scope="session")
 def spark():
-    """One local[2] SparkSession for the whole run: UI off, quiet logs, UTC."""
-    from wql.runtime.session import local_session
+    """One local[2] SparkSession for the whole run: UI off, quiet logs, UTC (or Connect, with WQL_TEST_REMOTE)."""
+    from wql.runtime.session import local_session, remote_session
 
-    session = local_session(master="local[2]", shuffle_partitions=2)
+    session = remote_session(REMOTE) if REMOTE else local_session(master="local[2]", shuffle_partitions=2)
     yield session
     session.stop()

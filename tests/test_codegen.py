@@ -67,7 +67,7 @@ def test_generated_code_is_valid_standalone_python(path: Path) -> None:
     modules |= {n.module.split(".")[0] for n in imports if isinstance(n, ast.ImportFrom) and n.module}
     assert "wql" not in modules, "a generated job must run without WQL installed"
     pyspark_stack = {"pyspark", "py4j", "numpy", "pyarrow"}
-    assert modules <= {"sys", "argparse", "glob", "os", "shutil", "itertools"} | pyspark_stack
+    assert modules <= {"sys", "argparse", "glob", "os", "shutil", "itertools", "json"} | pyspark_stack
     if "not supported yet" not in code:
         names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
         assert {"query", "main", "load_inputs", "write_result"} <= names

@@ -105,3 +105,30 @@ def test_counts_spark_proves_constant_stay_out_of_the_shuffle(spark: Any) -> Non
     assert "_sum_v" in below and "_n_v" not in below, physical_plan(result)
     rows = [r.asDict() for r in frame.collect()]
     assert normalized([r.asDict() for r in result.collect()]) == normalized(evaluate_query(compiled.query, rows))
+
+
+@pytest.mark.parametrize("limit", ["0", "40000"])
+def test_partitions_past_the_memory_limit_stream_through_the_sorter(spark: Any, limit: str) -> None:
+    """Past spark.wql.bins.memoryLimit (as past Spark's execution memory) the tuples stream through Spark's
+    spilling sorter: from the start (0), or after some keys' columns were filled (40,000 bytes)."""
+    chance = random.Random(11)
+    rows = []
+    for key in [1, 2, 3, None]:
+        for _ in range(1_500):
+            value = None if chance.random() < 0.1 else chance.choice([float("nan"), -1.5, 2.25, 7.0, 0.5])
+            rows.append((key, value, chance.randrange(-50, 50), START + timedelta(seconds=chance.randrange(0, 3_000))))
+    chance.shuffle(rows)
+    frame = spark.createDataFrame(rows, SCHEMA).repartition(3)
+    compiled = wql.compile(
+        f"CREATE STREAM s ({SCHEMA});\n"
+        f"SELECT {AGGREGATES} FROM s [RANGE 100 SECONDS RATTR ts SLIDE 1 ROW PATTR k] WHERE q <> 7",
+        plan="bins",
+    )
+    spark.conf.set("spark.wql.bins.memoryLimit", limit)
+    try:
+        got, want, plan = in_jvm_and_numpy(spark, compiled, frame)
+    finally:
+        spark.conf.unset("spark.wql.bins.memoryLimit")
+    assert "TupleWindows" in plan and got == want and len(got) > 1_000
+    reference = evaluate_query(compiled.query, [dict(zip(("k", "v", "q", "ts"), r, strict=True)) for r in rows])
+    assert got == normalized(reference)

@@ -16,6 +16,7 @@ from wql.compiler.optimizer import PLAN_CHOICES
 from wql.display import error_renderable, explanation_renderable
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+REMOTE_HELP = "run on this Spark Connect server (default $SPARK_REMOTE, as PySpark reads it)"
 
 
 def _consoles() -> tuple[Console, Console]:
@@ -58,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--output", metavar="PATH", help="write the result (csv/json: one file) instead of printing it")
     run.add_argument("--format", choices=("csv", "json", "parquet"), default="csv", help="output format")
     run.add_argument("--master", default=None, metavar="URL", help="Spark master (default local[*])")
+    run.add_argument("--remote", default=None, metavar="sc://HOST:PORT", help=REMOTE_HELP)
     run.add_argument("--plan", choices=PLAN_CHOICES, help="force a plan instead of the cheapest")
     run.add_argument("--query", type=int, metavar="N", help="run only this query (1-based)")
     run.add_argument("--limit", type=int, default=20, metavar="N", help="rows to print (default 20)")
@@ -74,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
 
     repl = commands.add_parser("repl", help="an interactive shell: type statements, see tables")
     repl.add_argument("files", nargs="*", metavar="FILE", help=".wql files to run first")
+    repl.add_argument("--remote", default=None, metavar="sc://HOST:PORT", help=REMOTE_HELP)
     return parser
 
 
@@ -98,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "repl":
             from wql.repl import main as repl_main
 
-            return repl_main(args.files)
+            return repl_main(args.files, remote=args.remote)
     except wql.WQLError as error:
         err.print(error_renderable(error))
         return EXIT_ERRORS

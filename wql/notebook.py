@@ -341,18 +341,23 @@ class WQLMagics(Magics):
         from pyspark import SparkContext
         from pyspark.sql import SparkSession
 
-        active = SparkSession.getActiveSession()
+        active = SparkSession.getActiveSession()  # local, or Spark Connect once the notebook made one
         if active is not None:
             return active
         for value in self.shell.user_ns.values():
-            if isinstance(value, SparkSession):
+            if isinstance(value, SparkSession) or _is_connect_session(value):
                 return value
         if SparkContext._active_spark_context is not None:
             return SparkSession.builder.getOrCreate()
-        from wql.runtime.session import default_jvm_log, local_session
+        from wql.runtime.session import default_jvm_log, remote_url, start_session
 
+        url = remote_url()
+        if url is not None:  # SPARK_REMOTE, as PySpark's own builder reads it
+            spark = start_session(None, url, app_name="wql notebook")
+            _publish(f'<div style="color: #777">connected to Spark Connect at {html.escape(url)}</div>', url)
+            return spark
         log = default_jvm_log()
-        spark = local_session(app_name="wql notebook", jvm_log=log)
+        spark = start_session(None, None, app_name="wql notebook", jvm_log=log)
         _publish(
             f'<div style="color: #777">started a local Spark session (Spark\'s log: {html.escape(log)})</div>',
             f"started a local Spark session (Spark's log: {log})",
@@ -367,6 +372,15 @@ class WQLMagics(Magics):
         rows = [(s.name, ", ".join(f"{c.name} {c.type}" for c in s.columns), s.path or "") for s in self.catalog]
         columns = ("stream", "columns", "source")
         _publish(result_html(columns, rows, len(rows)), plain_text(results_table(columns, rows)))
+
+
+def _is_connect_session(value: Any) -> bool:
+    """A Spark Connect session (not a subclass of the classic SparkSession)."""
+    try:
+        from pyspark.sql.connect.session import SparkSession as ConnectSession
+    except ImportError:  # Spark Connect's client packages are not installed
+        return False
+    return isinstance(value, ConnectSession)
 
 
 # ---------------------------------------------------------------- extension hooks

@@ -198,10 +198,11 @@ class SparkStarter:
             self._session = None
 
 
-def _default_session() -> Any:
-    from wql.runtime.session import default_jvm_log, local_session
+def _default_session(remote: str | None = None) -> Any:
+    """A local session, or a Spark Connect one with `remote` (or $SPARK_REMOTE)."""
+    from wql.runtime.session import default_jvm_log, start_session
 
-    return local_session(app_name="wql repl", jvm_log=default_jvm_log())
+    return start_session(None, remote, app_name="wql repl", jvm_log=default_jvm_log())
 
 
 # ---------------------------------------------------------------- the session
@@ -780,12 +781,12 @@ def banner(console: Console) -> None:
     )
 
 
-def main(files: Sequence[str] = ()) -> int:
-    """`wql repl [FILE...]`: load the files, then read entries until \\quit or end of input."""
+def main(files: Sequence[str] = (), remote: str | None = None) -> int:
+    """`wql repl [FILE...] [--remote sc://…]`: load the files, then read entries until \\quit or end of input."""
     console = Console(highlight=False)
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console = Console(highlight=False, width=200)  # piped: tables as wide as they need
-    repl = Repl(console)
+    repl = Repl(console, SparkStarter(lambda: _default_session(remote)))
     try:
         for path in files:
             repl.handle(f"\\load {path}")

@@ -28,8 +28,9 @@ def _paths(items: list[str]) -> dict[str, str]:
     return paths
 
 
-def _preflight(compiled: list[wql.CompiledQuery], paths: dict[str, str]) -> None:
-    """Fail before Spark starts when an input is missing: a clear message instead of a Spark error."""
+def _preflight(compiled: list[wql.CompiledQuery], paths: dict[str, str], remote: bool = False) -> None:
+    """Fail before Spark starts when an input is missing: a clear message instead of a Spark error.
+    A Spark Connect server reads paths on its own machine: only it can tell whether they exist."""
     streams = {c.stream.name.lower(): c.stream for c in compiled}
     for name in paths:
         if name.lower() not in streams:
@@ -43,7 +44,7 @@ def _preflight(compiled: list[wql.CompiledQuery], paths: dict[str, str]) -> None
                 f"stream '{stream.name}' has no FROM path",
                 hint=f"add FROM 'file' to its CREATE STREAM, or pass --input {stream.name}=PATH",
             )
-        local = "://" not in path or path.startswith("file:")
+        local = ("://" not in path or path.startswith("file:")) and not remote
         if local and not os.path.exists(path.removeprefix("file:")):
             where = "--input" if given else "its FROM clause"
             raise wql.WQLRuntimeError(f"stream '{stream.name}': no such file or directory: {path} (from {where})")
@@ -52,7 +53,7 @@ def _preflight(compiled: list[wql.CompiledQuery], paths: dict[str, str]) -> None
 def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
     from wql.runtime.errors import translate
     from wql.runtime.progress import spark_progress
-    from wql.runtime.session import DEFAULT_MASTER, default_jvm_log, local_session
+    from wql.runtime.session import default_jvm_log, remote_url, start_session
 
     program = wql.load(args.file)
     for error in program.errors:
@@ -79,6 +80,13 @@ def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
     explains = [s for s in statements if s.is_explain]
     runs = [s for s in statements if not s.is_explain]
     if getattr(args, "stream", False):
+        remote = remote_url(getattr(args, "remote", None))
+        if remote is not None:
+            raise wql.WQLNotSupportedError(
+                f"--stream on Spark Connect ({remote}): the stream's foreachBatch step runs "
+                "WQL's Python stages, which a Connect server would have to run in its own Python",
+                hint="run the stream with a local or cluster master (--master), without --remote or SPARK_REMOTE",
+            )
         for statement in explains:
             out.print(explanation_renderable(wql.explain_statement(statement, plan=args.plan)))
         if not runs:
@@ -92,16 +100,16 @@ def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
     if not compiled:
         return EXIT_OK
     paths = _paths(args.input)
-    _preflight(compiled, paths)
+    remote = remote_url(getattr(args, "remote", None))
+    _preflight(compiled, paths, remote is not None)
 
     log = None if args.verbose else default_jvm_log()
     from pyspark.sql import SparkSession
 
-    owned = SparkSession.getActiveSession() is None  # an embedding session (e.g. tests) stays up
+    # An embedding session (e.g. tests) stays up; a Spark Connect session is always this run's own.
+    owned = remote is not None or SparkSession.getActiveSession() is None
     with err.status("starting Spark…", spinner="dots"):
-        spark = local_session(
-            args.master or DEFAULT_MASTER, app_name=f"wql run {args.file}", verbose=args.verbose, jvm_log=log
-        )
+        spark = start_session(args.master, remote, app_name=f"wql run {args.file}", verbose=args.verbose, jvm_log=log)
     try:
         for index, (statement, query) in enumerate(zip(runs, compiled, strict=True), start=1):
             label = f"query {statement.number} (line {statement.line}, plan {query.plan})"

@@ -21,11 +21,23 @@ def run_in_job_group(spark: Any, description: str, work: Callable[[], T]) -> T:
     cancels the group — again and again, since a cancel reaches only the jobs running at that moment
     and the work may start its next one — until the work gives up, and raises KeyboardInterrupt.
     """
+    from wql.runtime.session import is_remote
+
     group = f"wql-{os.getpid()}-{next(_groups)}"
     outcome: dict[str, Any] = {}
+    remote = is_remote(spark)  # Spark Connect: no SparkContext; operations carry a tag instead of a job group
+
+    def cancel() -> None:
+        if remote:
+            spark.interruptTag(group)
+        else:
+            spark.sparkContext.cancelJobGroup(group)
 
     def target() -> None:
-        spark.sparkContext.setJobGroup(group, description, interruptOnCancel=True)
+        if remote:
+            spark.addTag(group)  # tags this thread's operations
+        else:
+            spark.sparkContext.setJobGroup(group, description, interruptOnCancel=True)
         try:
             outcome["value"] = work()
         except BaseException as error:  # handed to the waiting thread
@@ -39,7 +51,7 @@ def run_in_job_group(spark: Any, description: str, work: Callable[[], T]) -> T:
     except KeyboardInterrupt:
         while worker.is_alive():
             try:
-                spark.sparkContext.cancelJobGroup(group)
+                cancel()
                 worker.join(0.5)
             except KeyboardInterrupt:
                 continue  # already cancelling

@@ -13,13 +13,17 @@ from rich.console import Console
 
 @contextlib.contextmanager
 def spark_progress(spark: Any, console: Console, label: str) -> Iterator[None]:
-    """Show `label` with the running stages' task counts; cancel Spark's jobs on Ctrl-C."""
-    tracker = spark.sparkContext.statusTracker()
+    """Show `label` with the running stages' task counts; cancel Spark's jobs on Ctrl-C. A Spark Connect
+    session has no status tracker on this side: the label alone shows, and Ctrl-C interrupts its operations."""
+    from wql.runtime.session import is_remote
+
+    remote = is_remote(spark)
+    tracker = None if remote else spark.sparkContext.statusTracker()
     stop = threading.Event()
     with console.status(label, spinner="dots") as status:
 
         def poll() -> None:
-            while not stop.wait(0.25):
+            while tracker is not None and not stop.wait(0.25):
                 parts = []
                 for stage_id in tracker.getActiveStageIds():
                     info = tracker.getStageInfo(stage_id)
@@ -33,7 +37,10 @@ def spark_progress(spark: Any, console: Console, label: str) -> Iterator[None]:
         try:
             yield
         except KeyboardInterrupt:
-            spark.sparkContext.cancelAllJobs()
+            if remote:
+                spark.interruptAll()
+            else:
+                spark.sparkContext.cancelAllJobs()
             raise
         finally:
             stop.set()

@@ -25,6 +25,9 @@ def _quiet_logging_options() -> str:
     return f"-Dlog4j2.configurationFile=file:{config}"
 
 
+KERNEL_EXTENSION = "wql.kernels.WqlExtensions"
+
+
 def kernel_jar() -> str | None:
     """WQL's JVM kernels (`make jar` builds them with a JDK), or None: the plans then run in numpy."""
     jar = resources.files("wql.runtime").joinpath("jvm", "wql-kernels.jar")
@@ -70,11 +73,13 @@ def session_conf(
         conf["spark.driver.extraJavaOptions"] += " " + logging
         conf["spark.executor.extraJavaOptions"] += " " + logging
     jar = kernel_jar()
-    if jar is not None:
+    if jar is not None:  # the kernels, and the extension that plans them (what a Connect server is given too)
         conf["spark.jars"] = jar
+        conf["spark.sql.extensions"] = KERNEL_EXTENSION
     extra = dict(extra or {})
-    if jar is not None and extra.get("spark.jars"):
-        extra["spark.jars"] = f"{extra['spark.jars']},{jar}"
+    for key in ("spark.jars", "spark.sql.extensions"):
+        if key in conf and extra.get(key):
+            extra[key] = f"{extra[key]},{conf[key]}"
     conf.update(extra)
     return conf
 
@@ -117,6 +122,74 @@ def local_session(
         raise WQLRuntimeError(f"cannot start Spark: {message.splitlines()[0] if message else error}") from None
     spark.sparkContext.setLogLevel("INFO" if verbose else "ERROR")
     return spark
+
+
+def remote_url(explicit: str | None = None) -> str | None:
+    """The Spark Connect server to use: `explicit` (--remote), else $SPARK_REMOTE as PySpark reads it."""
+    return explicit or os.environ.get("SPARK_REMOTE") or None
+
+
+def remote_session(url: str, *, app_name: str = "wql", seconds: float = 10) -> Any:
+    """A Spark Connect session to `url` (sc://host:port), in UTC. Raises WQLRuntimeError when the
+    client packages are missing or nothing answers there (checked first: the client itself retries
+    for minutes)."""
+    import socket
+    from urllib.parse import urlparse
+
+    parsed = urlparse(url)
+    if parsed.scheme != "sc" or not parsed.hostname:
+        raise WQLRuntimeError(f"--remote takes a Spark Connect URL sc://host:port, not '{url}'")
+    host, port = parsed.hostname, parsed.port or 15002
+    try:
+        socket.create_connection((host, port), timeout=seconds).close()
+    except OSError as error:
+        raise WQLRuntimeError(
+            f"cannot reach Spark Connect at {host}:{port} ({error.strerror or error})",
+            hint="start the server (sbin/start-connect-server.sh) or check the URL",
+        ) from None
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"pyspark(\..*)?")
+    try:
+        from pyspark.sql.connect.utils import check_dependencies
+
+        check_dependencies()
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.builder.remote(url).appName(app_name).create()  # its own, never a shared one
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+    except ImportError as error:
+        raise WQLRuntimeError(
+            f"Spark Connect's client packages are missing ({error})", hint="pip install 'wql[connect]'"
+        ) from None
+    except Exception as error:
+        message = str(error).strip().splitlines()
+        raise WQLRuntimeError(
+            f"cannot open a Spark Connect session at {url}: {message[0] if message else error}"
+        ) from None
+    return spark
+
+
+def start_session(
+    master: str | None = None,
+    remote: str | None = None,
+    *,
+    app_name: str = "wql",
+    verbose: bool = False,
+    jvm_log: str | None = None,
+) -> Any:
+    """The session a shell asks for: Spark Connect with `remote` (or $SPARK_REMOTE), else a local one
+    (`master`, default local[*])."""
+    url = remote_url(remote)
+    if url is not None and master is not None:
+        source = "--remote" if remote else "SPARK_REMOTE"
+        raise WQLRuntimeError(f"give --master or a Spark Connect server ({source}), not both")
+    if url is not None:
+        return remote_session(url, app_name=app_name)
+    return local_session(master or DEFAULT_MASTER, app_name=app_name, verbose=verbose, jvm_log=jvm_log)
+
+
+def is_remote(spark: Any) -> bool:
+    """Whether `spark` is a Spark Connect session: no SparkContext, no JVM on this side."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
 @contextlib.contextmanager

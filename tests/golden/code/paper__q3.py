@@ -61,7 +61,7 @@ def windows(rows: DataFrame) -> DataFrame:
     )
     # Bins: every tuple names a window; each window's tuples are found by binary search and aggregated from
     # prefix sums and sparse tables, so the cost does not grow with the tuples per window.
-    # In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars): tuples shuffled as
+    # In the JVM where Spark has WQL's kernels (wql-kernels.jar and its extension): tuples shuffled as
     # columnar batches per key, each key's tuples sorted only where they arrived out of order, and
     # two stacks over the arrays, a constant number of combines per tuple.
     windows = windows_by_tuple(
@@ -100,6 +100,8 @@ def query(traffic: DataFrame) -> DataFrame:
 
 
 CORRUPT = "_corrupt_record"
+KERNEL_PROTOCOL = "1"
+_kernel_servers = {}
 
 
 def windows_by_tuple(rows, schema, partitions, groups, states, size, step, mode, tick=1):
@@ -112,14 +114,14 @@ def windows_by_tuple(rows, schema, partitions, groups, states, size, step, mode,
     operator in Spark's own plan that asks Spark for that clustering, and returns
     the same rows as tuple_windows without the Arrow round trip to Python.
     """
-    from pyspark.sql import DataFrame
 
-    kernel = jvm_kernel(rows.sparkSession, "TupleWindows")
-    if kernel is not None and isinstance(size, int):
+    if isinstance(size, int):
         operations, columns = jvm_states(states)
-        windows = kernel.combine(rows._jdf, partitions, groups, operations, columns, size, mode, schema.json())
-        if windows is not None:  # None: a case only numpy handles
-            return DataFrame(windows, rows.sparkSession)
+        request = {"kernel": "TupleWindows", "partitions": partitions, "groups": groups, "operations": operations}
+        request.update(columns=columns, size=size, mode=mode, output=schema.json())
+        windows = jvm_kernel(rows, request)
+        if windows is not None:
+            return windows
     return by_keys(rows, partitions).mapInArrow(
         tuple_windows(partitions, groups, states, size, step, mode, tick), schema
     )
@@ -312,18 +314,56 @@ def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
     return run
 
 
-def jvm_kernel(spark, name):
-    """WQL's JVM kernel `name`, or None: wql-kernels.jar is not on Spark's classpath, this is
-    Spark Connect (no JVM to call), or spark.wql.combine is "arrow" (numpy forced)."""
+def jvm_kernel(frame, request):
+    """`frame` through WQL's JVM kernel that `request` names, as a DataFrame, or None: then the job runs its
+    numpy kernel, with the same results.
+
+    A Spark started with WQL's extension (`--jars wql-kernels.jar --conf
+    spark.sql.extensions=wql.kernels.WqlExtensions`: a Spark Connect server, a cluster, spark-submit) gets
+    the request as a hint, which a client without a JVM can send too. A classic session with the jar on
+    its classpath alone gets it through py4j. None when neither has the kernels, when the kernel refuses
+    the request (a type only numpy handles), or when spark.wql.combine is "arrow" (numpy forced).
+    """
+    import json
+
+    from pyspark.sql import DataFrame
+
+    spark = frame.sparkSession
     if spark.conf.get("spark.wql.combine", "auto") == "arrow":
         return None
+    text = json.dumps({"protocol": KERNEL_PROTOCOL, **request})
+    if kernel_extension(spark):
+        try:
+            # select: a Connect client keeps a hint's input schema without asking the server; a
+            # projection's schema it asks for, which analyzes the request (the server refuses it there)
+            windows = frame.hint("wql_kernel", text).select("*")
+            windows.schema  # noqa: B018
+        except Exception as error:
+            if "WQL kernel refused" in str(error):
+                return None
+            raise
+        return windows
     try:
         from py4j.java_gateway import JavaClass
 
-        kernel = getattr(spark._jvm.wql.kernels, name)
+        kernels = spark._jvm.wql.kernels.Kernels
     except Exception:
+        return None  # Spark Connect without the extension, or no jar
+    if not isinstance(kernels, JavaClass):
         return None
-    return kernel if isinstance(kernel, JavaClass) else None
+    windows = kernels.apply(frame._jdf, text)
+    return None if windows is None else DataFrame(windows, spark)
+
+
+def kernel_extension(spark):
+    """Whether the session's Spark runs WQL's extension: its function wql_kernels() answers this job's
+    protocol. Asked once per session."""
+    known = _kernel_servers.get(id(spark))
+    if known is None or known[0] is not spark:
+        present = spark.catalog.functionExists("wql_kernels")  # the function is the extension's mark
+        answer = spark.sql("SELECT wql_kernels()").first()[0] if present else None
+        known = _kernel_servers[id(spark)] = (spark, answer == KERNEL_PROTOCOL)
+    return known[1]
 
 
 def jvm_states(states):
@@ -469,6 +509,11 @@ def write_result(result, path, fmt="csv"):
     if fmt == "csv":
         writer = writer.option("header", True)
     writer.save(parts)
+    if not os.path.isdir(parts):  # Spark wrote it on another machine (a Connect server, a cluster)
+        raise ValueError(
+            f"Spark wrote {parts} where this process cannot see it: give the output a path or URL "
+            "(hdfs://, s3a://, file: on a shared disk) that Spark and this process share, or write parquet"
+        )
     produced = sorted(glob.glob(os.path.join(parts, "part-*")))
     if os.path.isdir(target):
         shutil.rmtree(target)

@@ -78,7 +78,7 @@ def windows(cells: DataFrame) -> DataFrame:
     # Combine: slide over each key's ordered cells, 5 to a window; each window is a suffix
     # combine of its older cells plus a running combine of its newer ones, so the cost does not
     # grow with RANGE / SLIDE.
-    # In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars), else numpy via Arrow.
+    # In the JVM where Spark has WQL's kernels (wql-kernels.jar and its extension), else numpy via Arrow.
     windows = combine_cells(
         cells,
         keys=["seg_id"],
@@ -123,6 +123,8 @@ def query(traffic: DataFrame) -> DataFrame:
 
 
 CORRUPT = "_corrupt_record"
+KERNEL_PROTOCOL = "1"
+_kernel_servers = {}
 
 
 def combine_cells(cells, keys, cell, states, size, step, last=None, cumulate=False):
@@ -133,17 +135,12 @@ def combine_cells(cells, keys, cell, states, size, step, last=None, cumulate=Fal
     round trip to Python), and Spark plans the cells' aggregation and the combine
     with one shuffle, by the keys, instead of two.
     """
-    from pyspark.sql import DataFrame
-
-    kernel = jvm_kernel(cells.sparkSession, "SlidingCombine")
-    if kernel is not None:
-        operations, columns = jvm_states(states)
-        if cumulate:
-            windows = kernel.cumulate(cells._jdf, keys, cell, operations, columns, size)
-        else:
-            windows = kernel.combine(cells._jdf, keys, cell, operations, columns, size, step, last)
-        if windows is not None:  # None: a state type only numpy handles
-            return DataFrame(windows, cells.sparkSession)
+    operations, columns = jvm_states(states)
+    request = {"kernel": "SlidingCombine", "keys": keys, "cell": cell, "operations": operations, "columns": columns}
+    request.update(size=size, step=step, last=last, cumulate=bool(cumulate))
+    windows = jvm_kernel(cells, request)
+    if windows is not None:
+        return windows
     return cells.mapInArrow(sliding_combine(keys, cell, states, size, step, last, cumulate), cells.schema)
 
 
@@ -341,18 +338,56 @@ def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
     return run
 
 
-def jvm_kernel(spark, name):
-    """WQL's JVM kernel `name`, or None: wql-kernels.jar is not on Spark's classpath, this is
-    Spark Connect (no JVM to call), or spark.wql.combine is "arrow" (numpy forced)."""
+def jvm_kernel(frame, request):
+    """`frame` through WQL's JVM kernel that `request` names, as a DataFrame, or None: then the job runs its
+    numpy kernel, with the same results.
+
+    A Spark started with WQL's extension (`--jars wql-kernels.jar --conf
+    spark.sql.extensions=wql.kernels.WqlExtensions`: a Spark Connect server, a cluster, spark-submit) gets
+    the request as a hint, which a client without a JVM can send too. A classic session with the jar on
+    its classpath alone gets it through py4j. None when neither has the kernels, when the kernel refuses
+    the request (a type only numpy handles), or when spark.wql.combine is "arrow" (numpy forced).
+    """
+    import json
+
+    from pyspark.sql import DataFrame
+
+    spark = frame.sparkSession
     if spark.conf.get("spark.wql.combine", "auto") == "arrow":
         return None
+    text = json.dumps({"protocol": KERNEL_PROTOCOL, **request})
+    if kernel_extension(spark):
+        try:
+            # select: a Connect client keeps a hint's input schema without asking the server; a
+            # projection's schema it asks for, which analyzes the request (the server refuses it there)
+            windows = frame.hint("wql_kernel", text).select("*")
+            windows.schema  # noqa: B018
+        except Exception as error:
+            if "WQL kernel refused" in str(error):
+                return None
+            raise
+        return windows
     try:
         from py4j.java_gateway import JavaClass
 
-        kernel = getattr(spark._jvm.wql.kernels, name)
+        kernels = spark._jvm.wql.kernels.Kernels
     except Exception:
+        return None  # Spark Connect without the extension, or no jar
+    if not isinstance(kernels, JavaClass):
         return None
-    return kernel if isinstance(kernel, JavaClass) else None
+    windows = kernels.apply(frame._jdf, text)
+    return None if windows is None else DataFrame(windows, spark)
+
+
+def kernel_extension(spark):
+    """Whether the session's Spark runs WQL's extension: its function wql_kernels() answers this job's
+    protocol. Asked once per session."""
+    known = _kernel_servers.get(id(spark))
+    if known is None or known[0] is not spark:
+        present = spark.catalog.functionExists("wql_kernels")  # the function is the extension's mark
+        answer = spark.sql("SELECT wql_kernels()").first()[0] if present else None
+        known = _kernel_servers[id(spark)] = (spark, answer == KERNEL_PROTOCOL)
+    return known[1]
 
 
 def jvm_states(states):
@@ -457,6 +492,11 @@ def write_result(result, path, fmt="csv"):
     if fmt == "csv":
         writer = writer.option("header", True)
     writer.save(parts)
+    if not os.path.isdir(parts):  # Spark wrote it on another machine (a Connect server, a cluster)
+        raise ValueError(
+            f"Spark wrote {parts} where this process cannot see it: give the output a path or URL "
+            "(hdfs://, s3a://, file: on a shared disk) that Spark and this process share, or write parquet"
+        )
     produced = sorted(glob.glob(os.path.join(parts, "part-*")))
     if os.path.isdir(target):
         shutil.rmtree(target)

@@ -97,6 +97,8 @@ def query(views: DataFrame) -> DataFrame:
 
 
 CORRUPT = "_corrupt_record"
+KERNEL_PROTOCOL = "1"
+_kernel_servers = {}
 
 
 def read_stream(spark, name, stream, path=None):
@@ -195,6 +197,11 @@ def write_result(result, path, fmt="csv"):
     if fmt == "csv":
         writer = writer.option("header", True)
     writer.save(parts)
+    if not os.path.isdir(parts):  # Spark wrote it on another machine (a Connect server, a cluster)
+        raise ValueError(
+            f"Spark wrote {parts} where this process cannot see it: give the output a path or URL "
+            "(hdfs://, s3a://, file: on a shared disk) that Spark and this process share, or write parquet"
+        )
     produced = sorted(glob.glob(os.path.join(parts, "part-*")))
     if os.path.isdir(target):
         shutil.rmtree(target)

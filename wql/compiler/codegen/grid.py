@@ -226,7 +226,7 @@ def combine(ctx: Context) -> None:
     plan = ctx.plan
     grid, decomposition = plan.grid, plan.decomposition
     assert grid is not None and decomposition is not None
-    ctx.helpers.update({"combine_cells", "sliding_combine", "jvm_kernel", "jvm_states"})
+    ctx.helpers.update({"combine_cells", "sliding_combine", "jvm_kernel", "kernel_extension", "jvm_states"})
     keys = ctx.keys()
     code = ctx.stage("windows", "cells", "One row per window and key: each key's ordered cells combined into windows.")
     if grid.kind == "landmark":
@@ -248,7 +248,7 @@ def combine(ctx: Context) -> None:
         code.comment(f"Combine: slide over each key's ordered cells, {grid.size} to a window; each window is a suffix")
         code.comment("combine of its older cells plus a running combine of its newer ones, so the cost does not")
         code.comment("grow with RANGE / SLIDE.")
-    code.comment("In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars), else numpy via Arrow.")
+    code.comment("In the JVM where Spark has WQL's kernels (wql-kernels.jar and its extension), else numpy via Arrow.")
     keywords: dict[str, object] = {
         "keys": keys,
         "cell": "_cell",

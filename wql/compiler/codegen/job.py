@@ -46,6 +46,7 @@ _SUPPORT_ORDER = (
     "walk_runs",
     "running_test",
     "jvm_kernel",
+    "kernel_extension",
     "jvm_states",
     "key_ids",
     "state_identity",

@@ -104,6 +104,7 @@ def bins(ctx: Context, mode: str) -> None:
             "windows_by_tuple",
             "tuple_windows",
             "jvm_kernel",
+            "kernel_extension",
             "jvm_states",
             "key_ids",
             "state_identity",
@@ -139,7 +140,7 @@ def bins(ctx: Context, mode: str) -> None:
     code.comment(f"Bins: {what}; each window's tuples are found by binary search and aggregated from")
     code.comment("prefix sums and sparse tables, so the cost does not grow with the tuples per window.")
     if mode == "every" and not groups:
-        code.comment("In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars): tuples shuffled as")
+        code.comment("In the JVM where Spark has WQL's kernels (wql-kernels.jar and its extension): tuples shuffled as")
         code.comment("columnar batches per key, each key's tuples sorted only where they arrived out of order, and")
         code.comment("two stacks over the arrays, a constant number of combines per tuple.")
     keywords: dict[str, object] = {

@@ -133,6 +133,11 @@ def write_result(result, path, fmt="csv"):
     if fmt == "csv":
         writer = writer.option("header", True)
     writer.save(parts)
+    if not os.path.isdir(parts):  # Spark wrote it on another machine (a Connect server, a cluster)
+        raise ValueError(
+            f"Spark wrote {parts} where this process cannot see it: give the output a path or URL "
+            "(hdfs://, s3a://, file: on a shared disk) that Spark and this process share, or write parquet"
+        )
     produced = sorted(glob.glob(os.path.join(parts, "part-*")))
     if os.path.isdir(target):
         shutil.rmtree(target)
@@ -208,18 +213,60 @@ def array_percentile(values, p):
     return F.when(count > 0, below + (position - low) * (above - below))
 
 
-def jvm_kernel(spark, name):
-    """WQL's JVM kernel `name`, or None: wql-kernels.jar is not on Spark's classpath, this is
-    Spark Connect (no JVM to call), or spark.wql.combine is "arrow" (numpy forced)."""
+KERNEL_PROTOCOL = "1"  # the version of the requests below that wql-kernels.jar must read
+_kernel_servers = {}  # id(session) -> (session, whether its Spark has WQL's extension)
+
+
+def jvm_kernel(frame, request):
+    """`frame` through WQL's JVM kernel that `request` names, as a DataFrame, or None: then the job runs its
+    numpy kernel, with the same results.
+
+    A Spark started with WQL's extension (`--jars wql-kernels.jar --conf
+    spark.sql.extensions=wql.kernels.WqlExtensions`: a Spark Connect server, a cluster, spark-submit) gets
+    the request as a hint, which a client without a JVM can send too. A classic session with the jar on
+    its classpath alone gets it through py4j. None when neither has the kernels, when the kernel refuses
+    the request (a type only numpy handles), or when spark.wql.combine is "arrow" (numpy forced).
+    """
+    import json
+
+    from pyspark.sql import DataFrame
+
+    spark = frame.sparkSession
     if spark.conf.get("spark.wql.combine", "auto") == "arrow":
         return None
+    text = json.dumps({"protocol": KERNEL_PROTOCOL, **request})
+    if kernel_extension(spark):
+        try:
+            # select: a Connect client keeps a hint's input schema without asking the server; a
+            # projection's schema it asks for, which analyzes the request (the server refuses it there)
+            windows = frame.hint("wql_kernel", text).select("*")
+            windows.schema  # noqa: B018
+        except Exception as error:
+            if "WQL kernel refused" in str(error):
+                return None
+            raise
+        return windows
     try:
         from py4j.java_gateway import JavaClass
 
-        kernel = getattr(spark._jvm.wql.kernels, name)
+        kernels = spark._jvm.wql.kernels.Kernels
     except Exception:
+        return None  # Spark Connect without the extension, or no jar
+    if not isinstance(kernels, JavaClass):
         return None
-    return kernel if isinstance(kernel, JavaClass) else None
+    windows = kernels.apply(frame._jdf, text)
+    return None if windows is None else DataFrame(windows, spark)
+
+
+def kernel_extension(spark):
+    """Whether the session's Spark runs WQL's extension: its function wql_kernels() answers this job's
+    protocol. Asked once per session."""
+    known = _kernel_servers.get(id(spark))
+    if known is None or known[0] is not spark:
+        present = spark.catalog.functionExists("wql_kernels")  # the function is the extension's mark
+        answer = spark.sql("SELECT wql_kernels()").first()[0] if present else None
+        known = _kernel_servers[id(spark)] = (spark, answer == KERNEL_PROTOCOL)
+    return known[1]
 
 
 def jvm_states(states):

@@ -203,15 +203,10 @@ def combine_cells(cells, keys, cell, states, size, step, last=None, cumulate=Fal
     round trip to Python), and Spark plans the cells' aggregation and the combine
     with one shuffle, by the keys, instead of two.
     """
-    from pyspark.sql import DataFrame
-
-    kernel = jvm_kernel(cells.sparkSession, "SlidingCombine")
-    if kernel is not None:
-        operations, columns = jvm_states(states)
-        if cumulate:
-            windows = kernel.cumulate(cells._jdf, keys, cell, operations, columns, size)
-        else:
-            windows = kernel.combine(cells._jdf, keys, cell, operations, columns, size, step, last)
-        if windows is not None:  # None: a state type only numpy handles
-            return DataFrame(windows, cells.sparkSession)
+    operations, columns = jvm_states(states)
+    request = {"kernel": "SlidingCombine", "keys": keys, "cell": cell, "operations": operations, "columns": columns}
+    request.update(size=size, step=step, last=last, cumulate=bool(cumulate))
+    windows = jvm_kernel(cells, request)
+    if windows is not None:
+        return windows
     return cells.mapInArrow(sliding_combine(keys, cell, states, size, step, last, cumulate), cells.schema)

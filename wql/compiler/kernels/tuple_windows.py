@@ -204,14 +204,14 @@ def windows_by_tuple(rows, schema, partitions, groups, states, size, step, mode,
     operator in Spark's own plan that asks Spark for that clustering, and returns
     the same rows as tuple_windows without the Arrow round trip to Python.
     """
-    from pyspark.sql import DataFrame
 
-    kernel = jvm_kernel(rows.sparkSession, "TupleWindows")
-    if kernel is not None and isinstance(size, int):
+    if isinstance(size, int):
         operations, columns = jvm_states(states)
-        windows = kernel.combine(rows._jdf, partitions, groups, operations, columns, size, mode, schema.json())
-        if windows is not None:  # None: a case only numpy handles
-            return DataFrame(windows, rows.sparkSession)
+        request = {"kernel": "TupleWindows", "partitions": partitions, "groups": groups, "operations": operations}
+        request.update(columns=columns, size=size, mode=mode, output=schema.json())
+        windows = jvm_kernel(rows, request)
+        if windows is not None:
+            return windows
     return by_keys(rows, partitions).mapInArrow(
         tuple_windows(partitions, groups, states, size, step, mode, tick), schema
     )

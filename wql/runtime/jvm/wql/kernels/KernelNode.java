@@ -9,17 +9,17 @@ import scala.collection.immutable.Seq;
 /**
  * A kernel in the logical plan: the optimizer sees a node that reads every column of its child and
  * produces new ones, so it neither prunes nor pushes anything through it, and {@link
- * KernelStrategy} plans it as a {@link KernelExec}.
+ * KernelStrategy} plans it with its {@link KernelRequest}.
  */
 public final class KernelNode extends LogicalPlan {
   private static final long serialVersionUID = 1L;
   final LogicalPlan child;
-  final KernelSpec spec;
+  final KernelRequest request;
   private final Seq<Attribute> output;
 
-  public KernelNode(LogicalPlan child, KernelSpec spec, Seq<Attribute> output) {
+  public KernelNode(LogicalPlan child, KernelRequest request, Seq<Attribute> output) {
     this.child = child;
-    this.spec = spec;
+    this.request = request;
     this.output = output;
   }
 
@@ -35,7 +35,7 @@ public final class KernelNode extends LogicalPlan {
 
   @Override
   public LogicalPlan withNewChildrenInternal(IndexedSeq<LogicalPlan> children) {
-    return new KernelNode(children.apply(0), spec, output);
+    return new KernelNode(children.apply(0), request, output);
   }
 
   @Override
@@ -50,12 +50,12 @@ public final class KernelNode extends LogicalPlan {
 
   @Override
   public String nodeName() {
-    return spec.name;
+    return request.name();
   }
 
   @Override
   public scala.collection.Iterator<Object> stringArgs() {
-    return KernelPlan.<Object>seq(spec.toString()).iterator();
+    return KernelPlan.<Object>seq(request.toString()).iterator();
   }
 
   @Override
@@ -65,7 +65,7 @@ public final class KernelNode extends LogicalPlan {
 
   @Override
   public Object productElement(int n) {
-    return n == 0 ? child : n == 1 ? spec : output;
+    return n == 0 ? child : n == 1 ? request : output;
   }
 
   @Override

@@ -2,10 +2,7 @@ package wql.kernels;
 
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.spark.sql.Column;
-import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.ExperimentalMethods;
-import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Expression;
@@ -15,48 +12,67 @@ import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.catalyst.types.DataTypeUtils;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.execution.SparkStrategy;
-import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import scala.Option;
 import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * Puts a kernel into a DataFrame's plan as an operator of its own ({@link KernelNode}, planned as
- * {@link KernelExec}), so that the plan stays lazy and rows never leave Spark's internal format.
- * This leans on Spark's internal planner API: where it differs from the Spark the jar was built
- * against, {@link #of} returns null and the job's numpy kernel runs instead.
+ * Puts a kernel into a logical plan as a node of its own ({@link KernelNode}, planned as {@link
+ * KernelExec} by {@link KernelStrategy}), so that the plan stays lazy and rows never leave Spark's
+ * internal format. This leans on Spark's internal planner API: where it differs from the Spark the
+ * jar was built against, the job's numpy kernel runs instead.
  */
 final class KernelPlan {
   private KernelPlan() {}
 
-  /** The kernel's rows as a DataFrame of schema `output`, or null when this Spark cannot plan it. */
-  static Dataset<Row> of(Dataset<Row> input, KernelSpec spec, StructType output) {
-    try {
-      org.apache.spark.sql.classic.Dataset<Row> classic = (org.apache.spark.sql.classic.Dataset<Row>) input;
-      SparkSession session = classic.sparkSession();
-      register(session);
-      List<Attribute> attributes = new ArrayList<>();
-      for (StructField field : output.fields()) {
-        attributes.add(DataTypeUtils.toAttribute(field)); // a new attribute: the kernel makes its values
+  /**
+   * The kernel that `json` requests over `child` (a resolved plan), as a logical plan; {@link
+   * KernelRequest.Refused} when no kernel computes it.
+   *
+   * <p>An output column with the name and type of an input column (a key, a state, the cell) keeps
+   * that column's attribute: Spark's analyzer may resolve the columns a plan reads above the hint
+   * through the hint's input before this rule replaces it, and those references then stay valid.
+   * With `aliased`, every column is returned again under an alias, so that Spark's analyzer can tell
+   * two uses of the same result apart (a self-join) by renaming the aliases, which it cannot do to a
+   * node it does not know (the py4j path, whose plan is analyzed on its own).
+   */
+  static LogicalPlan of(LogicalPlan child, String json, boolean aliased) {
+    KernelRequest request = KernelRequest.parse(json, child.schema());
+    List<Attribute> attributes = new ArrayList<>();
+    Seq<Attribute> inputs = child.output();
+    for (StructField field : request.output().fields()) {
+      Attribute same = null;
+      for (int i = 0; i < inputs.size(); i++) {
+        Attribute input = inputs.apply(i);
+        if (input.name().equals(field.name()) && input.dataType().sameType(field.dataType())) {
+          same = input.withNullability(field.nullable());
+        }
       }
-      LogicalPlan node = new KernelNode(classic.logicalPlan(), spec, seq(attributes));
-      Dataset<Row> windows = org.apache.spark.sql.classic.Dataset$.MODULE$.ofRows(session, node);
-      // Every column again under an alias: Spark's analyzer can then tell two uses of the same
-      // result apart (a self-join) by renaming the aliases, which it cannot do to a node it does
-      // not know.
-      Column[] renamed = new Column[output.size()];
-      for (int i = 0; i < renamed.length; i++) {
-        String name = output.fields()[i].name();
-        renamed[i] = functions.col("`" + name.replace("`", "``") + "`").alias(name);
-      }
-      return windows.select(renamed);
-    } catch (ClassCastException | LinkageError e) {
-      return null; // Spark Connect, or a Spark whose planner API is not this one
+      attributes.add(same != null ? same : DataTypeUtils.toAttribute(field)); // else a new column
     }
+    LogicalPlan node = new KernelNode(request.input(child), request, seq(attributes));
+    if (!aliased) {
+      return node;
+    }
+    List<NamedExpression> renamed = new ArrayList<>();
+    for (Attribute attribute : attributes) {
+      renamed.add(
+          new Alias(
+              attribute,
+              attribute.name(),
+              NamedExpression.newExprId(),
+              seq(),
+              Option.<Metadata>empty(),
+              seq()));
+    }
+    return new Project(seq(renamed), node);
   }
 
-  private static synchronized void register(SparkSession session) {
+  /** Adds the kernels' strategy to a session without the extension (WQL's jar on the classpath alone). */
+  static synchronized void register(SparkSession session) {
     ExperimentalMethods experimental = session.experimental();
     Seq<SparkStrategy> strategies = experimental.extraStrategies();
     for (int i = 0; i < strategies.size(); i++) {
@@ -70,30 +86,24 @@ final class KernelPlan {
   }
 
   /**
-   * Which of `candidates` Spark's optimizer has folded to the constant 1 at the top of the input's
+   * Which of `candidates` Spark's optimizer has folded to the constant 1 at the top of an optimized
    * plan: a count of a column that cannot be NULL (declared so, or filtered so by WHERE). Such a
-   * count is a row count, so a kernel needs it in neither the shuffle nor its memory. Empty when
-   * the plan is not a classic Dataset's.
+   * count is a row count, so a kernel needs it in neither the shuffle nor its memory.
    */
-  static List<String> constantOnes(Dataset<Row> input, List<String> candidates) {
+  static List<String> constantOnes(LogicalPlan plan, List<String> candidates) {
     List<String> ones = new ArrayList<>();
-    try {
-      LogicalPlan plan = ((org.apache.spark.sql.classic.Dataset<Row>) input).queryExecution().optimizedPlan();
-      if (!(plan instanceof Project)) {
-        return ones;
-      }
-      Seq<NamedExpression> items = ((Project) plan).projectList();
-      for (int i = 0; i < items.size(); i++) {
-        NamedExpression item = items.apply(i);
-        if (item instanceof Alias && candidates.contains(item.name())) {
-          Expression value = ((Alias) item).child();
-          if (value.foldable() && Long.valueOf(1L).equals(value.eval(null))) {
-            ones.add(item.name());
-          }
+    if (!(plan instanceof Project)) {
+      return ones;
+    }
+    Seq<NamedExpression> items = ((Project) plan).projectList();
+    for (int i = 0; i < items.size(); i++) {
+      NamedExpression item = items.apply(i);
+      if (item instanceof Alias && candidates.contains(item.name())) {
+        Expression value = ((Alias) item).child();
+        if (value.foldable() && Long.valueOf(1L).equals(value.eval(null))) {
+          ones.add(item.name());
         }
       }
-    } catch (ClassCastException | LinkageError e) {
-      ones.clear(); // Spark Connect, or a Spark whose plan classes are not these
     }
     return ones;
   }
@@ -106,6 +116,15 @@ final class KernelPlan {
       }
     }
     throw new IllegalStateException("kernel input has no column " + name);
+  }
+
+  /** New attributes for a schema's fields: the columns an operator makes. */
+  static Seq<Attribute> attributes(StructType schema) {
+    List<Attribute> attributes = new ArrayList<>();
+    for (StructField field : schema.fields()) {
+      attributes.add(DataTypeUtils.toAttribute(field));
+    }
+    return seq(attributes);
   }
 
   static <T> Seq<T> seq(List<T> items) {

@@ -14,7 +14,8 @@ import scala.Option;
 import scala.collection.immutable.Seq;
 
 /**
- * Plans {@link KernelNode}s; a session gets one, added to its extra strategies on first use.
+ * Plans {@link KernelNode}s with their requests. A session gets one from WQL's extension ({@link
+ * WqlExtensions}), or added to its extra strategies on first use ({@link Kernels}).
  *
  * <p>A kernel over a group-by that its keys begin (the pane and slice plans' cells, grouped by keys
  * and cell, then repartitioned by keys) gets one shuffle instead of two: the group-by's final step
@@ -34,21 +35,25 @@ final class KernelStrategy extends SparkStrategy {
       return KernelPlan.seq();
     }
     KernelNode node = (KernelNode) plan;
-    SparkPlan input = aggregateClusteredByKeys(node);
-    if (input == null) {
-      input = planLater(node.child);
-    }
-    return KernelPlan.seq(new KernelExec(input, node.spec, node.output()));
+    return KernelPlan.seq(node.request.plan(node, this));
   }
 
-  /** The node's input as one shuffle, when it is a group-by repartitioned by the kernel's keys; else null. */
-  private SparkPlan aggregateClusteredByKeys(KernelNode node) {
-    if (!(node.child instanceof RepartitionByExpression) || node.spec.clusterBy == null || node.spec.clusterBy.isEmpty()) {
+  /** A logical plan, planned by the planner's strategies (this one included). */
+  SparkPlan later(LogicalPlan plan) {
+    return planLater(plan);
+  }
+
+  /**
+   * The node's input as one shuffle, when it is a group-by repartitioned by the kernel's keys
+   * `clusterBy`; else null.
+   */
+  SparkPlan aggregateClusteredByKeys(KernelNode node, List<String> clusterBy) {
+    if (!(node.child instanceof RepartitionByExpression) || clusterBy == null || clusterBy.isEmpty()) {
       return null;
     }
     RepartitionByExpression repartition = (RepartitionByExpression) node.child;
     List<Attribute> keys = new ArrayList<>();
-    for (String name : node.spec.clusterBy) {
+    for (String name : clusterBy) {
       keys.add(KernelPlan.attribute(node.child.output(), name));
     }
     if (repartition.optNumPartitions().isDefined() || !sameAttributes(repartition.partitionExpressions(), keys)) {

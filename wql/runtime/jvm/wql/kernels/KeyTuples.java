@@ -19,11 +19,13 @@ final class KeyTuples {
   final long[][] longs;
   final double[][] doubles;
   final int tupleBytes; // bytes a tuple takes in the columns
+  final int id; // the key's number in its partition, in the order keys were first seen
   int size;
   private boolean sorted = true;
 
-  KeyTuples(UnsafeRow template, boolean[] storedLongs, int doubleSlots) {
+  KeyTuples(UnsafeRow template, boolean[] storedLongs, int doubleSlots, int id) {
     this.template = template;
+    this.id = id;
     longs = new long[storedLongs.length][];
     for (int s = 0; s < longs.length; s++) {
       longs[s] = storedLongs[s] ? new long[values.length] : null;
@@ -90,6 +92,21 @@ final class KeyTuples {
         ((double[]) to)[at + i] = from.getDouble(i);
       }
     }
+  }
+
+  /** Drops the columns (the tuples went elsewhere: {@link SortedTuples}); returns the bytes they held. */
+  long drop() {
+    long held = (long) values.length * tupleBytes;
+    values = new long[0];
+    for (int s = 0; s < longs.length; s++) {
+      longs[s] = longs[s] == null ? null : new long[0];
+    }
+    for (int s = 0; s < doubles.length; s++) {
+      doubles[s] = new double[0];
+    }
+    size = 0;
+    sorted = true;
+    return held;
   }
 
   /** Puts the tuples in ascending order of value (ties in arrival order), if they are not already. */

@@ -1,12 +1,12 @@
 package wql.kernels;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Iterator;
 import java.util.List;
-import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.StructType;
 
@@ -33,46 +33,86 @@ import org.apache.spark.sql.types.StructType;
 public final class SlidingCombine {
   private SlidingCombine() {}
 
-  /** The windows, or null when a column has a type only the numpy kernel handles. */
-  public static Dataset<Row> combine(
-      Dataset<Row> cells,
-      List<String> keys,
-      String cell,
-      List<String> operations,
-      List<String> columns,
-      long size,
-      long step,
-      String last) {
-    Spec spec = Spec.of(cells.schema(), keys, cell, operations, columns, last);
-    if (spec == null) {
-      return null;
+  /** The request {"keys", "cell", "operations", "columns", "size", "step", "last", "cumulate"} over cells of that schema. */
+  static KernelRequest request(JsonNode request, StructType schema) {
+    List<String> keys = KernelRequest.strings(request.path("keys"));
+    String cell = request.path("cell").asText();
+    List<String> operations = KernelRequest.strings(request.path("operations"));
+    List<String> columns = KernelRequest.strings(request.path("columns"));
+    String last = request.path("last").isTextual() ? request.path("last").asText() : null;
+    List<String> names = List.of(schema.fieldNames());
+    if (!names.contains(cell) || !(schema.apply(cell).dataType() instanceof LongType)) {
+      throw new KernelRequest.Refused("the cell column " + cell + " is not a BIGINT");
     }
-    spec.size = size;
-    spec.step = step;
-    String name = last == null ? "SlidingCombine" : "LandmarkCombine";
-    return plan(cells, keys, cell, name, spec);
+    if (last != null && (!names.contains(last) || !(schema.apply(last).dataType() instanceof LongType))) {
+      throw new KernelRequest.Refused("the last-window column " + last + " is not a BIGINT");
+    }
+    States states = States.of(schema, operations, columns);
+    Keys keyFields = names.containsAll(keys) ? Keys.of(schema, keys) : null;
+    if (states == null || keyFields == null) {
+      throw new KernelRequest.Refused("a key or state column has a type only the numpy kernel handles");
+    }
+    if (states.hasAbsentColumn()) { // every cell carries every state; let the numpy kernel name the missing one
+      throw new KernelRequest.Refused("a state column is missing");
+    }
+    Spec spec = new Spec();
+    spec.schema = schema;
+    spec.states = states;
+    spec.keys = keyFields;
+    spec.cellField = schema.fieldIndex(cell);
+    spec.lastField = last == null ? -1 : schema.fieldIndex(last);
+    spec.size = request.path("size").asLong();
+    spec.cumulate = request.path("cumulate").asBoolean(false); // CUMULATE: cells of one step, size to a period
+    spec.step = spec.cumulate ? 1 : request.path("step").asLong();
+    if (spec.size <= 0 || spec.step <= 0) {
+      throw new KernelRequest.Refused("size and step must be positive");
+    }
+    if (spec.cumulate && last != null) {
+      throw new KernelRequest.Refused("a CUMULATE window has no last-window column");
+    }
+    String name = spec.cumulate ? "CumulateCombine" : last == null ? "SlidingCombine" : "LandmarkCombine";
+    return new Request(name, keys, cell, spec);
   }
 
-  /** CUMULATE windows over cells of one step, {@code size} to a period; null as for {@link #combine}. */
-  public static Dataset<Row> cumulate(
-      Dataset<Row> cells,
-      List<String> keys,
-      String cell,
-      List<String> operations,
-      List<String> columns,
-      long size) {
-    Spec spec = Spec.of(cells.schema(), keys, cell, operations, columns, null);
-    if (spec == null) {
-      return null;
-    }
-    spec.size = size;
-    spec.step = 1;
-    spec.cumulate = true;
-    return plan(cells, keys, cell, "CumulateCombine", spec);
-  }
+  /** Cells to windows, each key's cells in one partition sorted by cell. */
+  static final class Request extends KernelRequest {
+    private static final long serialVersionUID = 1L;
+    private final String name;
+    private final List<String> keys;
+    private final String cell;
+    private final Spec spec;
 
-  private static Dataset<Row> plan(Dataset<Row> cells, List<String> keys, String cell, String name, Spec spec) {
-    return KernelPlan.of(cells, new KernelSpec(name, keys, cell, rows -> new Windows(rows, spec)), spec.schema);
+    Request(String name, List<String> keys, String cell, Spec spec) {
+      this.name = name;
+      this.keys = List.copyOf(keys);
+      this.cell = cell;
+      this.spec = spec;
+    }
+
+    @Override
+    String name() {
+      return name;
+    }
+
+    @Override
+    StructType output() {
+      return spec.schema;
+    }
+
+    @Override
+    SparkPlan plan(KernelNode node, KernelStrategy strategy) {
+      SparkPlan input = strategy.aggregateClusteredByKeys(node, keys);
+      if (input == null) {
+        input = strategy.later(node.child);
+      }
+      Spec work = spec; // the closure must hold the spec alone
+      return new KernelExec(input, new KernelSpec(name, keys, cell, rows -> new Windows(rows, work)), node.output());
+    }
+
+    @Override
+    public String toString() {
+      return "keys " + keys + ", " + spec.size + " cells of " + cell + " a window, every " + spec.step;
+    }
   }
 
   static final class Spec implements java.io.Serializable {
@@ -85,34 +125,6 @@ public final class SlidingCombine {
     long size;
     long step;
     boolean cumulate;
-
-    /** The fields of the cells, or null when a column has a type only the numpy kernel handles. */
-    static Spec of(
-        StructType schema,
-        List<String> keys,
-        String cell,
-        List<String> operations,
-        List<String> columns,
-        String last) {
-      States states = States.of(schema, operations, columns);
-      Keys keyFields = Keys.of(schema, keys);
-      if (states == null || keyFields == null || !(schema.apply(cell).dataType() instanceof LongType)) {
-        return null;
-      }
-      if (states.hasAbsentColumn()) {
-        return null; // every cell carries every state; let the numpy kernel name the missing one
-      }
-      if (last != null && !(schema.apply(last).dataType() instanceof LongType)) {
-        return null;
-      }
-      Spec spec = new Spec();
-      spec.schema = schema;
-      spec.states = states;
-      spec.keys = keyFields;
-      spec.cellField = schema.fieldIndex(cell);
-      spec.lastField = last == null ? -1 : schema.fieldIndex(last);
-      return spec;
-    }
   }
 
   /** The windows of one partition's cells, sorted by cell, with every key's cells in it. */

@@ -13,6 +13,8 @@ import org.apache.spark.util.TaskCompletionListener;
  */
 final class TaskMemory extends MemoryConsumer {
   private final String kernel;
+  private long peak;
+  private long limit = Long.MAX_VALUE; // the most this kernel asks Spark for, else as much as Spark grants
 
   private TaskMemory(TaskContext task, String kernel) {
     super(task.taskMemoryManager(), MemoryMode.ON_HEAP);
@@ -27,21 +29,61 @@ final class TaskMemory extends MemoryConsumer {
     return task == null ? null : new TaskMemory(task, kernel);
   }
 
-  /** Accounts `bytes` more, or fails when Spark's execution memory cannot hold them. */
+  /** Accounts `bytes` more, or fails ({@link Refused}) when Spark's execution memory cannot hold them. */
   void reserve(long bytes, long tuples) {
+    if (!tryReserve(bytes)) {
+      throw new Refused(
+          String.format(
+              "WQL's %s kernel holds a window's tuples in memory, and %,d tuples (%,d MB) do not fit in"
+                  + " Spark's execution memory: raise spark.executor.memory (spark.driver.memory when local)",
+              kernel, tuples, (getUsed() + bytes) >> 20));
+    }
+  }
+
+  /** Accounts `bytes` more, or returns false (accounting nothing) when Spark cannot grant them. */
+  boolean tryReserve(long bytes) {
     if (bytes <= 0) {
-      return; // Spark refuses requests for nothing
+      return true; // Spark refuses requests for nothing
+    }
+    if (getUsed() + bytes > limit) {
+      return false;
     }
     long granted = acquireMemory(bytes);
     if (granted < bytes) {
       freeMemory(granted);
-      throw new IllegalStateException(
-          String.format(
-              "WQL's %s kernel holds each partition's tuples in memory, and %,d tuples (%,d MB) do not fit in"
-                  + " Spark's execution memory: raise spark.executor.memory (spark.driver.memory when local),"
-                  + " spread the keys over more partitions (spark.sql.shuffle.partitions), or run with --plan over",
-              kernel, tuples, (getUsed() + bytes) >> 20));
+      return false;
     }
+    peak = Math.max(peak, getUsed());
+    return true;
+  }
+
+  /**
+   * The most this kernel held at once, reported to the task's metrics (peak execution memory, which
+   * sums its operators' peaks): the larger of its arrays' peak and `other`'s (the sorter that took
+   * over from them, as they were released).
+   */
+  void reportPeak(long other) {
+    TaskContext task = TaskContext.get();
+    long most = Math.max(peak, other);
+    if (task != null && most > 0) {
+      task.taskMetrics().incPeakExecutionMemory(most);
+    }
+    peak = 0;
+  }
+
+  /** Spark's execution memory could not hold what a kernel asked for. */
+  static final class Refused extends IllegalStateException {
+    private static final long serialVersionUID = 1L;
+
+    Refused(String message) {
+      super(message);
+    }
+  }
+
+  /** Refuses reservations past `bytes` (negative: no limit of its own). */
+  TaskMemory limitedTo(long bytes) {
+    limit = bytes < 0 ? Long.MAX_VALUE : bytes;
+    return this;
   }
 
   void release(long bytes) {

@@ -1,16 +1,22 @@
 package wql.kernels;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.function.Function;
-import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.IsNotNull;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.catalyst.plans.logical.Filter;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.Project;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.BooleanType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
@@ -40,33 +46,123 @@ import org.apache.spark.sql.types.StructType;
 public final class TupleWindows {
   private TupleWindows() {}
 
-  /** The windows, or null for a case only the numpy kernel handles (other modes, groups, types). */
-  public static Dataset<Row> combine(
-      Dataset<Row> rows,
-      List<String> partitions,
-      List<String> groups,
-      List<String> operations,
-      List<String> columns,
-      long size,
-      String mode,
-      String outputJson) {
-    if (!mode.equals("every") || !groups.isEmpty() || size <= 0) {
-      return null;
+  /**
+   * The request {"partitions", "groups", "operations", "columns", "size", "mode", "output"} over
+   * tuples of that schema; refused for a case only the numpy kernel handles (other modes, groups,
+   * types).
+   */
+  static KernelRequest request(JsonNode request, StructType input) {
+    List<String> partitions = KernelRequest.strings(request.path("partitions"));
+    List<String> operations = KernelRequest.strings(request.path("operations"));
+    List<String> columns = KernelRequest.strings(request.path("columns"));
+    long size = request.path("size").asLong();
+    String mode = request.path("mode").asText();
+    if (!mode.equals("every") || !KernelRequest.strings(request.path("groups")).isEmpty() || size <= 0) {
+      throw new KernelRequest.Refused("the JVM computes a window at every tuple, without GROUP BY, of a positive RANGE");
     }
-    Dataset<Row> valued = rows.where(rows.col("_t").isNotNull());
-    List<String> ones = KernelPlan.constantOnes(valued, integralSums(rows.schema(), operations, columns));
-    valued = valued.drop(ones.toArray(new String[0]));
-    StructType input = valued.schema();
-    StructType output = (StructType) DataType.fromJson(outputJson);
+    if (!request.path("size").isIntegralNumber()) {
+      throw new KernelRequest.Refused("the RANGE is not a whole number");
+    }
+    StructType output;
+    try {
+      output = (StructType) DataType.fromJson(request.path("output").asText());
+    } catch (RuntimeException e) {
+      throw new KernelRequest.Refused("the output schema is not a struct's JSON");
+    }
+    spec(input, partitions, operations, columns, size, output); // refuses what it cannot compute
+    return new Request(partitions, operations, columns, size, output);
+  }
+
+  /** Tuples to windows: batches per key before the shuffle, then each key's windows. */
+  static final class Request extends KernelRequest {
+    private static final long serialVersionUID = 1L;
+    private final List<String> partitions;
+    private final List<String> operations;
+    private final List<String> columns;
+    private final long size;
+    private final StructType output;
+
+    Request(List<String> partitions, List<String> operations, List<String> columns, long size, StructType output) {
+      this.partitions = List.copyOf(partitions);
+      this.operations = List.copyOf(operations);
+      this.columns = List.copyOf(columns);
+      this.size = size;
+      this.output = output;
+    }
+
+    @Override
+    String name() {
+      return "TupleWindows";
+    }
+
+    @Override
+    StructType output() {
+      return output;
+    }
+
+    /** Tuples whose value is NULL name no window and are in none: they never reach the kernel. */
+    @Override
+    LogicalPlan input(LogicalPlan child) {
+      return new Filter(new IsNotNull(KernelPlan.attribute(child.output(), "_t")), child);
+    }
+
+    @Override
+    SparkPlan plan(KernelNode node, KernelStrategy strategy) {
+      LogicalPlan valued = node.child;
+      List<String> ones = KernelPlan.constantOnes(valued, integralSums(valued.schema(), operations, columns));
+      if (!ones.isEmpty()) { // constantOnes found them in the top projection: it no longer makes them
+        Project top = (Project) valued;
+        List<NamedExpression> kept = new ArrayList<>();
+        for (int i = 0; i < top.projectList().size(); i++) {
+          if (!ones.contains(top.projectList().apply(i).name())) {
+            kept.add(top.projectList().apply(i));
+          }
+        }
+        valued = new Project(KernelPlan.seq(kept), top.child());
+      }
+      Spec spec = spec(valued.schema(), partitions, operations, columns, size, output);
+      spec.memoryLimit = Long.parseLong(SQLConf.get().getConfString(MEMORY_LIMIT, "-1"));
+      KernelSpec batching = new KernelSpec("TupleBatches", null, null, tuples -> new TupleBatches.Batcher(tuples, spec));
+      SparkPlan batches = new KernelExec(strategy.later(valued), batching, KernelPlan.attributes(spec.batches));
+      KernelSpec windowing = new KernelSpec("TupleWindows", partitions, null, batched -> new Windows(batched, spec));
+      return new KernelExec(batches, windowing, node.output());
+    }
+
+    @Override
+    public String toString() {
+      return "partitions " + partitions + ", RANGE " + size + ", a window at every tuple";
+    }
+  }
+
+  /** The integral sums among the states: counts, which Spark may prove to be 1 on every row. */
+  private static List<String> integralSums(StructType input, List<String> operations, List<String> columns) {
+    List<String> present = List.of(input.fieldNames());
+    List<String> sums = new ArrayList<>();
+    for (int i = 0; i < columns.size(); i++) {
+      String column = columns.get(i);
+      if (operations.get(i).equals("sum") && present.contains(column) && States.isIntegral(input.apply(column).dataType())) {
+        sums.add(column);
+      }
+    }
+    return sums;
+  }
+
+  /** What the operators need to know of the input and output rows; refused where the JVM cannot compute them. */
+  private static Spec spec(
+      StructType input, List<String> partitions, List<String> operations, List<String> columns, long size, StructType output) {
     States states = States.of(input, operations, columns); // a dropped count is absent: a row count
-    Keys keys = Keys.of(input, partitions);
     List<String> names = List.of(input.fieldNames());
-    if (states == null || keys == null) {
-      return null;
+    Keys keys = names.containsAll(partitions) ? Keys.of(input, partitions) : null;
+    if (states == null || keys == null || !names.contains("_t")) {
+      throw new KernelRequest.Refused("a key or state column has a type only the numpy kernel handles");
+    }
+    List<String> outNames = List.of(output.fieldNames());
+    if (!outNames.contains("wid") || !outNames.containsAll(partitions)) {
+      throw new KernelRequest.Refused("the output schema has no wid or key column");
     }
     DataType widType = output.apply("wid").dataType();
     if (!States.isIntegral(input.apply("_t").dataType()) || !States.isIntegral(widType)) {
-      return null;
+      throw new KernelRequest.Refused("the window attribute is not integral");
     }
     Spec spec = new Spec();
     spec.states = states;
@@ -76,7 +172,7 @@ public final class TupleWindows {
     spec.valueWidth = States.width(input.apply("_t").dataType());
     spec.insideField = names.indexOf("_in");
     if (spec.insideField >= 0 && !(input.fields()[spec.insideField].dataType() instanceof BooleanType)) {
-      return null;
+      throw new KernelRequest.Refused("_in is not a boolean");
     }
     spec.storedLongs = new boolean[states.longs()];
     for (int s = 0; s < spec.storedLongs.length; s++) {
@@ -95,39 +191,31 @@ public final class TupleWindows {
     spec.widOut = output.fieldIndex("wid");
     spec.widWidth = States.width(widType);
     spec.longOut = new int[states.longs()];
-    for (int s = 0; s < spec.longOut.length; s++) {
-      spec.longOut[s] = output.fieldIndex(states.longName[s]);
-    }
     spec.doubleOut = new int[states.doubles()];
-    for (int s = 0; s < spec.doubleOut.length; s++) {
-      spec.doubleOut[s] = output.fieldIndex(states.doubleName[s]);
+    try {
+      for (int s = 0; s < spec.longOut.length; s++) {
+        spec.longOut[s] = output.fieldIndex(states.longName[s]);
+      }
+      for (int s = 0; s < spec.doubleOut.length; s++) {
+        spec.doubleOut[s] = output.fieldIndex(states.doubleName[s]);
+      }
+    } catch (IllegalArgumentException e) {
+      throw new KernelRequest.Refused("the output schema lacks a state column");
     }
-    KernelSpec batching = new KernelSpec("TupleBatches", null, null, tuples -> new TupleBatches.Batcher(tuples, spec));
-    Dataset<Row> batches = KernelPlan.of(valued, batching, spec.batches);
-    if (batches == null) {
-      return null;
-    }
-    KernelSpec windowing = new KernelSpec("TupleWindows", partitions, null, batched -> new Windows(batched, spec));
-    return KernelPlan.of(batches, windowing, output);
+    return spec;
   }
 
-  /** The integral sums among the states: counts, which Spark may prove to be 1 on every row. */
-  private static List<String> integralSums(StructType input, List<String> operations, List<String> columns) {
-    List<String> present = List.of(input.fieldNames());
-    List<String> sums = new ArrayList<>();
-    for (int i = 0; i < columns.size(); i++) {
-      String column = columns.get(i);
-      if (operations.get(i).equals("sum") && present.contains(column) && States.isIntegral(input.apply(column).dataType())) {
-        sums.add(column);
-      }
-    }
-    return sums;
-  }
+  /**
+   * The most the kernel holds in arrays per task (bytes) before its tuples stream through Spark's
+   * sorter ({@link SortedTuples}); unset, whatever Spark's execution memory grants.
+   */
+  static final String MEMORY_LIMIT = "spark.wql.bins.memoryLimit";
 
   static final class Spec implements java.io.Serializable {
     private static final long serialVersionUID = 1L;
     States states;
     long size;
+    long memoryLimit = -1;
     // Before the shuffle: the input rows.
     Keys keys;
     int valueField;
@@ -171,12 +259,14 @@ public final class TupleWindows {
     private int count; // the current key's windows
     private int at; // the next of them to look at
     private UnsafeRow out; // one row, refilled for each window: Spark's consumers copy what they keep
+    private Iterator<InternalRow> streamed; // the windows, when the partition's tuples did not fit in memory
 
     Windows(Iterator<InternalRow> batches, Spec spec) {
       this.batches = batches;
       this.spec = spec;
       states = spec.states;
-      memory = TaskMemory.ofTask("bins");
+      TaskMemory task = TaskMemory.ofTask("bins");
+      memory = task == null ? null : task.limitedTo(spec.memoryLimit);
       keys = new KeyIndex<>(spec.batchKeys);
       columns = RangeColumn.of(states, spec.storedLongs);
       windows = new WindowStates(states.longs(), states.doubles(), memory);
@@ -188,27 +278,47 @@ public final class TupleWindows {
         load();
       }
       while (true) {
+        if (streamed != null) {
+          return streamed.hasNext() || finish();
+        }
         for (; at < count; at++) {
           if (windows.longs[states.firstSlot][at] > 0) {
             return true; // a window holding no tuple (all outside WHERE) is left out
           }
         }
         if (nextKey == pending.size()) {
-          if (memory != null) {
-            memory.releaseAll();
-          }
-          return false;
+          return finish();
         }
-        KeyTuples key = pending.set(nextKey++, null); // its columns are not needed once its windows are
-        computeWindows(key);
-        release((long) key.values.length * key.tupleBytes);
+        KeyTuples key = pending.get(nextKey);
+        try {
+          computeWindows(key);
+        } catch (TaskMemory.Refused e) { // its windows' arrays do not fit: this key and the rest stream
+          count = 0;
+          stream(pending.subList(nextKey, pending.size()), null, null);
+          continue;
+        }
+        pending.set(nextKey++, null); // its columns are not needed once its windows are
+        release(key.drop());
       }
+    }
+
+    private boolean finish() {
+      if (memory != null) {
+        if (streamed == null) {
+          memory.reportPeak(0);
+        }
+        memory.releaseAll();
+      }
+      return false;
     }
 
     @Override
     public InternalRow next() {
       if (!hasNext()) {
         throw new NoSuchElementException();
+      }
+      if (streamed != null) {
+        return streamed.next();
       }
       States.setIntegral(out, spec.widOut, spec.widWidth, windows.wids[at]);
       for (int s = 0; s < spec.longOut.length; s++) {
@@ -227,12 +337,38 @@ public final class TupleWindows {
         InternalRow batch = batches.next();
         KeyTuples key = keys.of(batch, newKey);
         int n = batch.getArray(spec.batchValues).numElements();
+        if (memory != null && !memory.tryReserve((long) key.growthFor(n) * key.tupleBytes)) {
+          stream(keys.values(), key, batch); // the partition does not fit: every tuple streams
+          return;
+        }
         tuples += n;
-        account((long) key.growthFor(n) * key.tupleBytes); // before the columns grow
         key.append(batch, spec.batchValues, spec.batchLongs, spec.batchDoubles);
       }
       pending = keys.values();
       keys = null;
+    }
+
+    /**
+     * From here on the partition's windows come from {@link SortedTuples}: the tuples `held` in
+     * columns, then `batch` (of `key`) and every batch still to come, sorted through Spark's
+     * spilling sorter; the columns' memory is released as they are copied out.
+     */
+    private void stream(List<KeyTuples> held, KeyTuples key, InternalRow batch) {
+      SortedTuples sorted = new SortedTuples(spec);
+      for (KeyTuples k : held) {
+        sorted.addColumns(k);
+        release(k.drop());
+      }
+      if (batch != null) {
+        sorted.addBatch(key, batch);
+      }
+      while (batches.hasNext()) {
+        InternalRow next = batches.next();
+        sorted.addBatch(keys.of(next, newKey), next);
+      }
+      pending = List.of();
+      keys = null;
+      streamed = sorted.windows(memory);
     }
 
     private KeyTuples newKey(InternalRow batch) {
@@ -243,8 +379,11 @@ public final class TupleWindows {
       if (unsafe == null) {
         unsafe = UnsafeProjection.create(spec.output);
       }
-      KeyTuples key = new KeyTuples(unsafe.apply(values).copy(), spec.storedLongs, states.doubles());
-      account((long) key.values.length * key.tupleBytes);
+      int id = keys.values().size(); // the key's number: KeyIndex adds it next
+      KeyTuples key = new KeyTuples(unsafe.apply(values).copy(), spec.storedLongs, states.doubles(), id);
+      if (memory != null) {
+        memory.tryReserve((long) key.values.length * key.tupleBytes); // a few bytes: kept even if refused
+      }
       return key;
     }
 

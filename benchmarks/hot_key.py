@@ -1,0 +1,114 @@
+"""One hot key: WQL's plans in memory bounded by the windows in flight, not by the key's tuples.
+
+    python benchmarks/hot_key.py [--rows N] [--case bins|pane|both] [--json]
+
+N tuples (default 50,000,000), all of ONE key (a single sensor), ten a second, under the default
+session memory (WQL's local session: the driver's 1 GB, so about 430 MB of execution memory
+shared by its tasks):
+- bins: a window at every reading holding the key's last 100 seconds (~1,000 tuples),
+  [RANGE 100 SECONDS RATTR ts SLIDE 1 ROW PATTR k], sum and count. The key's tuples are far
+  more than memory holds, so the bins kernel streams them through Spark's spilling sorter.
+- pane: [RANGE 10 MINUTES SLIDE 1 MINUTE WATTR ts] GROUP BY k, sum, count and max: per-minute
+  cells (Spark's aggregation spills), combined by a queue of the 10 cells in flight.
+Each case prints its time and the peak execution memory of its tasks (Spark's task metrics
+peakOnHeapExecutionMemory + peakOffHeapExecutionMemory, what the task memory manager held at once,
+read from the event log); every output row is computed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import sys
+import tempfile
+import time
+from typing import Any
+
+from harness import described
+
+CASES = {
+    "bins": "SELECT sum(v) AS total, count(*) AS n FROM hot [RANGE 100 SECONDS RATTR ts SLIDE 1 ROW PATTR k]",
+    "pane": (
+        "SELECT k, sum(v) AS total, count(*) AS n, max(v) AS top FROM hot "
+        "[RANGE 10 MINUTES SLIDE 1 MINUTE WATTR ts] GROUP BY k"
+    ),
+}
+
+
+def arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=50_000_000)
+    parser.add_argument("--case", choices=[*CASES, "both"], default="both")
+    parser.add_argument("--json", action="store_true", help="one JSON object per case: case, rows, wql_s, peak_mb")
+    parser.add_argument("--master", default="local[*]")
+    return parser.parse_args()
+
+
+def task_ends(log_dir: str) -> list[dict[str, Any]]:
+    """The task-end events Spark's event log holds so far (flushed at each job's end)."""
+    events = []
+    for path in sorted(glob.glob(os.path.join(log_dir, "**", "*"), recursive=True)):
+        if os.path.isdir(path):
+            continue
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                if '"SparkListenerTaskEnd"' in line:
+                    events.append(json.loads(line))
+    return events
+
+
+def task_peak(event: dict[str, Any]) -> int:
+    """A task's peak execution memory as its task memory manager saw it (every consumer at once); Spark's
+    older metric "Peak Execution Memory" sums each operator's own peak instead."""
+    metrics = event.get("Task Metrics", {})
+    held = metrics.get("Peak On Heap Execution Memory", 0) + metrics.get("Peak Off Heap Execution Memory", 0)
+    return held or metrics.get("Peak Execution Memory", 0)
+
+
+def main() -> int:
+    args = arguments()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import functions as F
+
+    import wql
+    from wql.runtime.session import default_jvm_log, local_session
+
+    log_dir = tempfile.mkdtemp(prefix="wql-hot-key-events-")
+    spark = local_session(  # the default memory: no spark.driver.memory of our own
+        args.master,
+        app_name="wql benchmark: hot key",
+        extra={"spark.eventLog.enabled": "true", "spark.eventLog.dir": log_dir, "spark.eventLog.compress": "false"},
+        jvm_log=default_jvm_log(),
+    )
+    data = spark.range(args.rows).select(
+        F.lit(1).alias("k"), (F.col("id") % 1000 / 10.0).alias("v"), F.timestamp_seconds(F.col("id") / 10).alias("ts")
+    )
+    for case in CASES if args.case == "both" else [args.case]:
+        query = wql.compile(CASES[case], streams={"hot": data})
+        result = query.run(spark, hot=data)
+        probe = result.select(F.sum(F.hash(*result.columns)).alias("h"), F.count(F.lit(1)).alias("n"))
+        before = len(task_ends(log_dir))
+        started = time.perf_counter()
+        windows = probe.collect()[0]["n"]
+        seconds = time.perf_counter() - started
+        time.sleep(1)  # the job's end flushes the log
+        tasks = task_ends(log_dir)[before:]
+        peak = max(map(task_peak, tasks), default=0)
+        row = {"case": case, "plan": query.plan, "rows": args.rows, "windows": windows}
+        row.update(wql_s=round(seconds, 2), peak_mb=round(peak / 2**20, 1), where=described(args.master))
+        if args.json:
+            print(json.dumps(row), flush=True)
+        else:
+            print(
+                f"{case} ({query.plan}): {args.rows:,} tuples of one key, {windows:,} windows in {seconds:.1f} s,"
+                f" peak execution memory {peak / 2**20:.0f} MB",
+                flush=True,
+            )
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -63,16 +63,19 @@ def test_a_tuple_out_of_order_splits_a_threshold_frame(spark: Any) -> None:
     assert got == [(1, 0.0, 2.0, 2), ("drain", 4.0, 4.0, 1)]
 
 
-def test_a_frame_is_final_when_the_punctuation_reaches_its_closing_tuple(spark: Any) -> None:
-    # SLACK 0: after trigger 1 p = 3 s, exactly the closing tuple's value: a tuple still to come at 3 s arrives
-    # later, so it sorts after the closing one and [0, 1] cannot change.
+def test_a_frame_is_final_once_the_punctuation_is_past_its_closing_tuple(spark: Any) -> None:
+    # SLACK 0: after trigger 0 p = 3 s. The tuple that closes [0, 3] arrives in trigger 1 at 3 s, exactly the
+    # punctuation: on time, after the earlier 3 s in arrival order. p stays 3 s, not past it: the frame is
+    # still open (it was not final in trigger 0 either, before its closing tuple came); 4 s makes it final.
     text = "SELECT count(*) AS n FROM s [FRAME THRESHOLD (v < 1) WATTR ts]"
-    got, _ = emitted(spark, text, [[row(0, v=0.0), row(1, v=0.0)], [row(3, v=5.0)], [row(3, v=0.0)]])
-    assert got == [(1, 0.0, 1.0, 2), ("drain", 3.0, 3.0, 1)]
+    batches = [[row(0, v=0.0), row(1, v=0.0), row(3, v=0.0)], [row(3, v=5.0)], [row(4, v=5.0)]]
+    got, _ = emitted(spark, text, batches)
+    assert got == [(2, 0.0, 3.0, 3)]
 
 
 def test_an_aggregate_frame_is_closed_by_its_own_last_tuple(spark: Any) -> None:
-    # sum(v) > 2 first holds at 2 s: [0, 2] is closed there, final once p reaches 2 s, with no tuple after it.
+    # sum(v) > 2 first holds at 2 s: [0, 2] is closed there, before any tuple after it, and final once p is
+    # past 2 s (trigger 2).
     text = "SELECT count(*) AS n FROM s [FRAME AGGREGATE (sum(v) > 2) WATTR ts]"
     got, _ = emitted(spark, text, [[row(0, v=1.0), row(1, v=1.0)], [row(2, v=1.0)], [row(3, v=1.0)]])
-    assert got == [(1, 0.0, 2.0, 3), ("drain", 3.0, 3.0, 1)]
+    assert got == [(2, 0.0, 2.0, 3), ("drain", 3.0, 3.0, 1)]

@@ -14,7 +14,7 @@ whether a late tuple counts. The rules, for one query:
 - A window is final once p has passed everything that could still join it: a
   grid window [start, end) once p ≥ end; a window named by a tuple value w once
   p > w; a Kafka window [x, x + r] once p > x + r; a session once p > last + g
-  (with MAX, also once p ≥ first + MAX); a frame once p reaches the tuple that
+  (with MAX, also once p ≥ first + MAX); a frame once p is past the tuple that
   closed it. EMIT FINAL emits a window
   once, when it becomes final; EMIT CHANGES emits, each trigger, the open
   windows whose result changed. Draining sets p = +∞.
@@ -83,10 +83,16 @@ def _kept_text(query: Query, plan: Plan) -> str:
         return f"cells of the open windows: {per}, at most about {reach} / cell width + 1, however many rows"
     if window.is_data_driven:
         what = "session" if window.kind is WindowKind.SESSION else "frame"
-        return (
+        kept = (
             f"rows: per key, the tuples from its first {what} not final yet on, from which the windows stage "
             f"finds the open {what}s again with the next trigger's tuples"
         )
+        if window.partition_by:
+            kept += (
+                f"; and each key's open {what}s, so that a trigger computes again only the keys its tuples touch "
+                "(a key none touches keeps its tuples as they were until one does)"
+            )
+        return kept
     if window.kind is WindowKind.LANDMARK:
         return "rows: every tuple (a landmark window's aggregate without partial states needs them all)"
     if window.attr.is_row_num:
@@ -152,7 +158,7 @@ def _final(query: Query) -> str:
         WindowKind.AGGREGATE: "its last tuple (where the condition held)",
     }.get(window.kind)
     if closer is not None:
-        return f"a frame once the punctuation reaches the tuple that closed it: {closer}"
+        return f"a frame once the punctuation is past the tuple that closed it: {closer}"
     if window.kind is WindowKind.KAFKA:
         return "a window [x, x + RANGE] once the punctuation is past x + RANGE"
     if window.kind in {WindowKind.SLIDE_BY_TUPLE, WindowKind.SLIDE_BY_RANK}:

@@ -401,15 +401,16 @@ def data_driven_final(window: Window, extent: Extent, point: Number) -> bool:
     A tuple still to come has a value at or past the punctuation and, on a tie, a later arrival. A
     session is final once `point` is past its last value + g (a tuple still to come is too far to
     join it), or with MAX once `point` reaches its first value + MAX (such a tuple would be cut off).
-    A frame is final once `point` reaches the value of the tuple that closed it: every tuple before
-    that one in (value, arrival) order is known, and the frame depends on nothing after it."""
+    A frame is final once `point` is past the value of the tuple that closed it: every tuple before
+    that one in (value, arrival) order is known, and the frame depends on nothing after it. Not at
+    that value: the closing tuple itself may still arrive there, after the punctuation did."""
     frame = window.frame
     assert frame is not None
     first, last = extent.members[0].a, extent.members[-1].a
     if window.kind is WindowKind.SESSION:
         assert frame.gap is not None and first is not None and last is not None
         return point > last + frame.gap or (frame.longest is not None and point >= first + frame.longest)
-    return extent.closer is not None and extent.closer.a is not None and point >= extent.closer.a
+    return extent.closer is not None and extent.closer.a is not None and point > extent.closer.a
 
 
 def extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:

@@ -13,7 +13,7 @@
 # Final   a session once the punctuation is past its last value + GAP
 # Time    max ts seen − SLACK 2 MINUTES, after each trigger
 # Late    a tuple whose ts is below the punctuation at the start of its trigger (CONSISTENT): it is in no window; it is counted and written to the late-rows output
-# State   rows: per key, the tuples from its first session not final yet on, from which the windows stage finds the open sessions again with the next trigger's tuples, in the checkpoint directory, between triggers
+# State   rows: per key, the tuples from its first session not final yet on, from which the windows stage finds the open sessions again with the next trigger's tuples; and each key's open sessions, so that a trigger computes again only the keys its tuples touch (a key none touches keeps its tuples as they were until one does), in the checkpoint directory, between triggers
 #
 # Run:  python job.py [--input clicks=DIR] [--output DIR --checkpoint DIR] [--late DIR]
 #                     [--format csv|json|parquet] [--once] [--drain] [--idle SECONDS]
@@ -58,6 +58,7 @@ STREAMING = {
     "positions": [],
     "anchored": False,
     "partition_columns": [],
+    "keyed": ["user_id"],
 }
 
 
@@ -166,11 +167,11 @@ def frame_pending(partitions, rule, point):
     that is not final at punctuation `point` on (semantics.md §8.4), every row after it included.
 
     A session is final once `point` is past its last value + gap (or at its first value + longest);
-    a frame once `point` reaches the tuple that closed it (frame_closes). The final windows of a key
+    a frame once `point` is past the tuple that closed it (frame_closes). The final windows of a key
     come first in its order, and every tuple still to come sorts after them, so the rows kept begin
     where a window begins and the batch job's own `windows` stage, run again over them and the next
     trigger's rows, finds the same windows as over the whole stream. A row in no frame (a false
-    predicate, a NULL x) at or before `point` and before the first open frame is dropped too. All rows
+    predicate, a NULL x) below `point` and before the first open frame is dropped too. All rows
     of a key must be in one Spark partition.
     """
     import numpy as np
@@ -194,8 +195,8 @@ def frame_pending(partitions, rule, point):
                 final |= point >= first + rule["longest"]
         else:
             closed, close = frame_closes(table, rule, order, key, t, labels)
-            final = closed & (close <= point)
-        settled = np.where(labels >= 0, final[np.maximum(labels, 0)] if runs else False, t <= point)
+            final = closed & (close < point)
+        settled = np.where(labels >= 0, final[np.maximum(labels, 0)] if runs else False, t < point)
         opened = np.cumsum(~settled)
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
         before = np.repeat(np.r_[0, opened][starts], np.diff(np.r_[starts, len(key)]))
@@ -331,9 +332,9 @@ def frame_closes(table, rule, order, key, t, labels):
 
     A frame is closed by the tuple after it (THRESHOLD: the one where the predicate fails; DELTA: the
     next frame's first, or a NULL x) or, for AGGREGATE, by its own last tuple, the one where the
-    condition held. Every tuple before the closing one is known once the punctuation reaches it (a
-    tuple still to come has a value at or past the punctuation and, on a tie, a later arrival), so on
-    a stream the frame is final then (semantics.md §8.4). A key's last frame may not be closed yet.
+    condition held. Every tuple before the closing one is known once the punctuation is past it (a
+    tuple still to come has a value at or past the punctuation), so on a stream the frame is final
+    then (semantics.md §8.4). A key's last frame may not be closed yet.
     """
     import numpy as np
 
@@ -640,6 +641,11 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     fresh = prepare(admitted)
     if STREAMING["keeps"] == "cells":
         fresh = lift(fresh)
+    # Sessions and frames per key (STREAMING["keyed"]): only the keys this trigger's tuples touch are
+    # computed again; the others' open windows are the ones the trigger before computed, kept beside.
+    keyed = STREAMING["keyed"]
+    touched = fresh.select(*(F.col(f"`{c}`") for c in keyed)).distinct() if keyed else None
+    cached = load_state(spark, checkpoint, meta, "windows") if keyed else None
     kept = load_state(spark, checkpoint, meta, "state")
     if kept is not None:
         fresh = kept.unionByName(fresh)
@@ -648,8 +654,14 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     kept = fresh.persist()
 
     emitted = 0
+    computed = None
     if not ended:
-        everything = with_points(windows(kept), offsets, positions)
+        if cached is not None:
+            computed = windows(same_keys(kept, touched, keyed, "left_semi"))
+            computed = computed.unionByName(same_keys(cached, touched, keyed, "left_anti")).persist()
+        else:
+            computed = windows(kept).persist() if keyed else windows(kept)
+        everything = with_points(computed, offsets, positions)
         already = None if before is None else is_final(before)
         if STREAMING["emit"] == "changes":
             # Every open window whose result differs from what the trigger before computed for it.
@@ -677,9 +689,18 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         publish(described, late, late_format, f"batch-{batch:08d}")
 
     state = None
+    kept_windows = None
     if not ended:
-        retained = retain(with_points(kept, offsets, positions), after).drop("_before", "_after")
+        if cached is not None:  # a key no tuple touched keeps its rows as they were until one does
+            retained = retain(same_keys(kept, touched, keyed, "left_semi"), after)
+            retained = retained.unionByName(same_keys(kept, touched, keyed, "left_anti"))
+        else:
+            retained = retain(with_points(kept, offsets, positions), after).drop("_before", "_after")
         state = save_state(spark, checkpoint, retained, "state", batch)
+        if keyed:
+            still_open = computed if after is None else computed.where(~is_final(after))
+            kept_windows = save_state(spark, checkpoint, still_open, "windows", batch)
+            computed.unpersist()
     kept_positions = meta.get("positions")
     if positions is not None:
         kept_positions = save_state(spark, checkpoint, positions, "positions", batch)
@@ -698,6 +719,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
             "max_seen": max_seen,
             "next_row": next_row,
             "state": state,
+            "windows": kept_windows,
             "positions": kept_positions,
             "anchors": kept_anchors,
             "drained": ended,
@@ -758,6 +780,19 @@ def with_points(frame, before, after):
     return joined.select(*(F.col(f"f.`{c}`") for c in frame.columns), "_before", "_after")
 
 
+def same_keys(frame, keys, columns, how):
+    """The rows of `frame` whose key (the named columns; NULL is a value too) is among `keys` ("left_semi")
+    or is not ("left_anti")."""
+    from pyspark.sql import functions as F
+
+    match = None
+    for c in columns:
+        same = F.col(f"wql_rows.`{c}`").eqNullSafe(F.col(f"wql_keys.`{c}`"))
+        match = same if match is None else match & same
+    joined = frame.alias("wql_rows").join(keys.alias("wql_keys"), match, how)
+    return joined.select(*(F.col(f"wql_rows.`{c}`") for c in frame.columns))
+
+
 def drain_stream(spark, checkpoint, emit, report=None):
     """End the stream: the punctuation goes to +∞, so every window still open is emitted, once. Later
     rows on the same checkpoint are all late. Returns the number of windows emitted."""
@@ -777,7 +812,7 @@ def drain_stream(spark, checkpoint, emit, report=None):
             before = F.col("_before")
         chosen = everything if before is None else everything.where(~is_final(before))
         emitted = emit(finish(chosen.drop("_before", "_after")), f"drain-{meta['batch']:08d}")
-    save_meta(spark, checkpoint, {**meta, "state": None, "drained": True})
+    save_meta(spark, checkpoint, {**meta, "state": None, "windows": None, "drained": True})
     if report is not None:
         report(
             {
@@ -1052,8 +1087,8 @@ def save_meta(spark, checkpoint, meta):
 
 
 def load_state(spark, checkpoint, meta, part):
-    """The rows or cells (part "state"), partition positions ("positions") or first arrivals ("anchors", ALIGN
-    FIRST) a trigger left, or None."""
+    """The rows or cells (part "state"), partition positions ("positions"), first arrivals ("anchors", ALIGN
+    FIRST) or open sessions and frames ("windows") a trigger left, or None."""
     name = (meta.get(part) or {}).get("name") if isinstance(meta.get(part), dict) else None
     if not name:
         return None

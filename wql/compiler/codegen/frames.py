@@ -390,9 +390,9 @@ def stream_rules(ctx: Context) -> None:
             code('at or past the punctuation, so it cannot join it."""')
             code('return F.col("_last") + GAP < punctuation')
     else:
-        code('"""A frame is final once the punctuation reaches the tuple that closed it (_close): a tuple still')
+        code('"""A frame is final once the punctuation is past the tuple that closed it (_close): a tuple still')
         code('to come sorts after that one, so every tuple the frame depends on is known."""')
-        code('return F.coalesce(F.col("_close") <= punctuation, F.lit(False))')
+        code('return F.coalesce(F.col("_close") < punctuation, F.lit(False))')
     code.dedent()
     code.blank(2)
     what = "session" if window.kind is WindowKind.SESSION else "frame"

@@ -22,6 +22,7 @@ STREAM_SUPPORT = (
     "continue_positions",
     "run_trigger",
     "with_points",
+    "same_keys",
     "drain_stream",
     "start_stream",
     "await_stream",
@@ -99,6 +100,8 @@ def streaming_constants(ctx: Context) -> dict[str, object]:
         "positions": list(window.partition_by) if counted else [],
         "anchored": window.align_first,
         "partition_columns": [ctx.key_columns[k.name] for k in partitions] if counted else [],
+        # Sessions and frames with PATTR: each trigger computes again only the keys its tuples touch.
+        "keyed": [ctx.key_columns[k.name] for k in partitions] if window.is_data_driven else [],
     }
 
 

@@ -129,9 +129,9 @@ def frame_closes(table, rule, order, key, t, labels):
 
     A frame is closed by the tuple after it (THRESHOLD: the one where the predicate fails; DELTA: the
     next frame's first, or a NULL x) or, for AGGREGATE, by its own last tuple, the one where the
-    condition held. Every tuple before the closing one is known once the punctuation reaches it (a
-    tuple still to come has a value at or past the punctuation and, on a tie, a later arrival), so on
-    a stream the frame is final then (semantics.md §8.4). A key's last frame may not be closed yet.
+    condition held. Every tuple before the closing one is known once the punctuation is past it (a
+    tuple still to come has a value at or past the punctuation), so on a stream the frame is final
+    then (semantics.md §8.4). A key's last frame may not be closed yet.
     """
     import numpy as np
 
@@ -163,11 +163,11 @@ def frame_pending(partitions, rule, point):
     that is not final at punctuation `point` on (semantics.md §8.4), every row after it included.
 
     A session is final once `point` is past its last value + gap (or at its first value + longest);
-    a frame once `point` reaches the tuple that closed it (frame_closes). The final windows of a key
+    a frame once `point` is past the tuple that closed it (frame_closes). The final windows of a key
     come first in its order, and every tuple still to come sorts after them, so the rows kept begin
     where a window begins and the batch job's own `windows` stage, run again over them and the next
     trigger's rows, finds the same windows as over the whole stream. A row in no frame (a false
-    predicate, a NULL x) at or before `point` and before the first open frame is dropped too. All rows
+    predicate, a NULL x) below `point` and before the first open frame is dropped too. All rows
     of a key must be in one Spark partition.
     """
     import numpy as np
@@ -191,8 +191,8 @@ def frame_pending(partitions, rule, point):
                 final |= point >= first + rule["longest"]
         else:
             closed, close = frame_closes(table, rule, order, key, t, labels)
-            final = closed & (close <= point)
-        settled = np.where(labels >= 0, final[np.maximum(labels, 0)] if runs else False, t <= point)
+            final = closed & (close < point)
+        settled = np.where(labels >= 0, final[np.maximum(labels, 0)] if runs else False, t < point)
         opened = np.cumsum(~settled)
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
         before = np.repeat(np.r_[0, opened][starts], np.diff(np.r_[starts, len(key)]))

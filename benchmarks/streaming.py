@@ -1,6 +1,7 @@
 """Sliding windows on a stream: WQL's streaming job against Spark's streaming window() and WQL's batch run.
 
-    python benchmarks/streaming.py [--rows N] [--files 10] [--ratios 1,10,60,240] [--json] [--verbose]
+    python benchmarks/streaming.py [--rows N] [--files 10] [--ratios 1,10,60,240] [--no-sessions] [--json]
+                                   [--verbose]
 
 N rows (default 5,000,000) of 100 keys, a reading every 0.1 s, written once as --files parquet files
 in time order. Each contender reads them from disk (nothing cached), one file per trigger:
@@ -16,6 +17,11 @@ ratio it prints the seconds, the ratios, the largest state WQL kept after a trig
 open windows, in rows) and, once, the fixed cost of a trigger: the time of a trigger with no rows.
 WQL's windows are counted as they are written (an Observation, no extra job) and checked against
 the batch run. Machines are shared and noisy: read the ratios, not the seconds.
+
+Then a session case (unless --no-sessions) on files of the same size with pauses (each key reads every
+10 s for 450 s, then pauses 60 s): [SESSION GAP 30 SECONDS WATTR ts PATTR k] on WQL's stream against
+Spark's streaming session_window with a watermark (append mode) and WQL's batch run; its JSON line has
+`case` "session" and the same keys but ratio.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ from harness import described, session
 
 SLIDE_SECONDS = 60
 KEYS = 100
+GAP_SECONDS = 30  # the session case: readings 10 s apart, pauses of 60 s
+PAUSE_EVERY = 500  # rows: each key's 50 readings per 500 rows, one block in ten left out
 SCHEMA = "k INT, v DOUBLE, ts TIMESTAMP"
 
 
@@ -45,20 +53,27 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--skip-native-above", type=int, default=None, help="leave out native above this ratio")
     parser.add_argument("--json", action="store_true", help="one JSON object per ratio")
     parser.add_argument("--verbose", action="store_true", help="each WQL trigger's status line")
+    parser.add_argument(
+        "--sessions", action=argparse.BooleanOptionalAction, default=True, help="the session case (default: on)"
+    )
     parser.add_argument("--master", default="local[*]")
     return parser.parse_args()
 
 
-def write_files(spark: Any, rows: int, files: int, folder: Path) -> None:
+def write_files(spark: Any, rows: int, files: int, folder: Path, pauses: bool = False) -> None:
     """The stream's files, in time order: file i holds rows [i·N/files, (i+1)·N/files), older mtimes first
-    (Spark's file source takes files by modification time)."""
+    (Spark's file source takes files by modification time). With `pauses` (the session case), every tenth
+    block of 500 rows is left out: each key reads every 10 s for 450 s, then pauses 60 s."""
     from pyspark.sql import functions as F
 
     folder.mkdir(parents=True)
     for index in range(files):
         part = folder.parent / f"part-{index}"
         first, last = index * rows // files, (index + 1) * rows // files
-        spark.range(first, last, numPartitions=1).select(
+        ids = spark.range(first, last, numPartitions=1)
+        if pauses:
+            ids = ids.where((F.col("id") / PAUSE_EVERY).cast("long") % 10 != 9)
+        ids.select(
             (F.col("id") % KEYS).cast("int").alias("k"),
             (F.rand(7 + index) * 100).alias("v"),
             F.timestamp_seconds(F.col("id") / 10).alias("ts"),
@@ -71,9 +86,68 @@ def write_files(spark: Any, rows: int, files: int, folder: Path) -> None:
         os.utime(target, (stamp, stamp))
 
 
+def stream_wql(spark: Any, compiled: Any, verbose: bool) -> tuple[float, int, int, int]:
+    """WQL's streaming job, one file per trigger, then drained: (seconds, windows emitted, triggers, the
+    largest state a trigger left, in rows)."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    counted: list[int] = []
+
+    def sink(windows: Any, trigger: int | str) -> int:
+        seen = Observation()
+        windows.observe(seen, F.count(F.lit(1)).alias("n")).write.format("noop").mode("overwrite").save()
+        counted.append(int(seen.get["n"]))
+        return counted[-1]
+
+    report = (lambda t: print("  " + t.line(), file=sys.stderr)) if verbose else None
+    started = time.perf_counter()
+    run = compiled.start(spark, sink=sink, once=True, max_files=1, on_trigger=report)
+    run.wait()
+    run.drain()
+    seconds = time.perf_counter() - started
+    run.close()
+    return seconds, sum(counted), len(run.triggers), max(t.state_rows for t in run.triggers)
+
+
+def stream_native(spark: Any, folder: Path, work: Path, aggregate: Any) -> float:
+    """Spark's own streaming aggregation (`aggregate` of the watermarked stream), append mode, noop sink."""
+    checkpoint = tempfile.mkdtemp(prefix="wql-bench-native-", dir=work)
+    stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(folder))
+    windows = aggregate(stream.withWatermark("ts", "0 seconds"))
+    started = time.perf_counter()
+    query = (
+        windows.writeStream.format("noop")
+        .outputMode("append")
+        .option("checkpointLocation", checkpoint)
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    return time.perf_counter() - started
+
+
+def batch_wql(spark: Any, compiled: Any) -> tuple[float, int]:
+    """WQL's batch job over the same files: (seconds, windows)."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    started = time.perf_counter()
+    inputs, _ = compiled.load_inputs(spark)
+    seen = Observation()
+    result = compiled.run(spark, **inputs).observe(seen, F.count(F.lit(1)).alias("n"))
+    result.write.format("noop").mode("overwrite").save()
+    return time.perf_counter() - started, int(seen.get["n"])
+
+
+def measures() -> Any:
+    from pyspark.sql import functions as F
+
+    return F.sum("v").alias("total"), F.count(F.lit(1)).alias("n"), F.max("v").alias("top")
+
+
 def main() -> int:
     args = arguments()
-    from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
     import wql
@@ -85,30 +159,14 @@ def main() -> int:
     write_files(spark, args.rows, args.files, folder)
     empty_shown = False
     try:
-        for ratio in [int(r) for r in args.ratios.split(",")]:
+        for ratio in [int(r) for r in args.ratios.split(",") if r]:
             text = (
                 f"CREATE STREAM bench ({SCHEMA}) FROM '{folder}' FORMAT parquet;\n"
                 f"SELECT k, sum(v) AS total, count(*) AS n, max(v) AS top "
                 f"FROM bench [RANGE {ratio} MINUTES SLIDE 1 MINUTE WATTR ts] GROUP BY k"
             )
             compiled = wql.compile(text)
-
-            # WQL's streaming job, one file per trigger, then drained.
-            counted: list[int] = []
-
-            def sink(windows: Any, trigger: int | str, counted: list[int] = counted) -> int:
-                seen = Observation()
-                windows.observe(seen, F.count(F.lit(1)).alias("n")).write.format("noop").mode("overwrite").save()
-                counted.append(int(seen.get["n"]))
-                return counted[-1]
-
-            report = (lambda t: print("  " + t.line(), file=sys.stderr)) if args.verbose else None
-            started = time.perf_counter()
-            run = compiled.start(spark, sink=sink, once=True, max_files=1, on_trigger=report)
-            run.wait()
-            run.drain()
-            wql_s = time.perf_counter() - started
-            state_rows = max(t.state_rows for t in run.triggers)
+            wql_s, emitted, triggers, state_rows = stream_wql(spark, compiled, args.verbose)
             if not empty_shown:  # the fixed cost: a trigger with no rows, on a stream with open windows
                 checkpoint = tempfile.mkdtemp(prefix="wql-bench-empty-", dir=work)
                 warm = compiled.start(spark, sink=lambda w, t: 0, once=True, max_files=1, checkpoint=checkpoint)
@@ -119,37 +177,19 @@ def main() -> int:
                 warm.module.run_trigger(spark, nothing, batch_number, checkpoint, warm.emit)
                 empty_s = time.perf_counter() - started
                 warm.close()
-            run.close()
 
             # Spark's own streaming window() with a watermark, append mode.
             native_s = None
             if args.skip_native_above is None or ratio <= args.skip_native_above:
-                checkpoint = tempfile.mkdtemp(prefix="wql-bench-native-", dir=work)
-                stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(folder))
-                windows = (
-                    stream.withWatermark("ts", "0 seconds")
-                    .groupBy("k", F.window("ts", f"{ratio * SLIDE_SECONDS} seconds", f"{SLIDE_SECONDS} seconds"))
-                    .agg(F.sum("v").alias("total"), F.count(F.lit(1)).alias("n"), F.max("v").alias("top"))
+                native_s = stream_native(
+                    spark,
+                    folder,
+                    work,
+                    lambda watermarked, ratio=ratio: watermarked.groupBy(
+                        "k", F.window("ts", f"{ratio * SLIDE_SECONDS} seconds", f"{SLIDE_SECONDS} seconds")
+                    ).agg(*measures()),
                 )
-                started = time.perf_counter()
-                query = (
-                    windows.writeStream.format("noop")
-                    .outputMode("append")
-                    .option("checkpointLocation", checkpoint)
-                    .trigger(availableNow=True)
-                    .start()
-                )
-                query.awaitTermination()
-                native_s = time.perf_counter() - started
-
-            # WQL's batch job over the same files.
-            started = time.perf_counter()
-            inputs, _ = compiled.load_inputs(spark)
-            seen = Observation()
-            result = compiled.run(spark, **inputs).observe(seen, F.count(F.lit(1)).alias("n"))
-            result.write.format("noop").mode("overwrite").save()
-            batch_s = time.perf_counter() - started
-            batch_windows = int(seen.get["n"])
+            batch_s, batch_windows = batch_wql(spark, compiled)
 
             row = {
                 "ratio": ratio,
@@ -158,9 +198,9 @@ def main() -> int:
                 "native_s": None if native_s is None else round(native_s, 3),
                 "batch_s": round(batch_s, 3),
                 "state_rows": state_rows,
-                "triggers": len(run.triggers),
+                "triggers": triggers,
                 "empty_trigger_s": round(empty_s, 3),
-                "windows_equal_batch": sum(counted) == batch_windows,
+                "windows_equal_batch": emitted == batch_windows,
                 "native_over_wql": None if native_s is None else round(native_s / wql_s, 2),
                 "wql_over_batch": round(wql_s / batch_s, 2),
                 "where": described(args.master),
@@ -180,10 +220,59 @@ def main() -> int:
                 if not empty_shown:
                     print(f"            an empty trigger: {empty_s:.2f}s", flush=True)
             empty_shown = True
+        if args.sessions:
+            session_case(spark, args, work)
     finally:
         spark.stop()
         shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def session_case(spark: Any, args: argparse.Namespace, work: Path) -> None:
+    """Sessions on a stream: WQL's [SESSION GAP 30 SECONDS WATTR ts PATTR k] against Spark's streaming
+    groupBy(k, session_window(ts, "30 seconds")) with a watermark, and WQL's batch run, on the same files."""
+    from pyspark.sql import functions as F
+
+    import wql
+
+    folder = work / "sessions"
+    write_files(spark, args.rows, args.files, folder, pauses=True)
+    text = (
+        f"CREATE STREAM bench ({SCHEMA}) FROM '{folder}' FORMAT parquet;\n"
+        f"SELECT sum(v) AS total, count(*) AS n, max(v) AS top "
+        f"FROM bench [SESSION GAP {GAP_SECONDS} SECONDS WATTR ts PATTR k]"
+    )
+    compiled = wql.compile(text)
+    wql_s, emitted, triggers, state_rows = stream_wql(spark, compiled, args.verbose)
+    native_s = stream_native(
+        spark,
+        folder,
+        work,
+        lambda watermarked: watermarked.groupBy("k", F.session_window("ts", f"{GAP_SECONDS} seconds")).agg(*measures()),
+    )
+    batch_s, batch_windows = batch_wql(spark, compiled)
+    row = {
+        "case": "session",
+        "plan": compiled.plan,
+        "wql_s": round(wql_s, 3),
+        "native_s": round(native_s, 3),
+        "batch_s": round(batch_s, 3),
+        "state_rows": state_rows,
+        "triggers": triggers,
+        "windows_equal_batch": emitted == batch_windows,
+        "native_over_wql": round(native_s / wql_s, 2),
+        "wql_over_batch": round(wql_s / batch_s, 2),
+        "where": described(args.master),
+    }
+    if args.json:
+        print(json.dumps(row), flush=True)
+    else:
+        print(
+            f"session:    {compiled.plan:<6} wql {wql_s:7.2f}s  session_window {native_s:7.2f}s  batch {batch_s:6.2f}s"
+            f"  native/wql {native_s / wql_s:5.1f}x  wql/batch {wql_s / batch_s:4.2f}x  state {state_rows:,} rows"
+            f"  windows = batch: {'yes' if row['windows_equal_batch'] else 'NO'}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

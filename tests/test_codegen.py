@@ -36,10 +36,11 @@ def test_golden_generated_code(path: Path) -> None:
     check_golden(f"code/{name}", compiled_code(path))
 
 
-@pytest.mark.parametrize("name", ["sensors", "kafka"])
+@pytest.mark.parametrize("name", ["sensors", "kafka", "sessions"])
 def test_golden_stream_code(name: str) -> None:
-    """What `wql compile --stream` prints: a file source with slack and punctuation rows, and a Kafka
-    source (whose connector cannot be installed here, so its code is checked as text)."""
+    """What `wql compile --stream` prints: a file source with slack and punctuation rows, a Kafka
+    source (whose connector cannot be installed here, so its code is checked as text), and sessions
+    (whose state is cut at each key's first open session)."""
     program = wql.load(str((EXAMPLES / "streams" / f"{name}.wql").relative_to(ROOT)))
     [statement] = program.queries
     code = wql.compile_statement(program, statement, stream=True).stream_code

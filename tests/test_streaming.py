@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from tests.differential import cases, normalized
+from tests.differential import cases, normalized, runs
 from tests.streaming import arrivals, compile_stream, difference, model, run, triggers
 from wql.runtime.reference import evaluate_query
 
@@ -217,4 +217,32 @@ def test_align_first(spark: Any, plan: str, data: st.DataObject, rows: list[dict
     partition, grouped = (scope, "GROUP BY k") if scope.startswith("PATTR") else ("", scope)
     slack = data.draw(SLACKS)
     text = f"SELECT k, {aggregates(plan)} FROM s [{spec} WATTR ts {partition} ALIGN FIRST {slack}] {grouped}"
+    check(spark, data, text, rows, "ts", plan=plan)
+
+
+# Sessions and frames: (spec, plans that can run it); data on a short axis (tests.differential.runs).
+DATA_DRIVEN = {
+    "session": ("SESSION GAP 2 SECONDS", ["starts", "fold"]),
+    "kafka": ("SESSION GAP 1 SECONDS KAFKA", ["scan"]),
+    "max": ("SESSION GAP 2 SECONDS MAX 5 SECONDS", ["fold", "scan"]),
+    "threshold": ("FRAME THRESHOLD (v < 1) MIN 2 ROWS", ["starts", "scan"]),
+    "threshold_span": ("FRAME THRESHOLD (x > 0) MIN 1 SECONDS", ["fold"]),
+    "delta": ("FRAME DELTA 3 ON x", ["fold", "scan"]),
+    "aggregate": ("FRAME AGGREGATE (sum(v) > 1 OR count(*) >= 3)", ["fold", "scan"]),
+}
+
+
+@pytest.mark.parametrize(("kind", "plan"), [(kind, plan) for kind, (_, plans) in DATA_DRIVEN.items() for plan in plans])
+@SETTINGS
+@given(data=st.data(), rows=runs(count=3, max_rows=10))
+def test_sessions_and_frames(spark: Any, kind: str, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    """Out-of-order tuples within the slack merge sessions, split frames and move boundaries: the state keeps
+    each key's tuples from its first window not final yet, and the drained stream equals the batch; late
+    tuples (CONSISTENT) are in no window, as the model says."""
+    spec = DATA_DRIVEN[kind][0]
+    slack = data.draw(st.sampled_from(["", "SLACK 0 SECONDS", "SLACK 2 SECONDS", "SLACK 5 SECONDS"]))
+    partition = data.draw(st.sampled_from(["PATTR case_id", "PATTR case_id, k", ""]))
+    where = data.draw(st.sampled_from(["", "WHERE n <> 3"]))
+    chosen = SHARED if plan == "fold" else f"{SHARED}, {HOLISTIC}"
+    text = f"SELECT {chosen} FROM s [{spec} WATTR ts {partition} {slack}] {where}"
     check(spark, data, text, rows, "ts", plan=plan)

@@ -13,7 +13,9 @@ whether a late tuple counts. The rules, for one query:
   not yet emitted. Either way it is counted and written to the late-rows output.
 - A window is final once p has passed everything that could still join it: a
   grid window [start, end) once p ≥ end; a window named by a tuple value w once
-  p > w; a Kafka window [x, x + r] once p > x + r. EMIT FINAL emits a window
+  p > w; a Kafka window [x, x + r] once p > x + r; a session once p > last + g
+  (with MAX, also once p ≥ first + MAX); a frame once p is past the tuple that
+  closed it. EMIT FINAL emits a window
   once, when it becomes final; EMIT CHANGES emits, each trigger, the open
   windows whose result changed. Draining sets p = +∞.
 
@@ -79,6 +81,18 @@ def _kept_text(query: Query, plan: Plan) -> str:
         return f"cells of one SLIDE: {per}, those of the periods that still have an open window"
     if grid is not None:
         return f"cells of the open windows: {per}, at most about {reach} / cell width + 1, however many rows"
+    if window.is_data_driven:
+        what = "session" if window.kind is WindowKind.SESSION else "frame"
+        kept = (
+            f"rows: per key, the tuples from its first {what} not final yet on, from which the windows stage "
+            f"finds the open {what}s again with the next trigger's tuples"
+        )
+        if window.partition_by:
+            kept += (
+                f"; and each key's open {what}s, so that a trigger computes again only the keys its tuples touch "
+                "(a key none touches keeps its tuples as they were until one does)"
+            )
+        return kept
     if window.kind is WindowKind.LANDMARK:
         return "rows: every tuple (a landmark window's aggregate without partial states needs them all)"
     if window.attr.is_row_num:
@@ -133,6 +147,18 @@ def disorder(query: Query) -> Disorder:
 
 def _final(query: Query) -> str:
     window = query.window
+    frame = window.frame
+    if window.kind is WindowKind.SESSION:
+        assert frame is not None
+        cut = ", or reaches its first value + MAX" if frame.longest is not None else ""
+        return f"a session once the punctuation is past its last value + GAP{cut}"
+    closer = {
+        WindowKind.THRESHOLD: "the tuple after it (its predicate false or NULL)",
+        WindowKind.DELTA: "the tuple after it (the next frame's first, or a NULL x)",
+        WindowKind.AGGREGATE: "its last tuple (where the condition held)",
+    }.get(window.kind)
+    if closer is not None:
+        return f"a frame once the punctuation is past the tuple that closed it: {closer}"
     if window.kind is WindowKind.KAFKA:
         return "a window [x, x + RANGE] once the punctuation is past x + RANGE"
     if window.kind in {WindowKind.SLIDE_BY_TUPLE, WindowKind.SLIDE_BY_RANK}:
@@ -168,9 +194,16 @@ def check_streamable(query: Query) -> None:
             "emitted as changed could stop existing, which needs retractions",
             hint="use EMIT FINAL",
         )
-    if window.is_data_driven:
+    if window.is_data_driven and window.slack is not None and window.slack.mode == "generous":
         raise WQLNotSupportedError(
-            f"{window.kind.value} windows on a stream: the split & merge repair of sessions and frames "
-            "for tuples that arrive out of order is not built yet",
-            hint="run the query in batch (without --stream)",
+            f"SLACK … GENEROUS with {window.kind.value} windows: a late tuple can fall inside or next to a "
+            "session or frame already emitted, where joining the open ones would merge with or split the "
+            "emitted one; which open windows it may still join is not defined exactly yet",
+            hint="use SLACK … CONSISTENT (the default): late tuples are counted and written to the late-rows output",
+        )
+    if window.is_data_driven and query.emit == "changes":
+        raise WQLNotSupportedError(
+            f"EMIT CHANGES of {window.kind.value} windows: a tuple that arrives out of order can merge two "
+            "sessions or split a frame, so a window emitted as changed could stop existing, which needs retractions",
+            hint="use EMIT FINAL",
         )

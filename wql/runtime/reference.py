@@ -158,6 +158,7 @@ class Extent:
     partition: tuple[Any, ...]
     members: list[_Tuple]
     order: tuple[Any, ...] = ()
+    closer: _Tuple | None = None  # a frame's closing tuple, once there is one (see data_driven_final)
 
 
 def _bounds(window: Window, w: int) -> tuple[Number, Number]:
@@ -302,7 +303,7 @@ def data_driven_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
     extents = []
     for part in _partitions(tuples):
         ordered = sorted((t for t in part if t.a is not None), key=lambda t: (t.a, t.row_num))
-        for run in _runs(window, ordered):
+        for run, closer in _runs(window, ordered):
             first, last = run[0], run[-1]
             if window.kind is WindowKind.THRESHOLD and frame.minimum is not None:
                 size = len(run) if frame.minimum_rows else last.a - first.a  # type: ignore[operator]
@@ -322,22 +323,25 @@ def data_driven_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
                     part[0].partition,
                     run,
                     (first.a, first.row_num),  # two frames may start at one value (ties): arrival tells them apart
+                    closer,
                 )
             )
     return extents
 
 
-def _runs(window: Window, ordered: list[_Tuple]) -> list[list[_Tuple]]:
-    """The partition's windows, each a list of consecutive tuples; tuples in none are left out."""
+def _runs(window: Window, ordered: list[_Tuple]) -> list[tuple[list[_Tuple], _Tuple | None]]:
+    """The partition's windows, each a list of consecutive tuples with the tuple that closed it (the one
+    after it; AGGREGATE: its last, where the condition held; None: the data ended first); tuples in none
+    are left out."""
     frame = window.frame
     assert frame is not None
-    runs: list[list[_Tuple]] = []
+    runs: list[tuple[list[_Tuple], _Tuple | None]] = []
     current: list[_Tuple] = []
 
-    def close() -> None:
+    def close(closer: _Tuple | None = None) -> None:
         nonlocal current
         if current:
-            runs.append(current)
+            runs.append((current, closer))
         current = []
 
     anchor: Any = None  # DELTA: the frame's first x
@@ -348,28 +352,28 @@ def _runs(window: Window, ordered: list[_Tuple]) -> list[list[_Tuple]]:
             if joins and frame.longest is not None:
                 joins = u.a < current[0].a + frame.longest  # type: ignore[operator]
             if not joins:
-                close()
+                close(u)
             current.append(u)
         elif window.kind is WindowKind.THRESHOLD:
             assert frame.condition is not None
             if evaluate(frame.condition, u.row) is True:
                 current.append(u)
             else:
-                close()  # a false or NULL predicate ends the run, and the tuple is in no frame
+                close(u)  # a false or NULL predicate ends the run, and the tuple is in no frame
         elif window.kind is WindowKind.DELTA:
             assert frame.on is not None and frame.delta is not None
             x = evaluate(frame.on, u.row)
             if x is None or (isinstance(x, float) and math.isnan(x)):
-                close()  # a NULL x ends the frame, and the tuple is in no frame
+                close(u)  # a NULL x ends the frame, and the tuple is in no frame
                 continue
             if not current or not (x == anchor or abs(x - anchor) <= frame.delta):
-                close()
+                close(u)
                 anchor = x
             current.append(u)
         else:
             current.append(u)
             if _condition_holds(frame, current):
-                close()  # the tuple at which the condition first holds is the frame's last
+                close(u)  # the tuple at which the condition first holds is the frame's last
     close()  # the last run ends with the stream
     return runs
 
@@ -391,6 +395,24 @@ def _condition_holds(frame: Any, members: list[_Tuple]) -> bool:
     return evaluate(condition, values) is True
 
 
+def data_driven_final(window: Window, extent: Extent, point: Number) -> bool:
+    """Whether punctuation `point` makes a session or frame final on a stream (semantics.md §8.4).
+
+    A tuple still to come has a value at or past the punctuation and, on a tie, a later arrival. A
+    session is final once `point` is past its last value + g (a tuple still to come is too far to
+    join it), or with MAX once `point` reaches its first value + MAX (such a tuple would be cut off).
+    A frame is final once `point` is past the value of the tuple that closed it: every tuple before
+    that one in (value, arrival) order is known, and the frame depends on nothing after it. Not at
+    that value: the closing tuple itself may still arrive there, after the punctuation did."""
+    frame = window.frame
+    assert frame is not None
+    first, last = extent.members[0].a, extent.members[-1].a
+    if window.kind is WindowKind.SESSION:
+        assert frame.gap is not None and first is not None and last is not None
+        return point > last + frame.gap or (frame.longest is not None and point >= first + frame.longest)
+    return extent.closer is not None and extent.closer.a is not None and point > extent.closer.a
+
+
 def extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
     if window.frame is not None:
         return data_driven_extents(window, tuples)
@@ -409,11 +431,14 @@ def evaluate_query(
     rows: Sequence[Mapping[str, Any]],
     arrivals: Sequence[int] | None = None,
     late: Sequence[tuple[int, Mapping[str, Any]]] = (),
+    extents_too: bool = False,
 ) -> list[dict[str, Any]]:
     """Result rows of `query` over `rows` (dicts by column name, in arrival order). `arrivals` gives each
     row's arrival position instead of its index (a stream's model leaves late rows out but not their
     numbers). `late`: a stream's tuples set apart as late, with their arrival positions; they are in no
-    window, but they did arrive, and ALIGN FIRST's grid starts at the first arrival, late or not."""
+    window, but they did arrive, and ALIGN FIRST's grid starts at the first arrival, late or not.
+    `extents_too`: each row also holds its window's Extent under "_extent" (a stream's model asks
+    whether a session or frame is final)."""
     window = query.window
     tuples = _prepare(query, rows, arrivals)
     if late and window.align_first:
@@ -441,7 +466,8 @@ def evaluate_query(
             chosen = [windows.get(e.order, (e, [])) for e in by_partition[partition] if low <= e.order <= high]
         for extent, members in chosen:
             order = (*extent.order, *_sortable(partition), *_sortable(group))
-            results.append((order, _result_row(query, extent, group, members, partition_keys)))
+            row = _result_row(query, extent, group, members, partition_keys)
+            results.append((order, {**row, "_extent": extent} if extents_too else row))
 
     rows_out = [row for _, row in sorted(results, key=lambda pair: pair[0])]
     if query.having is not None:
@@ -449,7 +475,8 @@ def evaluate_query(
     rows_out = _order(query, rows_out)
     if query.limit is not None:
         rows_out = rows_out[: query.limit]
-    return [{c: r[c] for c in query.columns} for r in rows_out]
+    kept = [*query.columns, *(["_extent"] if extents_too else [])]
+    return [{c: r[c] for c in kept} for r in rows_out]
 
 
 def _sortable(values: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -491,4 +518,4 @@ def _order(query: Query, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-__all__ = ["Extent", "evaluate_query", "from_base", "to_base"]
+__all__ = ["Extent", "data_driven_final", "evaluate_query", "from_base", "to_base"]

@@ -52,6 +52,7 @@ class Context:
     helpers: set[str] = field(default_factory=set)  # support functions the job must include
     key_columns: dict[str, str] = field(default_factory=dict)  # key name -> column holding it before the epilogue
     extra_keys: list[str] = field(default_factory=list)  # columns windows carry like keys (ALIGN FIRST: _anchor)
+    streaming: bool = False  # the stages of a streaming job: a family may carry what its stream rules read
 
     def stage(self, name: str, parameter: str, doc: str, extra: tuple[str, ...] = ()) -> Code:
         """Start writing the next stage function; its code goes to `self.code` until the next one starts."""

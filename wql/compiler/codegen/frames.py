@@ -10,7 +10,11 @@ window_start and window_end.
 
 `windows` is exact on any subset of a key's rows that begins where one of the
 key's windows begins: it never looks before a key's first row, so a streaming
-job can keep the rows of the windows still open and run it on them again.
+job keeps the rows from each key's first window not yet final on and runs it
+on them again with the next trigger's rows (`stream_rules`). On a stream, row_num
+comes from the number stage, which continues the count of earlier triggers, and
+each frame also carries `_close`, the value of the tuple that closed it, which
+says when it is final.
 """
 
 from __future__ import annotations
@@ -40,7 +44,10 @@ LABEL = "_w"  # the number of a tuple's window within its key (starts and scan p
 WID = 'F.col("wid")'
 # The numpy kernels' parts, which a job copies in beside them.
 NUMBERING = (
-    "frame_numbers",
+    "walk_batches",
+    "frame_walk",
+    "running_arguments",
+    "frame_closes",
     "split_long_sessions",
     "walk_runs",
     "running_test",
@@ -107,16 +114,23 @@ def _ties(ctx: Context) -> bool:
     return ctx.window.kind is not WindowKind.SESSION and not ctx.window.attr.is_row_num
 
 
+def _closes(ctx: Context) -> bool:
+    """Whether windows carry `_close`: a stream's frames, whose finality depends on the tuple after them."""
+    return ctx.streaming and ctx.window.kind is not WindowKind.SESSION
+
+
 def prepare(ctx: Context) -> None:
     query, window, frame = ctx.query, ctx.window, _frame(ctx)
-    numbering(ctx, rows=window.attr.is_row_num, positions=False)
+    # A stream numbers rows across triggers, so equal values keep their arrival order in the state too.
+    arrivals = ctx.streaming and _ties(ctx) and not query.stream.row_num
+    numbering(ctx, rows=window.attr.is_row_num or arrivals, positions=False)
     code = ctx.stage(
         "prepare",
         ctx.param,
         f"The stream's tuples in window terms: keys, {ATTR}, arrival, WHERE as a flag (_in), what the rule reads.",
     )
     code(f"rows = {ctx.param}")
-    if _ties(ctx) and not query.stream.row_num:
+    if _ties(ctx) and not query.stream.row_num and not ctx.streaming:
         ctx.helpers.update({"arrival_order", "number_rows"})
         code.comment(f"row_num orders tuples of equal {window.attr.name}: frames take them in arrival order.")
         code("rows = arrival_order(rows)")
@@ -197,6 +211,9 @@ def starts(ctx: Context) -> None:
         code.comment("A frame starts where the predicate holds and did not hold for the previous tuple (or none).")
         code.comment("A false or NULL predicate ends the frame; that tuple is in no frame.")
         code('rows = rows.withColumn("_p", F.coalesce(F.col("_p"), F.lit(False)))')
+        if _closes(ctx):
+            code.comment(f"The next tuple's {ATTR}: after a frame's last, the tuple that closed it.")
+            code(f'rows = rows.withColumn("_next", F.lead({py(ATTR)}).over(ordered))')
         code('began = F.col("_p") & ~F.lag("_p", 1, False).over(ordered)')
         code('rows = rows.withColumn("_start", F.when(began, 1).otherwise(0))')
     code.comment("The number of starts so far numbers each tuple's window within its key.")
@@ -212,8 +229,13 @@ def scan(ctx: Context) -> None:
     partitions = _partitions(ctx)
     code.comment("Each key's tuples in one Spark partition, numbered by a numpy pass over them in order.")
     code(f"rows = by_keys(rows, {py(partitions)})")
-    code(f"schema = StructType(rows.schema.fields + [StructField({py(LABEL)}, LongType())])")
-    code(f"rows = rows.mapInArrow(frame_labels({py(partitions)}, {rule(ctx)}), schema)")
+    added = f"StructField({py(LABEL)}, LongType())"
+    if _closes(ctx):
+        added += f', StructField("_close", rows.schema[{py(ATTR)}].dataType)'
+        code.comment("_close: the value of the tuple that closed each frame (NULL while none has), for the stream.")
+    code(f"schema = StructType(rows.schema.fields + [{added}])")
+    closes = ", closes=True" if _closes(ctx) else ""
+    code(f"rows = rows.mapInArrow(frame_labels({py(partitions)}, {rule(ctx)}{closes}), schema)")
 
 
 def _filtered(sql: str, flag: str) -> str:
@@ -229,6 +251,12 @@ def group(ctx: Context) -> None:
     partitions, groups = _partitions(ctx), _groups(ctx)
     where = query.where is not None and not frame.kafka
     bounds = ['F.min("_t").alias("wid")', 'F.max("_t").alias("_last")']
+    if _closes(ctx):
+        bounds.append(
+            'F.max("_close").alias("_close")'
+            if ctx.plan.kind is PlanKind.SCAN
+            else 'F.when(F.count(F.lit(1)) == F.count("_next"), F.max("_next")).alias("_close")'  # last has one
+        )
     if frame.minimum is not None and frame.minimum_rows:
         bounds.append('F.count(F.lit(1)).alias("_size")')
     keep = []
@@ -269,6 +297,8 @@ def group(ctx: Context) -> None:
     code(f'joined = contents.alias("c").join(extents.alias("e"), {matches})')
     picked = [*(f"F.col({py('c.' + _q(c))}).alias({py(c)})" for c in [*partitions, *groups])]
     picked += ['F.col("e.wid").alias("wid")', 'F.col("e._last").alias("_last")']
+    if _closes(ctx):
+        picked.append('F.col("e._close").alias("_close")')
     picked += [f"F.col({py('c.' + _q(a.name))}).alias({py(a.name)})" for a in query.aggregates]
     code.call("windows", "joined.select", picked)
 
@@ -298,6 +328,8 @@ def fold(ctx: Context) -> None:
         code(f"rows.schema[{py(name)}],")
     code(f'StructField("wid", rows.schema[{py(ATTR)}].dataType),')
     code(f'StructField("_last", rows.schema[{py(ATTR)}].dataType),')
+    if _closes(ctx):
+        code(f'StructField("_close", rows.schema[{py(ATTR)}].dataType),')
     for _, names in states:
         for name in names:
             code(f"StructField({py(name)}, LongType())," if name in counted else f"rows.schema[{py(name)}],")
@@ -309,9 +341,12 @@ def fold(ctx: Context) -> None:
     keywords: dict[str, object] = {"partitions": partitions, "states": states, "rule": Raw(rule(ctx))}
     if frame.minimum is not None:
         keywords.update(minimum=Raw("MINIMUM"), minimum_rows=frame.minimum_rows)
+    if _closes(ctx):
+        keywords["closes"] = True
     code.call("windows", "frame_windows", ["rows", "schema"], keywords=keywords)
     code.comment("Each aggregate from its partial states.")
-    items = ['F.col("wid")', 'F.col("_last")', *(col(c) for c in partitions)]
+    items = ['F.col("wid")', 'F.col("_last")', *(['F.col("_close")'] if _closes(ctx) else [])]
+    items += [col(c) for c in partitions]
     items += [
         f"{col(sql) if sql.isidentifier() else expr(sql)}.alias({py(name)})" for name, sql in decomposition.lowers
     ]
@@ -335,3 +370,54 @@ def bounds(ctx: Context) -> list[str]:
         if frame.longest is not None:
             end = f'F.least({end}, F.col("wid") + LONGEST)'
     return [f'{convert.format(start)}.alias("window_start")', f'{convert.format(end)}.alias("window_end")']
+
+
+def stream_rules(ctx: Context) -> None:
+    """is_final, retain and missed for sessions and frames (semantics.md §8.4)."""
+    code, window, frame = ctx.rules, ctx.window, _frame(ctx)
+    convert = _converter(ctx)
+    partitions = _partitions(ctx)
+    ctx.helpers.update({*NUMBERING, "frame_pending"})
+    code("def is_final(punctuation):")
+    code.indent()
+    if window.kind is WindowKind.SESSION:
+        if frame.longest is not None:
+            code('"""A session is final once the punctuation is past its last value + GAP, or reaches its first')
+            code('value + MAX: a tuple still to come is at or past the punctuation, so it cannot join it."""')
+            code('return (F.col("_last") + GAP < punctuation) | (F.col("wid") + LONGEST <= punctuation)')
+        else:
+            code('"""A session is final once the punctuation is past its last value + GAP: a tuple still to come is')
+            code('at or past the punctuation, so it cannot join it."""')
+            code('return F.col("_last") + GAP < punctuation')
+    else:
+        code('"""A frame is final once the punctuation is past the tuple that closed it (_close): a tuple still')
+        code('to come sorts after that one, so every tuple the frame depends on is known."""')
+        code('return F.coalesce(F.col("_close") < punctuation, F.lit(False))')
+    code.dedent()
+    code.blank(2)
+    what = "session" if window.kind is WindowKind.SESSION else "frame"
+    code("def retain(rows, punctuation):")
+    code.indent()
+    code(f'"""Each key\'s rows from its first {what} not final yet on: its windows begin there, so `windows`')
+    code('finds them again over these rows and the next trigger\'s (frame_pending)."""')
+    code("if punctuation is None:")
+    code("    return rows")
+    code(f"pending = frame_pending({py(partitions)}, {rule(ctx)}, punctuation)")
+    code(f"return by_keys(rows, {py(partitions)}).mapInArrow(pending, rows.schema)")
+    code.dedent()
+    code.blank(2)
+    code("def missed(late, punctuation):")
+    code.indent()
+    code('"""CONSISTENT: a late tuple is in no window; it may have joined, merged or split the windows near it."""')
+    code("t = window_attribute(late)")
+    if window.kind is WindowKind.SESSION:
+        named = "sessions with a tuple in [%s, %s]"
+        low, high = (convert.format(bound) + ".cast('string')" for bound in ("t - GAP", "t + GAP"))
+        text = f"F.format_string({py(named)}, {low}, {high})"
+    else:
+        named = "the frame at %s or next to it"
+        text = f"F.format_string({py(named)}, {convert.format('t')}.cast('string'))"
+    code(f"named = {text}")
+    code('return late.withColumn("_missed", named)')
+    code.dedent()
+    code.blank(2)

@@ -41,7 +41,11 @@ _SUPPORT_ORDER = (
     "frame_windows",
     "frame_states",
     "frame_labels",
-    "frame_numbers",
+    "frame_pending",
+    "walk_batches",
+    "frame_walk",
+    "running_arguments",
+    "frame_closes",
     "split_long_sessions",
     "walk_runs",
     "running_test",
@@ -144,7 +148,7 @@ def generate_job(
     if stream:
         check_streamable(query)
     parameter = identifier(query.stream.name)
-    ctx = Context(query=query, plan=plan, param=parameter)
+    ctx = Context(query=query, plan=plan, param=parameter, streaming=stream)
     body(ctx)
     if stream:
         stream_extras(ctx)

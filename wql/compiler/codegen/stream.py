@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from wql.compiler.analysis import Query
 from wql.compiler.codegen.common import Context, anchors_rule, window_attribute_rule
-from wql.compiler.disorder import check_streamable, disorder
+from wql.compiler.disorder import check_streamable, disorder, state_text
 from wql.compiler.plans import Plan
 from wql.compiler.schema import Domain
 
@@ -22,6 +22,7 @@ STREAM_SUPPORT = (
     "continue_positions",
     "run_trigger",
     "with_points",
+    "same_keys",
     "drain_stream",
     "start_stream",
     "await_stream",
@@ -99,6 +100,8 @@ def streaming_constants(ctx: Context) -> dict[str, object]:
         "positions": list(window.partition_by) if counted else [],
         "anchored": window.align_first,
         "partition_columns": [ctx.key_columns[k.name] for k in partitions] if counted else [],
+        # Sessions and frames with PATTR: each trigger computes again only the keys its tuples touch.
+        "keyed": [ctx.key_columns[k.name] for k in partitions] if window.is_data_driven else [],
     }
 
 
@@ -106,6 +109,8 @@ def stream_header(query: Query, plan: Plan) -> list[tuple[str, str]]:
     """Header lines of a streaming job: when windows are emitted, how time advances, what is late."""
     rules = disorder(query)
     kept = "the cells of windows still open" if plan.keeps == "cells" else "the tuples of windows still open"
+    if query.window.is_data_driven:  # where the kept tuples begin is the point: say it as explain does
+        kept = state_text(query, plan)
     return [
         ("Emit", rules.emit),
         ("Final", rules.final),

@@ -5,8 +5,9 @@ from wql.compiler.kernels.job_support import (  # a job holds its own copy, besi
 )
 
 
-def frame_numbers(table, partitions, rule):
-    """The number of the session or frame each prepared row is in, -1 for none (numpy, one partition's rows).
+def frame_walk(table, partitions, rule):
+    """The rows with a value in window order and the number of the session or frame each is in (-1 for
+    none): (order, key, t, labels), where `order` indexes the table's rows and the rest follow it.
 
     Rows: the partition key columns, `_t` (the window attribute in base units), `_pos`
     (arrival position; absent for sessions, whose windows do not depend on the order of
@@ -44,9 +45,8 @@ def frame_numbers(table, partitions, rule):
     order = np.lexsort((pos, t, key, ~valued))[: int(valued.sum())]  # rows with a NULL _t are in no window
     t, key = t[order], key[order]
     m = len(order)
-    numbered = np.full(n, -1, dtype=np.int64)
     if m == 0:
-        return numbered
+        return order, key, t, np.zeros(0, dtype=np.int64)
     first = np.ones(m, dtype=bool)  # the first tuple of its key
     first[1:] = key[1:] != key[:-1]
     stops = np.flatnonzero(np.r_[first[1:], True]) + 1  # where each key's tuples end
@@ -80,11 +80,7 @@ def frame_numbers(table, partitions, rule):
 
         walk_runs(labels, key_end, lambda i: present[i], lambda i: lambda lo, hi: joins(lo, hi, x[i]), inclusive=False)
     elif kind == "aggregate":
-        arguments = {}
-        for _, name, _ in rule["running"]:
-            if name is not None and name not in arguments:
-                values, present = column(name, 0)
-                arguments[name] = (values[order], present[order])
+        arguments = running_arguments(table, rule, order)
 
         def ends(i):
             def holds(lo, hi):
@@ -95,8 +91,117 @@ def frame_numbers(table, partitions, rule):
         walk_runs(labels, key_end, lambda i: True, ends, inclusive=True)
     else:
         raise ValueError(f"unknown frame rule {kind!r}")
-    numbered[order] = labels
-    return numbered
+    return order, key, t, labels
+
+
+def walk_batches(batches, partitions, rule):
+    """One Spark partition's Arrow batches as a table, walked by frame_walk: (table, order, key, t,
+    numbers in window order, each row's number in table order (-1: none)); None without rows."""
+    import numpy as np
+    import pyarrow as pa
+
+    batches = list(batches)
+    if not batches or sum(b.num_rows for b in batches) == 0:
+        return None
+    table = pa.Table.from_batches(batches)
+    order, key, t, numbered = frame_walk(table, partitions, rule)
+    labels = np.full(table.num_rows, -1, dtype=np.int64)
+    labels[order] = numbered
+    return table, order, key, t, numbered, labels
+
+
+def running_arguments(table, rule, order):
+    """AGGREGATE's running-aggregate arguments in window order: {column: (values, present)}."""
+    import pyarrow.compute as pc
+
+    arguments = {}
+    for _, name, _ in rule["running"]:
+        if name is not None and name not in arguments:
+            values = table.column(name)
+            present = pc.is_valid(values).to_numpy(zero_copy_only=False)
+            values = pc.fill_null(values, 0).to_numpy(zero_copy_only=False)
+            arguments[name] = (values[order], present[order])
+    return arguments
+
+
+def frame_closes(table, rule, order, key, t, labels):
+    """Which frames a tuple has closed, and that tuple's _t, by frame number (frame_walk's outputs).
+
+    A frame is closed by the tuple after it (THRESHOLD: the one where the predicate fails; DELTA: the
+    next frame's first, or a NULL x) or, for AGGREGATE, by its own last tuple, the one where the
+    condition held. Every tuple before the closing one is known once the punctuation is past it (a
+    tuple still to come has a value at or past the punctuation), so on a stream the frame is final
+    then (semantics.md §8.4). A key's last frame may not be closed yet.
+    """
+    import numpy as np
+
+    runs = int(labels.max()) + 1 if len(labels) else 0
+    closed = np.zeros(runs, dtype=bool)
+    close = np.zeros(runs, dtype=t.dtype)
+    members = np.flatnonzero(labels >= 0)
+    if len(members) == 0:
+        return closed, close
+    change = labels[members][1:] != labels[members][:-1]
+    heads, ends = members[np.r_[True, change]], members[np.r_[change, True]]
+    number = labels[ends]
+    following = np.minimum(ends + 1, len(t) - 1)
+    after = (ends + 1 < len(t)) & (key[following] == key[ends])  # a tuple of the same key follows the frame
+    if rule["kind"] == "aggregate":
+        held = after.copy()
+        if not held.all():
+            arguments = running_arguments(table, rule, order)
+            for i in np.flatnonzero(~held):  # a key's last frame: closed if the condition held at its last tuple
+                held[i] = bool(running_test(rule["test"], rule["running"], arguments, heads[i], ends[i] + 1)[-1])
+        closed[number], close[number] = held, t[ends]
+    else:
+        closed[number], close[number] = after, t[following]
+    return closed, close
+
+
+def frame_pending(partitions, rule, point):
+    """A mapInArrow function for a stream's state: the rows of each key from its first session or frame
+    that is not final at punctuation `point` on (semantics.md §8.4), every row after it included.
+
+    A session is final once `point` is past its last value + gap (or at its first value + longest);
+    a frame once `point` is past the tuple that closed it (frame_closes). The final windows of a key
+    come first in its order, and every tuple still to come sorts after them, so the rows kept begin
+    where a window begins and the batch job's own `windows` stage, run again over them and the next
+    trigger's rows, finds the same windows as over the whole stream. A row in no frame (a false
+    predicate, a NULL x) below `point` and before the first open frame is dropped too. All rows
+    of a key must be in one Spark partition.
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    def run(batches):
+        walked = walk_batches(batches, partitions, rule)
+        if walked is None or len(walked[1]) == 0:
+            return
+        table, order, key, t, labels, _ = walked
+        members = np.flatnonzero(labels >= 0)
+        runs = int(labels.max()) + 1 if len(members) else 0
+        if rule["kind"] == "session":
+            change = labels[members][1:] != labels[members][:-1]
+            heads, ends = members[np.r_[True, change]], members[np.r_[change, True]]
+            first = np.zeros(runs, dtype=t.dtype)
+            last = np.zeros(runs, dtype=t.dtype)
+            first[labels[heads]], last[labels[ends]] = t[heads], t[ends]
+            final = point > last + rule["gap"]
+            if rule.get("longest") is not None:
+                final |= point >= first + rule["longest"]
+        else:
+            closed, close = frame_closes(table, rule, order, key, t, labels)
+            final = closed & (close < point)
+        settled = np.where(labels >= 0, final[np.maximum(labels, 0)] if runs else False, t < point)
+        opened = np.cumsum(~settled)
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        before = np.repeat(np.r_[0, opened][starts], np.diff(np.r_[starts, len(key)]))
+        kept = order[opened - before > 0]  # from the key's first row that is not settled on
+        if len(kept) == 0:
+            return
+        yield from table.take(pa.array(kept)).combine_chunks().to_batches()
+
+    return run
 
 
 def split_long_sessions(t, starts, longest):
@@ -213,43 +318,50 @@ def running_test(test, running, arguments, first, hi):
     return truth(test)[0]
 
 
-def frame_labels(partitions, rule):
+def frame_labels(partitions, rule, closes=False):
     """A mapInArrow function: the rows of sessions and frames, each with `_w`, the number of its window
-    (rows in no window are left out). All rows of a key must be in one Spark partition."""
+    (rows in no window are left out), and with `closes` (a stream's frames) `_close`, the value of the
+    tuple that closed its frame (frame_closes), NULL while none has. All rows of a key must be in one
+    Spark partition."""
     import numpy as np
     import pyarrow as pa
 
     def run(batches):
-        batches = list(batches)
-        if not batches or sum(b.num_rows for b in batches) == 0:
+        walked = walk_batches(batches, partitions, rule)
+        if walked is None:
             return
-        table = pa.Table.from_batches(batches)
-        labels = frame_numbers(table, partitions, rule)
+        table, order, key, t, numbered, labels = walked
         kept = np.flatnonzero(labels >= 0)
         if len(kept) == 0:
             return
-        table = table.take(pa.array(kept)).append_column("_w", pa.array(labels[kept], type=pa.int64()))
-        yield from table.combine_chunks().to_batches()
+        numbers = labels[kept]
+        labelled = table.take(pa.array(kept)).append_column("_w", pa.array(numbers, type=pa.int64()))
+        if closes:
+            closed, close = frame_closes(table, rule, order, key, t, numbered)
+            stamp = table.schema.field("_t").type
+            labelled = labelled.append_column("_close", pa.array(close[numbers], mask=~closed[numbers], type=stamp))
+        yield from labelled.combine_chunks().to_batches()
 
     return run
 
 
-def frame_states(partitions, states, rule, minimum=None, minimum_rows=False):
+def frame_states(partitions, states, rule, minimum=None, minimum_rows=False, closes=False):
     """A mapInArrow function: one row per session or frame with its partial states, folded in
     one numpy pass. Output: the partition keys, `wid` (the first tuple's `_t`), `_last` (the last
     tuple's), then the states, typed as their input columns (a count absent from the input is a row
     count). A tuple outside WHERE (`_in` false) shapes its window but adds nothing to it; a window with
-    nothing in it, or shorter than `minimum` (rows, or a span of `_t`), is left out."""
+    nothing in it, or shorter than `minimum` (rows, or a span of `_t`), is left out. With `closes` (a
+    stream's frames), `_close` follows `_last`: the value of the tuple that closed the frame
+    (frame_closes), NULL while none has."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     def run(batches):
-        batches = list(batches)
-        if not batches or sum(b.num_rows for b in batches) == 0:
+        walked = walk_batches(batches, partitions, rule)
+        if walked is None:
             return
-        table = pa.Table.from_batches(batches)
-        labels = frame_numbers(table, partitions, rule)
+        table, order, key, t, numbered, labels = walked
         inside = np.ones(table.num_rows, dtype=bool)
         if "_in" in table.column_names:
             inside = pc.fill_null(table.column("_in"), False).to_numpy(zero_copy_only=False)
@@ -300,6 +412,11 @@ def frame_states(partitions, states, rule, minimum=None, minimum_rows=False):
         stamp = table.schema.field("_t").type
         fields += [pa.field("wid", stamp), pa.field("_last", stamp)]
         arrays += [pa.array(first[keep], type=stamp), pa.array(last[keep], type=stamp)]
+        if closes:
+            closed, close = frame_closes(table, rule, order, key, t, numbered)
+            numbers = number[heads[keep]]
+            fields.append(pa.field("_close", stamp))
+            arrays.append(pa.array(close[numbers], mask=~closed[numbers], type=stamp))
         for _, names in states:
             for name in names:
                 field = table.schema.field(name) if name in table.column_names else pa.field(name, pa.int64())
@@ -310,11 +427,12 @@ def frame_states(partitions, states, rule, minimum=None, minimum_rows=False):
     return run
 
 
-def frame_windows(rows, schema, partitions, states, rule, minimum=None, minimum_rows=False):
+def frame_windows(rows, schema, partitions, states, rule, minimum=None, minimum_rows=False, closes=False):
     """Sessions and frames with their partial states, folded by numpy over Arrow batches.
 
     Each key's tuples go to one Spark partition (the whole stream to one without PATTR), where
     frame_states numbers the windows and folds them in one pass. (A JVM twin of this kernel is not part of
     WQL yet: this numpy pass is the one plan that runs.)
     """
-    return by_keys(rows, partitions).mapInArrow(frame_states(partitions, states, rule, minimum, minimum_rows), schema)
+    fold = frame_states(partitions, states, rule, minimum, minimum_rows, closes)
+    return by_keys(rows, partitions).mapInArrow(fold, schema)

@@ -187,8 +187,8 @@ def save_meta(spark, checkpoint, meta):
 
 
 def load_state(spark, checkpoint, meta, part):
-    """The rows or cells (part "state"), partition positions ("positions") or first arrivals ("anchors", ALIGN
-    FIRST) a trigger left, or None."""
+    """The rows or cells (part "state"), partition positions ("positions"), first arrivals ("anchors", ALIGN
+    FIRST) or open sessions and frames ("windows") a trigger left, or None."""
     name = (meta.get(part) or {}).get("name") if isinstance(meta.get(part), dict) else None
     if not name:
         return None
@@ -332,6 +332,11 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     fresh = prepare(admitted)
     if STREAMING["keeps"] == "cells":
         fresh = lift(fresh)
+    # Sessions and frames per key (STREAMING["keyed"]): only the keys this trigger's tuples touch are
+    # computed again; the others' open windows are the ones the trigger before computed, kept beside.
+    keyed = STREAMING["keyed"]
+    touched = fresh.select(*(F.col(f"`{c}`") for c in keyed)).distinct() if keyed else None
+    cached = load_state(spark, checkpoint, meta, "windows") if keyed else None
     kept = load_state(spark, checkpoint, meta, "state")
     if kept is not None:
         fresh = kept.unionByName(fresh)
@@ -340,8 +345,14 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     kept = fresh.persist()
 
     emitted = 0
+    computed = None
     if not ended:
-        everything = with_points(windows(kept), offsets, positions)
+        if cached is not None:
+            computed = windows(same_keys(kept, touched, keyed, "left_semi"))
+            computed = computed.unionByName(same_keys(cached, touched, keyed, "left_anti")).persist()
+        else:
+            computed = windows(kept).persist() if keyed else windows(kept)
+        everything = with_points(computed, offsets, positions)
         already = None if before is None else is_final(before)
         if STREAMING["emit"] == "changes":
             # Every open window whose result differs from what the trigger before computed for it.
@@ -369,9 +380,18 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         publish(described, late, late_format, f"batch-{batch:08d}")
 
     state = None
+    kept_windows = None
     if not ended:
-        retained = retain(with_points(kept, offsets, positions), after).drop("_before", "_after")
+        if cached is not None:  # a key no tuple touched keeps its rows as they were until one does
+            retained = retain(same_keys(kept, touched, keyed, "left_semi"), after)
+            retained = retained.unionByName(same_keys(kept, touched, keyed, "left_anti"))
+        else:
+            retained = retain(with_points(kept, offsets, positions), after).drop("_before", "_after")
         state = save_state(spark, checkpoint, retained, "state", batch)
+        if keyed:
+            still_open = computed if after is None else computed.where(~is_final(after))
+            kept_windows = save_state(spark, checkpoint, still_open, "windows", batch)
+            computed.unpersist()
     kept_positions = meta.get("positions")
     if positions is not None:
         kept_positions = save_state(spark, checkpoint, positions, "positions", batch)
@@ -390,6 +410,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
             "max_seen": max_seen,
             "next_row": next_row,
             "state": state,
+            "windows": kept_windows,
             "positions": kept_positions,
             "anchors": kept_anchors,
             "drained": ended,
@@ -450,6 +471,19 @@ def with_points(frame, before, after):
     return joined.select(*(F.col(f"f.`{c}`") for c in frame.columns), "_before", "_after")
 
 
+def same_keys(frame, keys, columns, how):
+    """The rows of `frame` whose key (the named columns; NULL is a value too) is among `keys` ("left_semi")
+    or is not ("left_anti")."""
+    from pyspark.sql import functions as F
+
+    match = None
+    for c in columns:
+        same = F.col(f"wql_rows.`{c}`").eqNullSafe(F.col(f"wql_keys.`{c}`"))
+        match = same if match is None else match & same
+    joined = frame.alias("wql_rows").join(keys.alias("wql_keys"), match, how)
+    return joined.select(*(F.col(f"wql_rows.`{c}`") for c in frame.columns))
+
+
 def merged_moments(n, mean, m2):
     """Cells' moments (count, mean, M2) from several triggers merged with Chan's parallel formula, into one
     struct; in any order, as the combine kernels merge them."""
@@ -501,7 +535,7 @@ def drain_stream(spark, checkpoint, emit, report=None):
             before = F.col("_before")
         chosen = everything if before is None else everything.where(~is_final(before))
         emitted = emit(finish(chosen.drop("_before", "_after")), f"drain-{meta['batch']:08d}")
-    save_meta(spark, checkpoint, {**meta, "state": None, "drained": True})
+    save_meta(spark, checkpoint, {**meta, "state": None, "windows": None, "drained": True})
     if report is not None:
         report(
             {

@@ -1,0 +1,81 @@
+"""Hand-worked streams of sessions and frames (semantics.md §8.4): a tuple that arrives out of order but
+within the slack merges two sessions or splits a frame, a window is emitted once the punctuation makes it
+final and never again, and a late tuple (CONSISTENT) changes nothing already emitted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.streaming import compile_stream, run
+from tests.test_streaming_edges import BASE, row
+
+pytestmark = pytest.mark.spark
+
+
+def emitted(spark: Any, text: str, batches: list[list[dict[str, Any]]]) -> tuple[list[tuple[Any, ...]], list[dict]]:
+    """(trigger, seconds of window_start, seconds of window_end, count) per emitted window; the reports."""
+    got, reports = run(spark, compile_stream(text), batches)
+    out = [
+        (r["_trigger"], (r["window_start"] - BASE).total_seconds(), (r["window_end"] - BASE).total_seconds(), r["n"])
+        for r in got
+    ]
+    return sorted(out, key=lambda t: (str(t[0]), t[1])), reports
+
+
+SESSIONS = "SELECT count(*) AS n FROM s [SESSION GAP 5 SECONDS WATTR ts SLACK 10 SECONDS]"
+
+
+def test_a_tuple_out_of_order_merges_two_sessions(spark: Any) -> None:
+    # Trigger 0: 0 s and 8 s are two sessions (8 s apart, GAP 5); p = −2 s, neither is final. Trigger 1: 4 s is
+    # not late (4 ≥ −2) and joins them into [0, 13); 30 s moves p to 20 s > 8 + 5, so the merged session is
+    # final and emitted once; the drain emits [30, 35).
+    got, reports = emitted(spark, SESSIONS, [[row(0), row(8)], [row(4), row(30)]])
+    assert got == [(1, 0.0, 13.0, 3), ("drain", 30.0, 35.0, 1)]
+    assert [r["state_rows"] for r in reports[:2]] == [2, 1]  # after trigger 1 only the open session at 30 s
+
+
+def test_a_late_tuple_changes_no_emitted_session(spark: Any) -> None:
+    # After trigger 1, p = 20 s and [0, 13) is emitted; 9 s in trigger 2 is late: in no window, and the
+    # session it would have joined is not emitted again.
+    got, reports = emitted(spark, SESSIONS, [[row(0), row(8)], [row(4), row(30)], [row(9)]])
+    assert got == [(1, 0.0, 13.0, 3), ("drain", 30.0, 35.0, 1)]
+    assert [r["late"] for r in reports[:3]] == [0, 0, 1]
+
+
+def test_a_session_is_final_once_the_punctuation_is_past_last_plus_gap(spark: Any) -> None:
+    # SLACK 0: p = max seen. 5 s joins 0 s (a gap of exactly GAP joins): [0, 10), open while p = 5 s. 10.5 s
+    # starts a new session and moves p past 5 + 5: [0, 10) is final in trigger 2.
+    text = "SELECT count(*) AS n FROM s [SESSION GAP 5 SECONDS WATTR ts]"
+    got, _ = emitted(spark, text, [[row(0)], [row(5)], [row(10.5)]])
+    assert got == [(2, 0.0, 10.0, 2), ("drain", 10.5, 15.5, 1)]
+
+
+THRESHOLD = "SELECT count(*) AS n FROM s [FRAME THRESHOLD (v < 1) WATTR ts SLACK 10 SECONDS]"
+
+
+def test_a_tuple_out_of_order_splits_a_threshold_frame(spark: Any) -> None:
+    # Trigger 0: 0, 2 and 4 s hold v < 1, one frame so far. Trigger 1: 3 s with v = 5 arrives (not late) and
+    # splits it into [0, 2] and [4, 4]; 20 s (v = 5) moves p to 10 s, which reaches 3 s, the tuple that closed
+    # [0, 2]: final. [4, 4] is closed by 20 s, past p: it is emitted by the drain.
+    got, _ = emitted(spark, THRESHOLD, [[row(0, v=0.0), row(2, v=0.0), row(4, v=0.0)], [row(3, v=5.0), row(20, v=5.0)]])
+    assert got == [(1, 0.0, 2.0, 2), ("drain", 4.0, 4.0, 1)]
+
+
+def test_a_frame_is_final_once_the_punctuation_is_past_its_closing_tuple(spark: Any) -> None:
+    # SLACK 0: after trigger 0 p = 3 s. The tuple that closes [0, 3] arrives in trigger 1 at 3 s, exactly the
+    # punctuation: on time, after the earlier 3 s in arrival order. p stays 3 s, not past it: the frame is
+    # still open (it was not final in trigger 0 either, before its closing tuple came); 4 s makes it final.
+    text = "SELECT count(*) AS n FROM s [FRAME THRESHOLD (v < 1) WATTR ts]"
+    batches = [[row(0, v=0.0), row(1, v=0.0), row(3, v=0.0)], [row(3, v=5.0)], [row(4, v=5.0)]]
+    got, _ = emitted(spark, text, batches)
+    assert got == [(2, 0.0, 3.0, 3)]
+
+
+def test_an_aggregate_frame_is_closed_by_its_own_last_tuple(spark: Any) -> None:
+    # sum(v) > 2 first holds at 2 s: [0, 2] is closed there, before any tuple after it, and final once p is
+    # past 2 s (trigger 2).
+    text = "SELECT count(*) AS n FROM s [FRAME AGGREGATE (sum(v) > 2) WATTR ts]"
+    got, _ = emitted(spark, text, [[row(0, v=1.0), row(1, v=1.0)], [row(2, v=1.0)], [row(3, v=1.0)]])
+    assert got == [(2, 0.0, 2.0, 3), ("drain", 3.0, 3.0, 1)]

@@ -75,6 +75,9 @@ WINDOW_WORDS = frozenset(
         "END",
         "EMIT",
         "EMPTY",
+        "SNAPSHOT",
+        "CLIP",
+        "SNAP",
     }
 )
 

@@ -163,8 +163,33 @@ class SlackClause(Node):
     mode: Literal["consistent", "generous"] | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class SnapshotClause(Node):
+    """SNAPSHOT: interval events' snapshot windows, one between each pair of consecutive endpoints."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClipClause(Node):
+    """CLIP: aggregates see each interval event's lifetime clipped to the window (StreamInsight)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SnapClause(Node):
+    """SNAP: one row per run of consecutive windows holding the same events (StreamInsight's snap to boundaries)."""
+
+
 WindowClause = (
-    RangeClause | SlideClause | WattrClause | RattrClause | SattrClause | PattrClause | AlignClause | SlackClause
+    RangeClause
+    | SlideClause
+    | WattrClause
+    | RattrClause
+    | SattrClause
+    | PattrClause
+    | AlignClause
+    | SlackClause
+    | SnapshotClause
+    | ClipClause
+    | SnapClause
 )
 
 

@@ -92,6 +92,12 @@ def format_clause(clause: ast.WindowClause) -> str:
         case ast.SlackClause(quantity=q, mode=mode):
             suffix = f" {mode.upper()}" if mode else ""
             return f"SLACK {format_quantity(q)}{suffix}"
+        case ast.SnapshotClause():
+            return "SNAPSHOT"
+        case ast.ClipClause():
+            return "CLIP"
+        case ast.SnapClause():
+            return "SNAP"
     raise TypeError(f"not a window clause: {clause!r}")
 
 

@@ -108,7 +108,7 @@ _READABLE = {
     "$END": "end of input",
 }
 
-_CLAUSE_KEYWORDS = {"RANGE", "SLIDE", "WATTR", "RATTR", "SATTR", "PATTR", "ALIGN", "SLACK"}
+_CLAUSE_KEYWORDS = {"RANGE", "SLIDE", "WATTR", "RATTR", "SATTR", "PATTR", "ALIGN", "SLACK", "SNAPSHOT", "CLIP", "SNAP"}
 _RESERVED = {"SELECT", "FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT"}
 
 
@@ -435,6 +435,18 @@ class _Builder(Transformer[Any, Any]):
     def slack_clause(self, meta: Any, children: list[Any]) -> ast.SlackClause:
         mode = children[1].type.lower() if len(children) > 1 else None
         return ast.SlackClause(quantity=children[0], mode=mode, span=self._span(meta))
+
+    @v_args(meta=True)
+    def snapshot_clause(self, meta: Any, children: list[Any]) -> ast.SnapshotClause:
+        return ast.SnapshotClause(span=self._span(meta))
+
+    @v_args(meta=True)
+    def clip_clause(self, meta: Any, children: list[Any]) -> ast.ClipClause:
+        return ast.ClipClause(span=self._span(meta))
+
+    @v_args(meta=True)
+    def snap_clause(self, meta: Any, children: list[Any]) -> ast.SnapClause:
+        return ast.SnapClause(span=self._span(meta))
 
     @v_args(meta=True)
     def window(self, meta: Any, children: list[Any]) -> ast.WindowSpec:

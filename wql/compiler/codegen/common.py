@@ -193,9 +193,18 @@ def prologue(ctx: Context) -> None:
 
 # Columns the plans add to rows next to the stream's own; a stream column the query carries by name
 # (an aggregate input, a WHERE column) must not share one of these names.
-INTERNAL_COLUMNS = frozenset(
-    (ATTR, END_ATTR, POSITION, *"_in _d _w _rows _next _position _through _first _arrival _rank _cell _center".split())
-) | {"_last", "_lo", "_hi"}
+INTERNAL_COLUMNS = (
+    frozenset(
+        (
+            ATTR,
+            END_ATTR,
+            POSITION,
+            *"_in _d _w _rows _next _position _through _first _arrival _rank _cell _center".split(),
+        )
+    )
+    | {"_last", "_lo", "_hi"}
+    | {"_h", "_p", "_pnext", "_idx", "_lastidx", "_phase", "_moves", "_moved", "_wend", "_v"}
+)
 
 
 def check_internal_names(query: Query) -> None:

@@ -1,4 +1,4 @@
-"""Query bodies for grid windows (CF and FCF): bucket, pane and slice plans.
+"""Query bodies for grid windows (CF and FCF): bucket, pane and slice plans (interval events: intervals.py).
 
 Window w is [ORIGIN + (w+1)·SLIDE − RANGE, ORIGIN + (w+1)·SLIDE) on the window
 attribute (semantics.md §2). Integral attributes (timestamps in µs, dates,
@@ -86,8 +86,6 @@ def bucket(ctx: Context) -> None:
         code(f"first = F.greatest({_first(ctx)}, F.lit(0))")
         code("tagged = rows.crossJoin(F.broadcast(final_window))")
         code('tagged = tagged.withColumn("wid", F.explode(F.sequence(first, F.col("_last"))))')
-    elif window.is_interval:
-        _interval_bucket(ctx)
     else:
         assert window.range is not None
         code.comment("Bucket (WID): tag each tuple with its window-ids wids(t) = ⌊(t − o)/s⌋ … ⌊(t − o + r)/s⌋ − 1")
@@ -112,32 +110,6 @@ def _landmark_limit(ctx: Context, last: str) -> None:
     """final_window: one row, `_last`, the window holding the stream's largest value (`last` aggregates it)."""
     ctx.code.comment("Landmark windows are reported up to the window holding the stream's last value.")
     ctx.code(f'final_window = {last}.alias("_last"))')
-
-
-def _interval_bucket(ctx: Context) -> None:
-    code = ctx.code
-    if _float(ctx):
-        from wql.grammar.errors import WQLNotSupportedError
-
-        raise WQLNotSupportedError("interval events over a DOUBLE attribute", hint="use TIMESTAMP or integer bounds")
-    code.comment("Interval events [start, end): an event is in every window its interval overlaps. A point")
-    code.comment("event (end = start) is where its start is; an open-ended one (end NULL) lasts to the end of")
-    code.comment("the data, the last window starting at or before the largest start or end; end < start is")
-    code.comment("malformed: in no window, and no part of the data's end.")
-    code(f"rows = rows.where({E}.isNull() | ({E} >= {T}))")
-    code(f'horizon = rows.agg(F.greatest(F.max({py(ATTR)}), F.max({py(END_ATTR)})).alias("_h"))')
-    code('horizon = horizon.select((F.floor((F.col("_h") - ORIGIN + RANGE) / SLIDE) - 1).alias("_last"))')
-    code(f"first = {_first(ctx)}")
-    code("last = (")
-    code.indent()
-    code(f'F.when({E}.isNull(), F.col("_last"))')
-    code(f".when({E} == {T}, F.floor(({T} - ORIGIN + RANGE) / SLIDE) - 1)")
-    code(f".otherwise(F.ceil(({E} - ORIGIN + RANGE) / SLIDE) - 2)")
-    code.dedent()
-    code(")")
-    code.comment("An event inside a gap between windows (SLIDE > RANGE) has first > last: it is in none.")
-    code("tagged = rows.crossJoin(F.broadcast(horizon)).where(first <= last)")
-    code('tagged = tagged.withColumn("wid", F.explode(F.sequence(first, last)))')
 
 
 def _cell(ctx: Context, grid: Grid) -> str:

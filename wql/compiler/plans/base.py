@@ -32,9 +32,11 @@ class PlanKind(Enum):
     BINS = "bins"
     PREFIX = "prefix"
     OVER = "over"
+    SE_SLICES = "se-slices"
+    DIFFERENCE = "difference"
 
 
-Family = Literal["grid", "tuples"]
+Family = Literal["grid", "tuples", "intervals"]
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,9 @@ class Plan:
     @property
     def keeps(self) -> Literal["cells", "rows"]:
         """What a streaming job keeps between triggers: the cells the plan lifts rows into, or rows."""
-        return "cells" if self.grid is not None else "rows"
+        if self.kind is PlanKind.SE_SLICES:
+            return "rows"  # its kernel slices the events itself
+        return "cells" if self.grid is not None or self.kind is PlanKind.DIFFERENCE else "rows"
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,7 @@ class Statistics:
     rows: int = 1_000_000
     rows_per_slide: float = 10.0
     rows_per_window: float = 100.0  # windows named by tuples
+    event_slides: float = 10.0  # interval events: mean length in slides (plans/intervals.py)
 
     def describe(self) -> str:
         return f"N = {self.rows:,} tuples, ρ = {self.rows_per_slide:g} tuples per slide (assumed)"

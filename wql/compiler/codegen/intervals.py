@@ -353,6 +353,7 @@ def _se_slices(ctx: Context) -> None:
         "keys": keys,
         "first": "_first",
         "last": "_last",
+        "horizon": "_h",
         "states": states,
         "size": grid.size,
         "step": grid.step,
@@ -463,12 +464,12 @@ class _Signed:
                 states.append(("sum", [group.columns[0]]))
                 starts, ends = self.moment_halves(group.columns)
                 states += [("moments", list(starts)), ("moments", list(ends))]
-                states.append(("sum", list(self.counts_apart(group.columns[1]))))
+                states += [("sum", [c]) for c in self.counts_apart(group.columns[1])]
                 continue
             for column, floating in zip(group.columns, group.floating, strict=True):
                 states.append(("sum", [column]))
                 if floating:
-                    states.append(("sum", list(self.counts_apart(column))))
+                    states += [("sum", [c]) for c in self.counts_apart(column)]
         return states
 
     def windows_states(self) -> list[str]:
@@ -568,10 +569,16 @@ def _difference(ctx: Context) -> None:
     ]
     states = signed.kernel_states()
     if window.snap:
-        code.comment("SNAP: _moved, the latest cell where the key's events changed, carried by a running max.")
-        shifted.append('F.when(F.col("_moves") > 0, F.col("_cell") - F.col("_lo")).alias("_moved")')
-        states.append(("max", ["_moved"]))
+        shifted.append('F.col("_moves")')
     code.call("cells", "cells.crossJoin(F.broadcast(bounds)).select", shifted)
+    if window.snap:
+        ctx.helpers.add("Window")
+        order = f"Window.partitionBy({ctx.key_list()})" if keys else "Window"
+        code.comment("SNAP: only the cells where the key's events change matter (the others add nothing); each")
+        code.comment("carries itself (_moved) and the next change (_until), which a running max hands to the windows.")
+        code('cells = cells.where(F.col("_moves") > 0).withColumn("_moved", F.col("_cell"))')
+        code(f'cells = cells.withColumn("_until", F.lead("_cell").over({order}.orderBy("_cell")))')
+        states += [("max", ["_moved"]), ("max", ["_until"])]
     _combine(ctx, states)
     code('windows = windows.withColumn("wid", F.col("_cell") + F.col("_lo"))')
     if window.snap:
@@ -597,14 +604,13 @@ def _combine(ctx: Context, states: list[tuple[str, list[str]]], last: str = "_la
 
 def _snap_from_moves(ctx: Context) -> None:
     """SNAP on the difference plan: the windows where the key's events changed, each to the next change."""
-    code, keys = ctx.code, ctx.keys()
-    ctx.helpers.add("Window")
+    code = ctx.code
     code.comment("SNAP: a window whose events are those of the window before it is not reported again; each")
     code.comment("window where the events changed stands for the run up to the next change (or the data's end).")
     code('windows = windows.where(F.col("_moved") == F.col("_cell"))')
-    order = f"Window.partitionBy({ctx.key_list()})" if keys else "Window"
-    code(f'following = F.lead("wid").over({order}.orderBy("wid"))')
-    code('windows = windows.withColumn("_wend", F.coalesce(following - 1, F.col("_last") + F.col("_lo")))')
+    code.comment("A run ends before the next change (_until > _cell), or with the data when there is none.")
+    until = 'F.when(F.col("_until") > F.col("_cell"), F.col("_until") - 1).otherwise(F.col("_last"))'
+    code(f'windows = windows.withColumn("_wend", {until} + F.col("_lo"))')
 
 
 def _landmark_difference(ctx: Context) -> None:
@@ -691,7 +697,7 @@ def _endpoints(ctx: Context) -> None:
     code(f"points = rows.select({starts})")
     code(f"points = points.union(rows.where({E}.isNotNull()).select({ends}))")
     code("points = points.distinct()")
-    part = f"Window.partitionBy({', '.join(lead)})" if parts else "Window"
+    part = f"Window.partitionBy({', '.join(lead)})"
     code(f'ordered = {part}.orderBy("_v")')
     code("points = points.select(")
     code.indent()
@@ -782,7 +788,7 @@ def _snapshot_difference(ctx: Context) -> None:
         "windows", "cells", "One row per snapshot and key: a running combine over each partition's endpoints."
     )
     ctx.helpers.add("Window")
-    part = f"Window.partitionBy({ctx.key_list()})" if keys else "Window"
+    part = f"Window.partitionBy({ctx.key_list()})"
     code.comment("Endpoints numbered per partition: cell 2i holds endpoint i's deltas, cell 2i + 1 the point events'")
     code.comment("removals, which take effect from the next snapshot on.")
     code(f'ordered = {part}.orderBy("_v")')

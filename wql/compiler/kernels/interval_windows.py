@@ -213,20 +213,22 @@ def event_slices(keys, first, last, states, size, step):
     return run
 
 
-def slice_events(events, keys, first, last, states, size, step):
+def slice_events(events, keys, first, last, horizon, states, size, step):
     """The SE-slices windows of interval events: WQL's JVM kernel when it is on Spark's classpath, else numpy.
 
     Both take one row per event (keys, first and last slice, state shares) and
     return the same rows (see event_slices). The JVM kernel is an operator in
     Spark's plan that asks for each key's events in one partition, sorted by
-    their first slice, and inserts them into the slices as it goes.
+    their first slice, and inserts them into the slices as it goes; column `horizon`
+    holds the data's last window, and an event that lasts to its end is carried into
+    every later slice at once rather than written into each.
     """
     from pyspark.sql import DataFrame
 
     kernel = jvm_kernel(events.sparkSession, "EventSlices")
     if kernel is not None:
         operations, columns = jvm_states(states)
-        windows = kernel.slices(events._jdf, keys, first, last, operations, columns, size, step)
+        windows = kernel.slices(events._jdf, keys, first, last, horizon, operations, columns, size, step)
         if windows is not None:  # None: a state type only numpy handles
             return DataFrame(windows, events.sparkSession)
     events = events.repartition(*keys) if keys else events.coalesce(1)

@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 JAR := wql/runtime/jvm/wql-kernels.jar
 JAVA_SOURCES := $(wildcard wql/runtime/jvm/wql/kernels/*.java)
 
-.PHONY: demo test lint format bench clean check-python check-java jar
+.PHONY: demo-stream demo test lint format bench clean check-python check-java jar
 
 jar: $(JAR)
 
@@ -37,6 +37,14 @@ check-java:
 demo: $(STAMP) check-java $(JAR)
 	$(BIN)/wql run examples/traffic.wql
 
+# A stream: a generator lands csv files while wql prints windows as they close; it stops by itself
+# 8 s after the last file, draining the open windows. Late and malformed rows go to build/demo-stream/late.
+demo-stream: $(STAMP) check-java $(JAR)
+	@rm -rf build/demo-stream && mkdir -p build/demo-stream
+	@$(BIN)/python examples/streams/generate.py build/demo-stream/landing --files 8 --pause 2 & \
+	$(BIN)/wql run examples/streams/sensors.wql --stream --input readings=build/demo-stream/landing \
+	  --max-files 1 --late build/demo-stream/late --idle 8 --drain; status=$$?; wait; exit $$status
+
 test: $(STAMP) check-java lint $(JAR)
 	$(BIN)/python -m pytest
 
@@ -51,6 +59,8 @@ format: $(STAMP)
 bench: $(STAMP) check-java $(JAR)
 	$(BIN)/python benchmarks/sliding.py
 	$(BIN)/python benchmarks/slide_by_tuple.py
+	$(BIN)/python benchmarks/sessions.py
+	$(BIN)/python benchmarks/streaming.py --skip-native-above 60
 
 clean:
 	rm -rf $(VENV) $(JAR) build *.egg-info .pytest_cache .ruff_cache .hypothesis

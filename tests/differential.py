@@ -85,6 +85,37 @@ def cases(draw: st.DrawFn, count: int = 6, max_rows: int = 14, specials: bool = 
     return rows
 
 
+@st.composite
+def runs(draw: st.DrawFn, count: int = 5, max_rows: int = 18, specials: bool = False) -> list[dict[str, Any]]:
+    """Rows of `count` random streams for sessions and frames: timestamps on a short axis, so that ties,
+    gaps exactly at a boundary and long runs come up often, arriving in random order, with NULLs.
+
+    With `specials`, v is sometimes NaN or an infinity.
+    """
+    values = st.integers(-8, 8).map(lambda q: q / 4)
+    if specials:
+        values = st.one_of(values, st.sampled_from([math.nan, math.inf, -math.inf]))
+    rows: list[dict[str, Any]] = []
+    for case_id in range(count):
+        size = draw(st.integers(0, max_rows))
+        for seq in range(size):
+            ts = draw(st.one_of(st.none(), st.integers(0, 24), st.integers(0, 24).map(lambda t: t + 0.5)))
+            rows.append(
+                row(
+                    case_id,
+                    seq,
+                    draw(st.sampled_from(["a", "b", None])),
+                    draw(st.one_of(st.none(), values)),
+                    draw(st.one_of(st.none(), st.integers(0, 4))),
+                    None if ts is None else float(ts),
+                    draw(st.one_of(st.none(), st.integers(-6, 12))),
+                    None,
+                    draw(st.one_of(st.none(), st.integers(0, 40).map(lambda q: q / 4))),
+                )
+            )
+    return rows
+
+
 def frame(spark: Any, rows: list[dict[str, Any]]) -> Any:
     columns = [c.split()[0] for c in SCHEMA.split(", ")]
     data = [tuple(r[c] for c in columns) for r in rows]

@@ -1,8 +1,8 @@
 """Semantic analysis: window defaults, type rules, names, aggregates, result columns, classes.
 
-The reference is /work/shared/design/semantics.md (§2 windows, §3 classes, §4
-aggregate kinds) and the docstrings of wql/compiler/windows.py and
-wql/compiler/analysis.py. Bugs these tests found are fixed; the tests stay as regressions.
+The reference is docs/language.md (§5.9 defaults, §6 aggregates, §7 result
+columns) and docs/semantics.md (§2 windows, §5 classes). Bugs these tests found
+are fixed; the tests stay as regressions.
 """
 
 from __future__ import annotations
@@ -308,7 +308,7 @@ def test_align_end_is_the_origin_of_window_ends() -> None:
 
 
 def test_align_start_shifts_the_origin_by_range() -> None:
-    """semantics.md §2: start-aligned grid o' equals the end grid o when o = o' + r (mod s)."""
+    """docs/semantics.md §2.1: start-aligned grid o' equals the end grid o when o = o' + r (mod s)."""
     assert window_of("[RANGE 10 SLIDE 4 WATTR mile ALIGN START 3]").origin == 13
     timed = window_of("[RANGE 1 HOUR WATTR ts ALIGN START TIMESTAMP '2024-01-01 00:07:00']")
     assert timed.origin == 1_704_067_620 * SEC + HOUR
@@ -1189,6 +1189,8 @@ def test_emit_empty_only_for_grid_windows(spec: str, allowed: bool) -> None:
         ("count(speed)", ["count_speed"]),
         ("min_by(seg_id, speed)", ["min_by_seg_id_speed"]),
         ("percentile(speed, 0.9)", ["percentile_speed"]),
+        ("regr_slope(speed, mile)", ["regr_slope_speed_mile"]),  # Spark's spelling, not sqlglot's class name
+        ("mean(speed), std(speed)", ["avg_speed", "stddev_speed"]),
         ("max(speed) AS top", ["top"]),
         ("max(speed) - min(speed) AS spread", ["spread"]),
         ("sum(speed) / count(*)", ["expr"]),
@@ -1259,7 +1261,7 @@ def test_bad_aliases(items: str, alias: str, message: str) -> None:
     assert error.column == offset + 1
 
 
-# ------------------------------------------------------------------ aggregate kinds (semantics.md §4)
+# ------------------------------------------------------------------ aggregate kinds (docs/language.md §6)
 
 CUMULATIVE, SELECTIVE = AggFamily.CUMULATIVE, AggFamily.SELECTIVE
 DISTRIBUTIVE, ALGEBRAIC, HOLISTIC = AggKind.DISTRIBUTIVE, AggKind.ALGEBRAIC, AggKind.HOLISTIC
@@ -1319,7 +1321,7 @@ def test_aggregate_arguments_are_resolved() -> None:
     ]
 
 
-# ------------------------------------------------------------------ classes (semantics.md §3)
+# ------------------------------------------------------------------ classes (docs/semantics.md §5)
 
 
 @pytest.mark.parametrize(
@@ -1403,7 +1405,7 @@ def test_create_stream_hints() -> None:
     [row_num] = wql.check("CREATE STREAM s (a INT, row_num INT)")
     assert row_num.hint is not None and "ROW_NUM row_num" in row_num.hint
     [fmt] = wql.check("CREATE STREAM s (a INT) FROM 'x.txt'")
-    assert fmt.hint == "add FORMAT csv | json | parquet"
+    assert fmt.hint == "add FORMAT csv | json | parquet | rate | kafka"
     [typo] = wql.check("CREATE STREAM s (a INT) FROM 'x.txt' FORMAT jsn")
     assert typo.hint == "did you mean 'json'?"
     [wid] = wql.check("CREATE STREAM s (wid INT)")
@@ -1471,14 +1473,14 @@ def test_relative_paths_resolve_against_the_query_file(tmp_path: Path, monkeypat
     query_file = folder / "q.wql"
     query_file.write_text(
         "CREATE STREAM rel (a INT) FROM 'data/x.csv';\n"
-        "CREATE STREAM up (a INT) FROM '../shared/y.json';\n"
+        "CREATE STREAM up (a INT) FROM '../common/y.json';\n"
         "CREATE STREAM abs (a INT) FROM '/srv/z.parquet';\n"
         "CREATE STREAM url (a INT) FROM 's3://bucket/w.csv';\n",
         encoding="utf-8",
     )
     expected = {
         "rel": str(folder / "data" / "x.csv"),
-        "up": str(tmp_path / "shared" / "y.json"),
+        "up": str(tmp_path / "common" / "y.json"),
         "abs": "/srv/z.parquet",
         "url": "s3://bucket/w.csv",
     }

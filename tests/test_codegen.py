@@ -36,6 +36,17 @@ def test_golden_generated_code(path: Path) -> None:
     check_golden(f"code/{name}", compiled_code(path))
 
 
+@pytest.mark.parametrize("name", ["sensors", "kafka"])
+def test_golden_stream_code(name: str) -> None:
+    """What `wql compile --stream` prints: a file source with slack and punctuation rows, and a Kafka
+    source (whose connector cannot be installed here, so its code is checked as text)."""
+    program = wql.load(str((EXAMPLES / "streams" / f"{name}.wql").relative_to(ROOT)))
+    [statement] = program.queries
+    code = wql.compile_statement(program, statement, stream=True).stream_code
+    compile(code, f"{name}.py", "exec")
+    check_golden(f"code/stream__{name}.py", code.replace(str(ROOT), "<root>"))
+
+
 @pytest.mark.parametrize("plan", ["bucket", "pane"])
 def test_golden_generated_code_per_plan(plan: str) -> None:
     check_golden(f"code/q1_{plan}.py", compiled_code(EXAMPLES / "paper" / "q1.wql", plan))

@@ -1,7 +1,7 @@
 """`wql explain` and the Explanation it renders: classes of the paper's queries, JSON shape, goldens.
 
 Goldens live in tests/golden/explain/; WQL_UPDATE_GOLDEN=1 rewrites them. Their
-wids/extent formulas were checked by hand against semantics.md §2.
+wids/extent formulas were checked by hand against docs/semantics.md §2.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ TOP_KEYS = {
     "columns",
     "plans",
     "plan",
+    "see",
 }
 WINDOW_KEYS = {
     "spec",
@@ -53,7 +54,7 @@ WINDOW_KEYS = {
     "defaults",
 }
 
-# Window kinds the example files do not cover; formulas checked by hand against semantics.md §2.
+# Window kinds the example files do not cover; formulas checked by hand against docs/semantics.md §2.
 KINDS = """\
 CREATE STREAM calls (caller STRING, started TIMESTAMP, ended TIMESTAMP, cost DOUBLE,
                      m_from BIGINT, m_to BIGINT, day_of DATE);
@@ -239,7 +240,7 @@ def test_golden_text_matches_the_cli(capsys: pytest.CaptureFixture[str], monkeyp
     assert printed == render(explain_file(path))
 
 
-# ------------------------------------------------------------------ formulas, checked against semantics.md §2
+# ------------------------------------------------------------------ formulas, checked against docs/semantics.md §2
 
 
 @pytest.mark.parametrize(

@@ -175,6 +175,13 @@ def test_format_quantity(quantity: ast.Quantity, formatted: str) -> None:
         " \"q\" = 1e5, '' = 'x\\ty')",
         "CREATE STREAM s (row_num INT, minutes INT, `select` INT, ts TIMESTAMP) ROW_NUM row_num",
         "CREATE STREAM s (a INT) FROM 'a\\'b\\nc\\u00e9\\\\'",
+        "SELECT count(*) AS n FROM s [SESSION GAP 10 SECONDS WATTR ts PATTR user]",
+        "SELECT count(*) AS n FROM s [SESSION GAP 5 MINUTES MAX 1.5 HOURS KAFKA WATTR ts PATTR `min`, `on`]",
+        "SELECT min(speed) AS lo FROM s [FRAME THRESHOLD (speed < 40 AND `gap` IS NOT NULL) MIN 3 ROWS PATTR seg]",
+        "SELECT x FROM s [FRAME THRESHOLD ((speed)) MIN 2 MINUTES]",
+        "SELECT x FROM s [FRAME DELTA 0.5 ON `max`]",
+        "SELECT x FROM s [FRAME DELTA 5 ON (abs(a - b) * 2) WATTR row_num]",
+        "SELECT x FROM s [FRAME AGGREGATE (sum(v) > 100 OR NOT count(*) < 3) WATTR ts]",
     ],
 )
 def test_tricky_texts_roundtrip(text: str) -> None:

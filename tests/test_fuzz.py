@@ -42,6 +42,15 @@ RICH_QUERIES: list[str] = [
     "SELECT avg(p) AS ap FROM t [RANGE 100 SLIDE 10 WATTR p];\n"
     "SELECT count(DISTINCT q) AS dq FROM t [RANGE 1000 ROWS SLIDE 1 ROW SATTR row_num RATTR row_num ALIGN END 3];\n"
     "SELECT sum(p) AS total FROM t [RANGE UNBOUNDED SLIDE 5 ROWS WATTR row_num];\n",
+    "CREATE STREAM c (u STRING, v DOUBLE, ts TIMESTAMP);\n"
+    "SELECT u, count(*) AS n FROM c [SESSION GAP 30 MINUTES MAX 2 HOURS KAFKA WATTR ts PATTR u] WHERE v > 0;\n"
+    "SELECT min(v) AS lo FROM c [FRAME THRESHOLD (v < 40 AND u <> 'x') MIN 3 ROWS WATTR ts PATTR u];\n"
+    "SELECT avg(v) AS a FROM c [FRAME DELTA 2.5 ON (v * 2) WATTR ts];\n"
+    "SELECT max(v) AS hi FROM c [FRAME AGGREGATE (sum(v) > 100 OR NOT count(*) < 5) WATTR ts];\n",
+    "CREATE STREAM u (k STRING, ts TIMESTAMP, x BIGINT);\n"
+    "SELECT k, count(*) AS n FROM u [RANGE 1 DAY SLIDE 1 HOUR CUMULATE WATTR ts ALIGN START FIRST PATTR k];\n"
+    "SELECT count(*) AS n FROM u [RANGE 10 SECONDS SLIDE 5 SECONDS WATTR ts KAFKA];\n"
+    "SELECT count(*) AS n FROM u [RANGE 10 WATTR x ALIGN FIRST];\n",
 ]
 SEEDS: list[str] = EXAMPLE_TEXTS + RICH_QUERIES
 
@@ -52,8 +61,9 @@ RELEVANT_ALPHABET = (
 WORDS = [
     "CREATE", "STREAM", "FORMAT", "OPTIONS", "ROW_NUM", "EXPLAIN", "SELECT", "FROM", "AS", "WHERE", "GROUP", "BY",
     "HAVING", "ORDER", "LIMIT", "EMIT", "EMPTY", "NULLS", "ASC", "DESC", "FIRST", "LAST", "RANGE", "SLIDE", "WATTR",
-    "RATTR", "SATTR", "PATTR", "ALIGN", "SLACK", "UNBOUNDED", "KAFKA", "RANK", "START", "END", "TIMESTAMP",
+    "RATTR", "SATTR", "PATTR", "ALIGN", "SLACK", "UNBOUNDED", "KAFKA", "CUMULATE", "RANK", "START", "END", "TIMESTAMP",
     "CONSISTENT", "GENEROUS", "TRUE", "FALSE", "ROWS", "ROW", "MINUTES", "SECOND", "HOURS", "DAYS", "WEEKS",
+    "SESSION", "GAP", "MAX", "FRAME", "THRESHOLD", "DELTA", "AGGREGATE", "MIN", "ON",
     "INT", "STRING", "DOUBLE", "DECIMAL", "csv", "json", "s", "t", "a", "b", "ts", "row_num", "max(a)", "count(*)",
     "CASE", "WHEN", "THEN", "ELSE", "NOT", "AND", "OR", "IN", "IS", "NULL", "0", "1", "5", "-1", "2.5", "1e3",
     "'x'", '"y"', "`q`", "(", ")", "[", "]", ",", ";", ".", "*", "=", "<", ">", "+", "-", "/", "--", "/*", "*/",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -310,3 +311,34 @@ def test_example_notebook_runs_headless(tmp_path: Path, monkeypatch: pytest.Monk
 
     same = cell_starting(notebook, "import wql")
     assert same.outputs[-1]["data"]["text/plain"] == "True"
+
+
+@pytest.mark.spark
+def test_a_stream_cell_shows_a_table_that_updates_as_windows_close(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str], spark: Any, tmp_path: Path
+) -> None:
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    lines = [f"2024-01-01 00:00:{s:02d},{'ab'[s % 2]},{s}" for s in range(30)]
+    (landing / "part-0.csv").write_text("ts,k,v\n" + "\n".join(lines) + "\n")
+    declaration = f"CREATE STREAM ev (ts TIMESTAMP, k STRING, v DOUBLE) FROM '{landing}' FORMAT csv"
+    run(shell, f"%%wql\n{declaration} OPTIONS (header = true);", capsys)
+    query = "SELECT k, count(*) AS n FROM ev [RANGE 10 SECONDS WATTR ts] GROUP BY k;"
+    result, out = run(shell, f"%%wql -o live --stream\n{query}", capsys)
+    assert result.success, out
+    assert "✓ stream started (plan" in out and "live.stop(drain=True)" in out
+    live = shell.user_ns["live"]
+    deadline = time.monotonic() + 120
+    while not live.triggers:
+        assert time.monotonic() < deadline, "no trigger in time"
+        time.sleep(0.2)
+    live.stop(drain=True)
+    out = ANSI.sub("", capsys.readouterr().out)
+    assert "trigger 0: 30 rows in, 4 windows emitted" in out and "drain: 0 rows in, 2 windows emitted" in out
+    assert (
+        sum(t.windows for t in live.triggers)
+        == wql.compile(f"{declaration} OPTIONS (header = true);\n{query}").run(spark).count()
+    )
+    live.close()
+    result, out = run(shell, f"%%wql --stream --code\n{query}", capsys)
+    assert result.success and "def stream_main" in out

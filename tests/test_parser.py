@@ -244,6 +244,45 @@ def test_window_clauses_of_every_kind() -> None:
     )
 
 
+def test_data_driven_window_clauses() -> None:
+    """Sessions and frames: SESSION GAP [MAX], KAFKA, FRAME THRESHOLD [MIN] / DELTA … ON / AGGREGATE."""
+    select = _select(
+        "SELECT x FROM s [SESSION GAP 10 SECONDS MAX 1 HOUR KAFKA FRAME THRESHOLD (speed < 40) MIN 3 ROWS"
+        " FRAME DELTA 2.5 ON speed FRAME DELTA 5 ON (a - b) FRAME AGGREGATE (sum(v) > 100 OR count(*) >= 9)]"
+    )
+    assert select.window is not None
+    session, kafka, threshold, delta, delta_expr, aggregate = select.window.clauses
+    assert session == ast.SessionClause(
+        gap=ast.Quantity(value=Decimal(10), unit=ast.Unit.SECONDS),
+        max=ast.Quantity(value=Decimal(1), unit=ast.Unit.HOURS),
+    )
+    assert kafka == ast.KafkaClause()
+    assert isinstance(threshold, ast.FrameClause) and threshold.kind == "threshold"
+    assert threshold.condition is not None and threshold.condition.sql == "speed < 40"
+    assert threshold.minimum == ast.Quantity(value=Decimal(3), unit=ast.Unit.ROWS)
+    assert delta == ast.FrameClause(kind="delta", delta=ast.Quantity(value=Decimal("2.5")), on=ast.Name(text="speed"))
+    assert isinstance(delta_expr, ast.FrameClause) and isinstance(delta_expr.on, ast.Expr)
+    assert delta_expr.on.sql == "a - b"
+    assert isinstance(aggregate, ast.FrameClause) and aggregate.kind == "aggregate"
+    assert aggregate.condition is not None and aggregate.condition.sql == "SUM(v) > 100 OR COUNT(*) >= 9"
+    text = "SELECT x FROM s [FRAME THRESHOLD (speed < 40) MIN 3 ROWS]"
+    (clause,) = _select(text).window.clauses  # type: ignore[union-attr]
+    assert text[clause.span.start : clause.span.end] == "FRAME THRESHOLD (speed < 40) MIN 3 ROWS"
+    assert isinstance(clause, ast.FrameClause) and clause.condition is not None
+    assert text[clause.condition.span.start : clause.condition.span.end] == "speed < 40"
+
+
+def test_data_driven_keywords_stay_names_elsewhere() -> None:
+    """min, max, gap, on, frame, session … remain ordinary column and function names outside the brackets."""
+    select = _select(
+        "SELECT min(gap) AS lo, max(delta) AS hi, session, frame, threshold FROM s [SESSION GAP 1 MINUTE PATTR session]"
+        " WHERE threshold > 0 AND aggregate IS NULL GROUP BY frame, threshold"
+    )
+    assert [item.expr.sql for item in select.items] == ["MIN(gap)", "MAX(delta)", "session", "frame", "threshold"]
+    assert select.window is not None
+    assert select.window.clauses[1] == ast.PattrClause(attrs=(ast.Name(text="session"),))
+
+
 def test_align_end_and_bare_string() -> None:
     select = _select("SELECT x FROM s [ALIGN END '2024-01-01']")
     assert select.window is not None
@@ -461,6 +500,24 @@ BAD: list[Bad] = [
         "window clauses go inside the brackets",
     ),
     Bad(
+        "session-without-gap",
+        "SELECT x FROM s [SESSION 10 SECONDS]",
+        1,
+        26,
+        "unexpected '10'; expected GAP",
+        "10",
+    ),
+    Bad(
+        "threshold-without-parentheses",
+        "SELECT x FROM s [FRAME THRESHOLD speed < 40]",
+        1,
+        34,
+        "unexpected 'speed'",
+        "speed",
+    ),
+    Bad("frame-kind-typo", "SELECT x FROM s [FRAME TRESHOLD (a > 1)]", 1, 24, "'TRESHOLD'", "TRESHOLD", "'THRESHOLD'"),
+    Bad("delta-without-on", "SELECT x FROM s [FRAME DELTA 5 speed]", 1, 32, "unexpected 'speed'", "speed", "ON column"),
+    Bad(
         "alias-without-as",
         "SELECT max(x) m FROM s",
         1,
@@ -617,7 +674,7 @@ BAD: list[Bad] = [
     ),
     Bad("explain-create", "EXPLAIN CREATE STREAM s (a INT)", 1, 9, "unexpected 'CREATE'; expected SELECT", "CREATE"),
     Bad("missing-stream", "SELECT x FROM", 1, 13, "unexpected end of input", "M"),
-    Bad("emit-without-empty", "SELECT x FROM s EMIT", 1, 20, "expected EMPTY", "T"),
+    Bad("emit-without-empty", "SELECT x FROM s EMIT", 1, 20, "expected CHANGES, EMPTY, FINAL", "T"),
     Bad(
         "incomplete-expression",
         "SELECT a\nFROM s\nWHERE a >\n  AND b",

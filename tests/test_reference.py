@@ -1,4 +1,4 @@
-"""The reference evaluator against windows worked out by hand from semantics.md §2.
+"""The reference evaluator against windows worked out by hand from docs/semantics.md §2.
 
 Every expected result below was computed on paper from the extent formulas, not
 by running code; the comments show the working. The reference is the oracle for

@@ -286,6 +286,9 @@ def test_query_runs_through_the_api_path(session: tuple[Repl, io.StringIO], spar
     assert "traffic: 1,920 rows read" in text
     assert re.search(r"wid\s+┃\s+window_start\s+┃\s+window_end\s+┃\s+seg_id\s+┃\s+max_speed", text)
     assert f"{expected:,} rows (first 20 shown)" in text
+    shown = [line.strip("│").split("│") for line in text.splitlines() if line.startswith("│")]
+    windows = [(int(cells[0]), cells[3].strip()) for cells in shown]
+    assert len(windows) == 20 and windows == sorted(windows)  # no ORDER BY: window order, wid then seg_id
     assert re.search(r"time: \d+\.\d{3} s", text)
     assert "Plan    pane" in (repl.last.code if repl.last else "")
     repl.handle("\\explain")
@@ -512,3 +515,33 @@ def test_full_terminal_ui(tmp_path: Path, streams_file: str) -> None:
     assert child.exitstatus == 0
     screen = ANSI.sub("", child.before or "")
     assert "Traceback" not in screen
+
+
+@pytest.mark.spark
+def test_a_stream_starts_prints_windows_as_triggers_close_them_and_stops(
+    session: tuple[Repl, io.StringIO], spark: Any, tmp_path: Path
+) -> None:
+    repl, out = session
+    repl.spark = SparkStarter(factory=lambda: spark)
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    lines = [f"2024-01-01 00:00:{s:02d},{'ab'[s % 2]},{s}" for s in range(30)]
+    (landing / "part-0.csv").write_text("ts,k,v\n" + "\n".join(lines) + "\n")
+    declaration = f"CREATE STREAM ev (ts TIMESTAMP, k STRING, v DOUBLE) FROM '{landing}' FORMAT csv"
+    repl.handle(declaration + " OPTIONS (header = true);")
+    query = "SELECT k, count(*) AS n FROM ev [RANGE 10 SECONDS WATTR ts] GROUP BY k;"
+    repl.handle(f"\\stream {query}")
+    assert "✓ stream 1 started (plan" in said(out)
+    run = repl.running[1]
+    deadline = time.monotonic() + 120
+    while not run.triggers:
+        assert time.monotonic() < deadline, said(out)
+        time.sleep(0.2)
+    repl.handle("\\stop 1 drain")
+    text = said(out)
+    assert "stream 1, trigger 0: windows" in text and "stream 1, drain: windows" in text
+    assert re.search(r"stream 1, trigger 0: 30 rows in, 4 windows emitted", text), text
+    assert "✓ stream 1 stopped after 2 triggers, 6 windows" in text
+    assert not repl.running
+    repl.handle("\\stop")
+    assert "no stream is running" in said(out)

@@ -8,6 +8,7 @@ these functions:
     wql.explain(text)                # one Explanation per query
     program = wql.load("q.wql")      # every statement of a file, analyzed
     q = wql.compile(text)            # a CompiledQuery: .code, .explain(), .run(spark, stream=df)
+    run = q.start(spark, checkpoint="ck", output="out")   # the same query on a stream (.stream_code)
 """
 
 from __future__ import annotations
@@ -108,13 +109,14 @@ def explain_statement(statement: Statement, *, plan: str | None = None) -> Expla
     from wql.compiler.optimizer import candidates, choose
 
     assert statement.query is not None
+    chosen = None
     try:
-        _, choices = choose(statement.query, plan)
+        chosen, choices = choose(statement.query, plan)
     except WQLNotSupportedError:
         if plan not in (None, "auto"):
             raise
         choices = tuple(PlanChoice(c.kind.value, None, c.note) for c in candidates(statement.query))
-    return explain_query(statement.query, statement.number, statement.line, choices)
+    return explain_query(statement.query, statement.number, statement.line, choices, chosen)
 
 
 class CompiledQuery:
@@ -128,10 +130,21 @@ class CompiledQuery:
         self._compiled = compiled
         self.source_path = source_path
         self._module: Any = None
+        self._stream_module: Any = None
+        self._stream_code: str | None = None
 
     @property
     def code(self) -> str:
+        """The batch program: what `wql compile` prints and `run` executes."""
         return self._compiled.code
+
+    @property
+    def stream_code(self) -> str:
+        """The Structured Streaming program from the same plan: what `wql compile --stream` prints and
+        `start` executes. Raises WQLNotSupportedError, with the reason, for what cannot run on a stream yet."""
+        if self._stream_code is None:
+            self._stream_code = self._compiled.stream_code(self.source_path)
+        return self._stream_code
 
     @property
     def plan(self) -> str:
@@ -187,23 +200,86 @@ class CompiledQuery:
                     check_input(self.stream, frame, needed)
         return run_query(self.module(), inputs)
 
+    def start(
+        self,
+        spark: Any,
+        *,
+        output: str | None = None,
+        format: str = "csv",
+        checkpoint: str | None = None,
+        late: str | None = None,
+        once: bool = False,
+        sink: Any = None,
+        on_trigger: Any = None,
+        max_files: int | None = None,
+        interval: float | None = None,
+        **paths: str,
+    ) -> Any:
+        """Run the query on Structured Streaming over its stream's FROM directory (or a path by stream name).
+
+        Windows go to `output` (a directory of csv/json/parquet files, one per trigger, exactly once with
+        `checkpoint`), to `sink(windows_dataframe, trigger)` (Spark's foreachBatch, for anything else), or
+        are collected in the returned `StreamRun.rows`. Late and malformed rows go to `late`, with the reason.
+        `once` processes what is there and stops; `StreamRun.stop(drain=True)` ends the stream, emitting
+        every open window. `on_trigger(Trigger)` hears each trigger's counts, punctuation and state size.
+        """
+        from wql.runtime.streaming import start
+
+        if self._stream_module is None:
+            from wql.runtime.execute import load_job
+
+            self._stream_module = load_job(self.stream_code)
+        return start(
+            self._stream_module,
+            spark,
+            paths=paths,
+            output=output,
+            fmt=format,
+            checkpoint=checkpoint,
+            late=late,
+            once=once,
+            sink=sink,
+            on_trigger=on_trigger,
+            max_files=max_files,
+            interval=interval,
+        )
+
+    def in_window_order(self, result: Any) -> Any:
+        """The result as a person reads windows: by wid, then the keys, when the query has no ORDER BY.
+
+        Spark returns a grouped result in whatever order its shuffle left it, so the CLI, the REPL
+        and the notebook sort what they show through this; with ORDER BY the query's order stands.
+        """
+        if self.query.order_by:
+            return result
+        from pyspark.sql import functions as F
+
+        names = ("wid", *self.query.key_names)
+        return result.orderBy(*(F.col("`" + name.replace("`", "``") + "`").asc_nulls_first() for name in names))
+
     def write(self, result: Any, path: str, fmt: str = "csv") -> str:
         """Write a result as the job does: csv/json as one file, parquet as a directory."""
         return str(self.module().write_result(result, path, fmt))
 
 
-def compile_statement(program: Program, statement: Statement, *, plan: str | None = None) -> CompiledQuery:
+def compile_statement(
+    program: Program, statement: Statement, *, plan: str | None = None, stream: bool = False
+) -> CompiledQuery:
+    """Plan and generate one analyzed query; with `stream`, also check now that it can run on a stream."""
     assert statement.query is not None
+    select = statement.query.select
     try:
         compiled = compile_query(
             statement.query, plan=plan, statement=statement.number, line=statement.line, source_path=program.path
         )
+        result = CompiledQuery(compiled, program.path)
+        if stream:
+            result.stream_code  # noqa: B018 (generating it checks the query)
     except WQLError as error:  # planning errors are about the window: point there
-        select = statement.query.select
-        if error.span is None and select is not None and select.window is not None:
-            error.span = select.window.span
+        if error.span is None and select is not None:
+            error.span = select.window.span if select.window is not None and not stream else select.span
         raise error.with_source(program.source, program.path) from None
-    return CompiledQuery(compiled, program.path)
+    return result
 
 
 def compile(  # wql.compile is the natural name, shadowing the builtin here
@@ -213,9 +289,11 @@ def compile(  # wql.compile is the natural name, shadowing the builtin here
     streams: StreamSchemas | None = None,
     plan: str | None = None,
     query: int | None = None,
+    stream: bool = False,
 ) -> CompiledQuery:
     """Compile the query in `text` (with its CREATE STREAMs). With several queries, `query` picks one
-    (1-based among the queries). `plan` forces bucket, pane, slice, … instead of the cheapest."""
+    (1-based among the queries). `plan` forces bucket, pane, slice, … instead of the cheapest. `stream`
+    checks now that it can also run on a stream (`CompiledQuery.stream_code`, `.start`)."""
     program = analyze(text, path, streams=streams)
     if program.errors:
         raise program.errors[0]
@@ -228,7 +306,7 @@ def compile(  # wql.compile is the natural name, shadowing the builtin here
     if not 0 <= index < len(queries):
         raise WQLSemanticError(f"there is no query {query}; the text has {len(queries)}")
     try:
-        return compile_statement(program, queries[index], plan=plan)
+        return compile_statement(program, queries[index], plan=plan, stream=stream)
     except WQLError as error:
         raise error.with_source(text, path) from None
 

@@ -50,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     compile_.add_argument("-o", "--output", metavar="JOB.py", help="write the program here")
     compile_.add_argument("--plan", choices=PLAN_CHOICES, help="force a plan instead of the cheapest")
     compile_.add_argument("--query", type=int, metavar="N", help="which query of the file (1-based)")
+    compile_.add_argument("--stream", action="store_true", help="the Spark Structured Streaming job instead")
 
     run = commands.add_parser("run", help="run the queries of a file on Spark")
     run.add_argument("file", metavar="FILE")
@@ -61,6 +62,15 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--query", type=int, metavar="N", help="run only this query (1-based)")
     run.add_argument("--limit", type=int, default=20, metavar="N", help="rows to print (default 20)")
     run.add_argument("--verbose", action="store_true", help="show Spark's own log")
+    stream = run.add_argument_group("streams", "run the query continuously on Spark Structured Streaming")
+    stream.add_argument("--stream", action="store_true", help="read the stream's directory as files land in it")
+    stream.add_argument("--checkpoint", metavar="DIR", help="progress and open windows (needed with --output)")
+    stream.add_argument("--late", metavar="DIR", help="write late and malformed rows here, with the reason")
+    stream.add_argument("--once", action="store_true", help="process the input that is there, then stop")
+    stream.add_argument("--drain", action="store_true", help="then end the stream: emit every open window")
+    stream.add_argument("--idle", type=float, metavar="SECONDS", help="stop after this long without new input")
+    stream.add_argument("--max-files", type=int, metavar="N", help="files per trigger")
+    stream.add_argument("--interval", type=float, metavar="SECONDS", help="seconds between triggers")
 
     repl = commands.add_parser("repl", help="an interactive shell: type statements, see tables")
     repl.add_argument("files", nargs="*", metavar="FILE", help=".wql files to run first")
@@ -139,16 +149,17 @@ def _compile(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise wql.WQLSemanticError(f"{args.file} has no query to compile")
     if len(queries) > 1:
         raise wql.WQLSemanticError(f"{args.file} has {len(queries)} queries; pick one with --query 1…{len(queries)}")
-    compiled = wql.compile_statement(program, queries[0], plan=args.plan)
+    compiled = wql.compile_statement(program, queries[0], plan=args.plan, stream=args.stream)
+    code = compiled.stream_code if args.stream else compiled.code
     if args.output:
         try:
             with open(args.output, "w", encoding="utf-8") as handle:
-                handle.write(compiled.code)
+                handle.write(code)
         except OSError as error:
             raise wql.WQLRuntimeError(f"cannot write {args.output}: {error.strerror}") from None
         err.print(Text.assemble(("✓ ", "green"), f"wrote {args.output} (plan: {compiled.plan})"))
     else:
-        sys.stdout.write(compiled.code)
+        sys.stdout.write(code)
     return EXIT_OK
 
 

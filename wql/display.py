@@ -75,6 +75,28 @@ def explanation_renderable(explanation: Explanation) -> Group:
             name = Text(plan.name, style="bold" if plan.chosen else "")
             plans.add_row(name, Text(cost), Text.assemble(marker, (" " if plan.chosen else "") + plan.note))
         parts.append(plans)
+    if explanation.stream_facts:
+        # When a stream emits this query's windows and what it keeps: the same query, run with --stream.
+        stream = Table.grid(padding=(0, 2))
+        stream.add_column(style="bold cyan", no_wrap=True, min_width=10)
+        stream.add_column()
+        facts = explanation.stream_facts
+        labels = {"refused": "stream", "emit": "stream", "final": "final", "punctuation": "time", "late": "late"}
+        labels["state"] = "state"
+        for key, label in labels.items():
+            if key in facts:
+                text = f"not supported yet: {facts[key]}" if key == "refused" else str(facts[key])
+                stream.add_row(label, Text(text))
+        parts.append(stream)
+    if explanation.see:
+        # After the plans, like footnotes: where the docs define the window, its class and the plan.
+        see = Table.grid(padding=(0, 2))
+        labels = ["window", "columns", *(["aggregates"] if explanation.aggregates else [])]
+        see.add_column(style="bold cyan", no_wrap=True, min_width=max(len(label) for label in labels))
+        see.add_column()
+        for index, section in enumerate(explanation.see):
+            see.add_row("see" if index == 0 else "", Text(section.cite()))
+        parts.append(see)
     return Group(*parts)
 
 

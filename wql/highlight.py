@@ -67,6 +67,7 @@ WINDOW_WORDS = frozenset(
         "SLACK",
         "UNBOUNDED",
         "KAFKA",
+        "CUMULATE",
         "RANK",
         "ROW_NUM",
         "CONSISTENT",
@@ -78,6 +79,16 @@ WINDOW_WORDS = frozenset(
         "SNAPSHOT",
         "CLIP",
         "SNAP",
+        "SESSION",
+        "GAP",
+        "FRAME",
+        "THRESHOLD",
+        "DELTA",
+        "AGGREGATE",
+        "FINAL",
+        "CHANGES",
+        "PUNCTUATION",
+        "WHEN",
     }
 )
 
@@ -161,6 +172,8 @@ class WQLLexer(RegexLexer):
                 bygroups(Keyword, Whitespace, Keyword, Whitespace, Name.Class),
             ),
             (r"(FROM)(\s+)([A-Za-z_][A-Za-z0-9_]*)", bygroups(Keyword, Whitespace, Name.Class)),
+            # MIN and MAX are window keywords (FRAME … MIN n, SESSION … MAX m) and SQL functions.
+            (r"(MIN|MAX)(\s*)(?=\()", bygroups(Name.Function, Whitespace)),
             _word_rule(units(), Keyword.Constant),
             _word_rule({"TRUE", "FALSE", "NULL"}, Keyword.Constant),
             _word_rule(WINDOW_WORDS & set(keywords()), Keyword.Reserved),

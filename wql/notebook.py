@@ -20,6 +20,7 @@ import dataclasses
 import html
 import io
 import re
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -53,11 +54,12 @@ class Options:
     plan: str | None = None
     limit: int = DEFAULT_LIMIT
     quiet: bool = False
+    stream: bool = False
 
 
-_FLAGS = {"--explain": "explain", "--code": "code", "-q": "quiet", "--quiet": "quiet"}
+_FLAGS = {"--explain": "explain", "--code": "code", "-q": "quiet", "--quiet": "quiet", "--stream": "stream"}
 _VALUED = {"-o": "output", "--output": "output", "--plan": "plan", "--limit": "limit", "-n": "limit"}
-USAGE = "%%wql [-o NAME] [--explain] [--code] [--plan PLAN] [--limit N] [--quiet]"
+USAGE = "%%wql [-o NAME] [--explain] [--code] [--plan PLAN] [--limit N] [--quiet] [--stream]"
 
 
 def parse_options(line: str) -> tuple[Options, str]:
@@ -212,7 +214,10 @@ class WQLMagics(Magics):
                 )
             elif options.code:
                 compiled = self._compile(program, statement, options)
-                _publish(python_html(compiled.code), compiled.code)
+                code = compiled.stream_code if options.stream else compiled.code
+                _publish(python_html(code), code)
+            elif options.stream:
+                result = self._start(self._compile(program, statement, options), options)
             else:
                 compiled = self._compile(program, statement, options)
                 name = compiled.stream.name.lower()
@@ -263,7 +268,7 @@ class WQLMagics(Magics):
             cached = result.cache()
             try:
                 total = cached.count()
-                rows = [tuple(row) for row in cached.limit(options.limit).collect()]
+                rows = [tuple(row) for row in compiled.in_window_order(cached).limit(options.limit).collect()]
             finally:
                 cached.unpersist()
             return result, (rows, total, report)
@@ -281,6 +286,55 @@ class WQLMagics(Magics):
                 plain_text(results_table(result.columns, rows, total)) + "".join(f"{r}\n" for r in report),
             )
         return result
+
+    def _start(self, compiled: wql.CompiledQuery, options: Options) -> Any:
+        """Run the query on its stream in the background. The cell shows one table that updates as triggers
+        close windows (the newest `--limit`), with the last trigger's status; the StreamRun is returned
+        (and kept with -o) so that `.stop(drain=True)` ends it."""
+        from wql.runtime.errors import translate
+
+        compiled.stream_code  # noqa: B018 - refusals (LIMIT, EMIT EMPTY, …) before anything starts
+        spark = self._session()
+        handle = display({"text/plain": "stream starting…"}, raw=True, display_id=True)
+        lock = threading.Lock()
+        shown: dict[str, Any] = {"columns": [], "rows": [], "total": 0, "status": "waiting for the first trigger"}
+
+        def refresh() -> None:
+            with lock:
+                columns, rows, total = shown["columns"], shown["rows"][-options.limit :], shown["total"]
+                notes = [shown["status"]]
+            if handle is not None:
+                text = plain_text(results_table(columns, rows, total)) if columns else ""
+                handle.update(
+                    {"text/html": result_html(columns, rows, total, notes), "text/plain": text + notes[0]}, raw=True
+                )
+
+        def sink(windows: Any, trigger: int | str) -> int:
+            rows = [tuple(r) for r in windows.collect()]
+            with lock:
+                shown["columns"] = list(windows.columns)
+                shown["rows"].extend(rows)
+                shown["total"] += len(rows)
+            return len(rows)
+
+        def status(trigger: Any) -> None:
+            with lock:
+                shown["status"] = trigger.line()
+            refresh()
+
+        try:
+            run = compiled.start(spark, sink=sink, on_trigger=status)
+        except wql.WQLError:
+            raise
+        except Exception as error:
+            raise translate(error, f"stream {compiled.stream.name}") from None
+        hint = f"{options.output}.stop(drain=True)" if options.output else "%%wql -o NAME --stream, then NAME.stop()"
+        _publish(
+            f'<div style="color: #555; {_MONO}">✓ stream started (plan {html.escape(compiled.plan)}); '
+            f"stop it with {html.escape(hint)}</div>",
+            f"✓ stream started (plan {compiled.plan}); stop it with {hint}",
+        )
+        return run
 
     def _session(self) -> Any:
         """The notebook's SparkSession if it has one, else a local one started now (and kept)."""

@@ -55,6 +55,12 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("code", "[QUERY;]", "the PySpark program of the last query (or of this one)"),
     ("plan", f"[{'|'.join(PLAN_CHOICES)}]", "force a physical plan for the queries that follow"),
     ("load", "FILE", "run the statements of a .wql file (its relative paths are relative to it)"),
+    (
+        "stream",
+        "[QUERY;]",
+        "run a query (the last one, or this one) on its stream as files land; windows print as they close",
+    ),
+    ("stop", "[N] [drain]", "stop a running stream (the newest, or number N); with drain, emit its open windows first"),
     ("timing", "[on|off]", "show how long each query takes"),
     ("limit", "[N]", f"how many result rows to show (default {DEFAULT_LIMIT})"),
     ("quit", "", "leave (or Ctrl-D)"),
@@ -217,6 +223,8 @@ class Repl:
         self.catalog = Catalog()
         self.settings = Settings()
         self.last: wql.CompiledQuery | None = None
+        self.running: dict[int, Any] = {}  # stream number -> StreamRun, while it runs
+        self.stream_count = 0
         self.prestart = os.environ.get("WQL_REPL_PRESTART", "1") != "0"
 
     # ------------------------------------------------------------ entry points
@@ -320,7 +328,7 @@ class Repl:
                 inputs, report = compiled.load_inputs(spark)
                 result = compiled.run(spark, **inputs).cache()
                 total = result.count()
-                rows = [tuple(row) for row in result.limit(limit).collect()]
+                rows = [tuple(row) for row in compiled.in_window_order(result).limit(limit).collect()]
                 return list(result.columns), rows, total, report
             finally:
                 with contextlib.suppress(Exception):
@@ -469,6 +477,84 @@ class Repl:
             raise wql.WQLSemanticError("\\load needs a file", hint="\\load queries.wql")
         self.load(argument.strip().strip("'\""))
 
+    def _cmd_stream(self, argument: str) -> None:
+        """Start the query on Structured Streaming in the background; each trigger prints its status line and
+        the windows it closed, between prompts. The same job `wql compile --stream` prints."""
+        from wql.runtime.errors import translate
+
+        if argument:
+            chosen = self._compile_text(argument)
+            compiled = [self._compile(program, statement) for program, statement in chosen]
+        elif self.last is not None:
+            compiled = [self.last]
+        else:
+            raise wql.WQLSemanticError("no query yet", hint="run one, or give it: \\stream SELECT …;")
+        spark = self.spark.get(self.console)
+        for query in compiled:
+            self.stream_count += 1
+            number = self.stream_count
+            query.stream_code  # noqa: B018 - refusals (LIMIT, EMIT EMPTY, …) before anything starts
+            try:
+                run = query.start(spark, sink=self._stream_sink(number), on_trigger=self._stream_status(number))
+            except wql.WQLError:
+                raise
+            except Exception as error:
+                raise translate(error, f"stream {number}") from None
+            self.running[number] = run
+            self.console.print(
+                Text.assemble(
+                    ("✓ ", "green"),
+                    (f"stream {number}", "bold"),
+                    f" started (plan {query.plan}); \\stop {number} stops it, \\stop {number} drain also emits "
+                    "its open windows",
+                )
+            )
+
+    def _stream_sink(self, number: int) -> Callable[[Any, int | str], int]:
+        limit = self.settings.limit
+
+        def show(windows: Any, trigger: int | str) -> int:
+            rows = windows.collect()
+            if rows:
+                shown = [tuple(r) for r in rows[:limit]]
+                label = "drain" if trigger == "drain" else f"trigger {trigger}"
+                self.console.print(Text(f"stream {number}, {label}: windows", style="bold"))
+                self.console.print(results_table(list(windows.columns), shown, len(rows)))
+            return len(rows)
+
+        return show
+
+    def _stream_status(self, number: int) -> Callable[[Any], None]:
+        def status(trigger: Any) -> None:
+            style = "yellow" if trigger.late or trigger.malformed else "dim"
+            self.console.print(Text(f"stream {number}, {trigger.line()}", style=style))
+
+        return status
+
+    def _cmd_stop(self, argument: str) -> None:
+        words = argument.lower().rstrip(";").split()
+        drain = "drain" in words
+        numbers = [w for w in words if w != "drain"]
+        if not self.running:
+            raise wql.WQLSemanticError("no stream is running", hint="start one with \\stream SELECT …;")
+        if len(numbers) > 1 or (numbers and not numbers[0].isdigit()):
+            raise wql.WQLSemanticError(f"\\stop takes a stream number and 'drain', not '{argument}'")
+        number = int(numbers[0]) if numbers else max(self.running)
+        run = self.running.pop(number, None)
+        if run is None:
+            running = ", ".join(str(n) for n in sorted(self.running))
+            raise wql.WQLSemanticError(f"no running stream {number}", hint=f"running: {running}")
+        run.stop(drain=drain)
+        run.close()
+        windows = sum(t.windows for t in run.triggers)
+        self.console.print(
+            Text.assemble(
+                ("✓ ", "green"),
+                (f"stream {number}", "bold"),
+                f" stopped after {len(run.triggers)} triggers, {windows:,} windows",
+            )
+        )
+
     def _cmd_timing(self, argument: str) -> None:
         choice = argument.lower().rstrip(";")
         if choice in {"on", "off"}:
@@ -497,6 +583,10 @@ class Repl:
         ]
 
     def close(self) -> None:
+        for run in self.running.values():  # a stream never outlives the session that started it
+            with contextlib.suppress(Exception):
+                run.close()
+        self.running.clear()
         if self.spark.starting:
             # Nothing to wait for: the JVM leaves by itself when this process's pipe to it closes.
             sys.stdout.flush()
@@ -705,9 +795,14 @@ def main(files: Sequence[str] = ()) -> int:
             return 0
         banner(console)
         session = _prompt_session(repl)
+        from prompt_toolkit.patch_stdout import patch_stdout
+
         while True:
+            # While a stream runs, its triggers print from another thread: above the prompt, not into it.
+            printing = patch_stdout(raw=True) if repl.running else contextlib.nullcontext()
             try:
-                entry = session.prompt()
+                with printing:
+                    entry = session.prompt()
             except KeyboardInterrupt:
                 continue  # Ctrl-C at the prompt drops the input, as in a shell
             except EOFError:

@@ -68,8 +68,24 @@ def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
         err.print(f"{args.file} has no queries to run")
         return EXIT_OK
 
+    stream_only = [
+        name
+        for name in ("checkpoint", "late", "once", "drain", "idle", "max_files", "interval")
+        if getattr(args, name, None)
+    ]
+    if not getattr(args, "stream", False) and stream_only:
+        option = "--" + stream_only[0].replace("_", "-")
+        raise wql.WQLRuntimeError(f"{option} applies to streams", hint="add --stream to run the query on a stream")
     explains = [s for s in statements if s.is_explain]
     runs = [s for s in statements if not s.is_explain]
+    if getattr(args, "stream", False):
+        for statement in explains:
+            out.print(explanation_renderable(wql.explain_statement(statement, plan=args.plan)))
+        if not runs:
+            return EXIT_OK
+        from wql.stream_runner import run_stream
+
+        return run_stream(args, runs, program, out, err)
     for statement in explains:
         out.print(explanation_renderable(wql.explain_statement(statement, plan=args.plan)))
     compiled = [wql.compile_statement(program, s, plan=args.plan) for s in runs]
@@ -105,7 +121,7 @@ def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
                     with spark_progress(spark, err, f"running {label}"):
                         result = result.cache()
                         total = result.count()
-                        rows = result.limit(args.limit).collect()
+                        rows = query.in_window_order(result).limit(args.limit).collect()
                     out.print(results_table(result.columns, [tuple(r) for r in rows], total))
             except KeyboardInterrupt:
                 err.print(Text("cancelled", style="red"))

@@ -1,4 +1,4 @@
-"""Aggregate functions: their kind and family (semantics.md §4).
+"""Aggregate functions: their kind and family (docs/language.md §6, docs/semantics.md §6).
 
 Kind says what a partial state must hold: distributive (a value of the same
 kind), algebraic (a fixed-size tuple), holistic (the multiset, or a sketch).
@@ -208,7 +208,7 @@ def aggregate_name(node: exp.Expression) -> str | None:
             return ALIASES.get(lowered, lowered)
         return None
     if isinstance(node, exp.AggFunc):
-        return type(node).__name__.lower()
+        return node.sql_name().lower()  # regr_slope, as Spark spells it (the class is RegrSlope)
     return None
 
 

@@ -7,7 +7,7 @@ be a group key or partition attribute. Everything after this stage works on
 resolved SQL text, never on user spellings.
 
 Result columns are named by their alias; unaliased items get predictable names
-(README, "Result columns"): a column keeps its name, an aggregate is named
+(docs/language.md §7): a column keeps its name, an aggregate is named
 function_columns (max(speed) -> max_speed, count(*) -> count,
 count(DISTINCT seg_id) -> count_distinct_seg_id), and a clash adds _2, _3, ….
 """
@@ -31,7 +31,7 @@ from wql.compiler.aggregates import (
 )
 from wql.compiler.classify import Classification, classify
 from wql.compiler.schema import ROW_NUM, WINDOW_COLUMNS, Catalog, Stream
-from wql.compiler.windows import Window, WindowKind, resolve_window
+from wql.compiler.windows import Window, WindowKind, aggregate_test, resolve_window
 from wql.grammar import ast
 from wql.grammar.errors import (
     Span,
@@ -93,6 +93,7 @@ class Query:
     order_by: tuple[OrderKey, ...] = ()
     limit: int | None = None
     emit_empty: bool = False
+    emit: Literal["final", "changes"] = "final"  # on a stream; a batch run emits each window once either way
     input_columns: tuple[str, ...] = ()
     select: ast.Select | None = field(default=None, compare=False, repr=False)
 
@@ -116,6 +117,29 @@ def analyze(select: ast.Select, catalog: Catalog) -> Query:
 def quote(name: str) -> str:
     """A column reference in Spark SQL, backquoted only where needed."""
     return render_sql(exp.column(exp.to_identifier(name)))
+
+
+def expression_type(stream: Stream, sql: str) -> str | None:
+    """The Spark type of an expression over the stream's columns, as sqlglot infers it (None if unknown)."""
+    from sqlglot.optimizer.annotate_types import annotate_types
+    from sqlglot.optimizer.qualify import qualify
+
+    from wql.grammar.expressions import parse_sql_expression
+
+    schema = {"s": {c.name: c.type for c in stream.columns}}
+    select = exp.select(parse_sql_expression(sql)).from_(exp.to_table("s"))
+    try:
+        annotated = annotate_types(qualify(select, schema=schema, dialect="spark"), schema=schema, dialect="spark")
+    except Exception:  # sqlglot cannot type it: treat the type as unknown
+        return None
+    data_type = annotated.selects[0].type
+    if data_type is None or data_type.this == exp.DataType.Type.UNKNOWN:
+        return None
+    return data_type.sql(dialect="spark").split("(")[0].upper()
+
+
+INTEGRAL_TYPES = frozenset({"TINYINT", "SMALLINT", "INT", "BIGINT"})
+FLOATING_TYPES = frozenset({"FLOAT", "DOUBLE"})
 
 
 # ------------------------------------------------------------------ positions
@@ -434,9 +458,68 @@ class _Analyzer:
                 return node_span(node, expr)
         return expr.span
 
+    # sessions and frames: the expressions inside the window spec ------------------------------
+    def frame_expressions(self) -> None:
+        """Resolve a frame's predicate, x or condition against the stream; the window gets their SQL."""
+        window, frame = self.window, self.window.frame
+        if frame is None or frame.source is None:
+            return
+        source = frame.source
+        if window.kind is WindowKind.THRESHOLD:
+            assert isinstance(source, ast.Expr)
+            tree = self.resolve(
+                source, "a FRAME THRESHOLD predicate", allow_aggregates=False, allow_window_columns=False
+            )
+            sql = render_sql(tree)
+            kind = expression_type(self.stream, sql)
+            if kind is not None and kind != "BOOLEAN":
+                raise WQLTypeError(
+                    f"a FRAME THRESHOLD predicate is true or false, and '{source.sql}' is {kind}",
+                    span=source.span,
+                    hint="write a condition, e.g. FRAME THRESHOLD (speed < 40)",
+                )
+            self.window = replace(window, frame=replace(frame, condition=sql))
+        elif window.kind is WindowKind.DELTA:
+            if isinstance(source, ast.Name):
+                column = self.stream.column(source.text)
+                if column is None:
+                    raise WQLNameError(
+                        f"unknown column '{source.text}' in stream '{self.stream.name}'",
+                        span=source.span,
+                        hint=did_you_mean(source.text, self.stream.column_names)
+                        or f"columns are: {', '.join(self.stream.column_names)}",
+                    )
+                self.use_input(column.name)
+                sql = quote(column.name)
+            else:
+                tree = self.resolve(source, "FRAME DELTA … ON", allow_aggregates=False, allow_window_columns=False)
+                sql = render_sql(tree)
+            kind = expression_type(self.stream, sql)
+            if kind not in INTEGRAL_TYPES | FLOATING_TYPES:
+                shown = source.text if isinstance(source, ast.Name) else source.sql
+                raise (WQLNotSupportedError if kind == "DECIMAL" else WQLTypeError)(
+                    f"FRAME DELTA follows a number, and '{shown}' is {kind or 'not a number WQL can type'}",
+                    span=source.span,
+                    hint="name an INT, BIGINT or DOUBLE column, or an expression in parentheses that gives one",
+                )
+            self.window = replace(window, frame=replace(frame, on=sql, on_integral=kind in INTEGRAL_TYPES))
+        else:
+            assert isinstance(source, ast.Expr)
+            tree = self.resolve(
+                source, "a FRAME AGGREGATE condition", allow_aggregates=True, allow_window_columns=False
+            )
+            running, test = aggregate_test(
+                tree,
+                source,
+                lambda node: node_span(node, source),
+                lambda sql: expression_type(self.stream, sql),
+            )
+            self.window = replace(window, frame=replace(frame, condition=render_sql(tree), running=running, test=test))
+
     # the query --------------------------------------------------------------------------
     def run(self) -> Query:
         select = self.select
+        self.frame_expressions()
         where = None
         if select.where is not None:
             tree = self.resolve(select.where, "WHERE", allow_aggregates=False, allow_window_columns=False)
@@ -448,7 +531,13 @@ class _Analyzer:
             for item in select.items
         ]
         keys.extend(self.group_keys(items, keys))
-        if select.emit_empty and self.window.kind not in {WindowKind.SLIDING, WindowKind.LANDMARK}:
+        if select.emit_empty and select.emit == "changes":
+            raise WQLNotSupportedError(
+                "EMIT CHANGES with EMPTY: an empty window has no change to report",
+                span=select.span,
+                hint="use EMIT FINAL EMPTY",
+            )
+        if select.emit_empty and not self.window.is_grid:
             raise WQLSemanticError(
                 "EMIT EMPTY applies to grid windows; these windows exist only where tuples are",
                 span=select.span,
@@ -480,6 +569,7 @@ class _Analyzer:
             order_by=order,
             limit=select.limit,
             emit_empty=select.emit_empty,
+            emit=select.emit or "final",
             input_columns=self._input_order(keys),
             select=select,
         )

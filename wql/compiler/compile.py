@@ -21,7 +21,19 @@ class Compiled:
     line: int
 
     def explain(self) -> Explanation:
-        return explain_query(self.query, self.statement, self.line, self.choices)
+        return explain_query(self.query, self.statement, self.line, self.choices, self.plan)
+
+    def stream_code(self, source_path: str | None = None) -> str:
+        """The Structured Streaming program of the same plan (its stages are the batch program's)."""
+        return generate_job(
+            self.query,
+            self.plan,
+            self.choices,
+            source_path=source_path,
+            statement=self.statement,
+            line=self.line,
+            stream=True,
+        )
 
 
 def compile_query(

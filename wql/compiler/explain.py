@@ -11,7 +11,10 @@ from typing import Any
 
 from wql.compiler.analysis import AggregateCall, Query
 from wql.compiler.classify import describe_kind, extent_formula, wids_formula
+from wql.compiler.disorder import stream_facts
+from wql.compiler.plans import Plan
 from wql.compiler.schema import Domain
+from wql.compiler.sections import Section, sections_for
 from wql.compiler.units import quantity_text
 from wql.compiler.windows import SlideOn, WindowKind
 
@@ -42,6 +45,8 @@ class Explanation:
     plans: tuple[PlanChoice, ...] = ()
     plan: str | None = None
     notes: tuple[str, ...] = field(default=())
+    see: tuple[Section, ...] = ()  # the docs sections that define what this explanation shows
+    stream_facts: dict[str, Any] = field(default_factory=dict)  # on a stream: emit, final, punctuation, late, state
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,11 +66,55 @@ class Explanation:
             "plans": [{"plan": p.name, "cost": p.cost, "note": p.note, "chosen": p.chosen} for p in self.plans],
             "plan": self.plan,
             "notes": list(self.notes),
+            "see": [section.link for section in self.see],
+            "on_stream": self.stream_facts,
         }
+
+
+def _data_driven_facts(query: Query) -> dict[str, Any]:
+    """A session's or frame's spec, kind, attribute, partitions and rule (gap, predicate, delta, condition)."""
+    window, frame = query.window, query.window.frame
+    assert frame is not None
+    domain = window.attr.domain
+    first_unit, max_unit = frame.units
+    rule: dict[str, Any] = {}
+    if window.kind is WindowKind.SESSION:
+        assert frame.gap is not None
+        rule["gap"] = quantity_text(frame.gap, domain, first_unit)
+        rule["max"] = None if frame.longest is None else quantity_text(frame.longest, domain, max_unit)
+        rule["kafka"] = frame.kafka
+    elif window.kind is WindowKind.THRESHOLD:
+        rule["predicate"] = frame.condition
+        if frame.minimum is None:
+            rule["minimum"] = None
+        else:
+            rule["minimum"] = quantity_text(frame.minimum, Domain.ROW_NUM if frame.minimum_rows else domain, first_unit)
+    elif window.kind is WindowKind.DELTA:
+        rule["delta"] = frame.delta
+        rule["on"] = frame.on
+    else:
+        rule["condition"] = frame.condition
+        rule["running_aggregates"] = [r.sql for r in frame.running]
+    return {
+        "spec": window.spec_text(),
+        "kind": window.kind.value,
+        "range": None,
+        "slide": None,
+        "range_attribute": window.attr.name,
+        "slide_attribute": None,
+        "rule": rule,
+        "partition_by": list(window.partition_by),
+        "slack": None
+        if window.slack is None
+        else {"amount": quantity_text(window.slack.amount, domain, window.slack_unit), "mode": window.slack.mode},
+        "defaults": list(window.defaults),
+    }
 
 
 def window_facts(query: Query) -> dict[str, Any]:
     window = query.window
+    if window.frame is not None:
+        return _data_driven_facts(query)
     domain = window.attr.domain
     range_unit, slide_unit = window.units
     if window.kind is WindowKind.KAFKA:
@@ -134,7 +183,9 @@ def _aggregate_facts(query: Query, call: AggregateCall) -> dict[str, Any]:
     }
 
 
-def explain_query(query: Query, statement: int, line: int, plans: tuple[PlanChoice, ...] = ()) -> Explanation:
+def explain_query(
+    query: Query, statement: int, line: int, plans: tuple[PlanChoice, ...] = (), plan: Plan | None = None
+) -> Explanation:
     classification = query.classification
     chosen = next((p.name for p in plans if p.chosen), None)
     return Explanation(
@@ -153,4 +204,6 @@ def explain_query(query: Query, statement: int, line: int, plans: tuple[PlanChoi
         columns=query.columns,
         plans=plans,
         plan=chosen,
+        see=sections_for(query, chosen),
+        stream_facts=stream_facts(query, plan),
     )

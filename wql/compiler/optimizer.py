@@ -19,17 +19,12 @@ from wql.grammar.errors import WQLNotSupportedError
 PLAN_NAMES = tuple(kind.value for kind in PlanKind)
 PLAN_CHOICES = ("auto", *PLAN_NAMES)  # what --plan accepts
 
-SLACK_NOTE = "not supported yet: SLACK needs arrival-time punctuations, which the streaming backend will bring"
-
 
 def candidates(query: Query, stats: Statistics | None = None) -> list[Candidate]:
     """Every plan the window's family offers, with costs (or why it cannot run)."""
     stats = stats or Statistics()
     family = next(f for f in FAMILIES if f.applies(query.window))
-    offered = family.candidates(query, stats)
-    if query.window.slack is not None:
-        return [Candidate.refused(c.kind, SLACK_NOTE) for c in offered]
-    return offered
+    return family.candidates(query, stats)
 
 
 def choose(

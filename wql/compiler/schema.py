@@ -71,7 +71,13 @@ class Stream:
     format: str | None = None
     options: tuple[tuple[str, str | int | float | bool], ...] = ()
     row_num: str | None = None  # a column that numbers arrivals, instead of file order
+    punctuation: str | None = None  # Spark SQL predicate: rows that are punctuations, not data
     span: Span | None = field(default=None, compare=False)
+
+    @property
+    def source(self) -> str:
+        """Where rows come from: "files" (a path of csv/json/parquet), "rate" (Spark's generator) or "kafka"."""
+        return self.format if self.format in {"rate", "kafka"} else "files"
 
     def column(self, name: str) -> Column | None:
         key = name.lower()
@@ -178,6 +184,13 @@ def stream_from_ast(stmt: ast.CreateStream, base_dir: str | None = None) -> Stre
 
     path = stmt.path
     fmt = stmt.format
+    if fmt in {"rate", "kafka"} and path is not None:
+        raise WQLSemanticError(
+            f"a {fmt} stream has no FROM path",
+            span=stmt.path_span or stmt.span,
+            hint="its source is configured with OPTIONS (…)"
+            + (": 'kafka.bootstrap.servers' and subscribe" if fmt == "kafka" else ", e.g. rowsPerSecond"),
+        )
     if path is not None:
         if fmt is None:
             fmt = infer_format(path)
@@ -189,6 +202,7 @@ def stream_from_ast(stmt: ast.CreateStream, base_dir: str | None = None) -> Stre
                 )
         path = resolve_path(path, base_dir)
     options = tuple((o.key, _option_value(o.value)) for o in stmt.options)
+    punctuation = _punctuation(stream, stmt.punctuation) if stmt.punctuation is not None else None
     return Stream(
         name=stream.name,
         columns=stream.columns,
@@ -196,8 +210,35 @@ def stream_from_ast(stmt: ast.CreateStream, base_dir: str | None = None) -> Stre
         format=fmt,
         options=options,
         row_num=row_num,
+        punctuation=punctuation,
         span=stmt.span,
     )
+
+
+def _punctuation(stream: Stream, predicate: ast.Expr) -> str:
+    """PUNCTUATION WHEN (…) as Spark SQL over the stream's columns, as declared (a row-level predicate)."""
+    from sqlglot import exp
+
+    from wql.compiler.aggregates import aggregate_name
+    from wql.grammar.expressions import render_sql
+
+    tree = predicate.tree.copy()
+    for node in list(tree.walk()):
+        if isinstance(node, exp.Expression) and aggregate_name(node) is not None:
+            raise WQLSemanticError("a punctuation is one row: aggregates are not allowed here", span=predicate.span)
+        if isinstance(node, exp.Subquery | exp.Select | exp.Window):
+            raise WQLSemanticError("PUNCTUATION WHEN takes a condition on one row's columns", span=predicate.span)
+        if isinstance(node, exp.Column):
+            column = stream.column(str(node.name))
+            if column is None:
+                raise WQLNameError(
+                    f"unknown column '{node.name}' in stream '{stream.name}'",
+                    span=predicate.span,
+                    hint=did_you_mean(str(node.name), list(stream.column_names))
+                    or f"columns are: {', '.join(stream.column_names)}",
+                )
+            node.replace(exp.column(exp.to_identifier(column.name)))
+    return render_sql(tree)
 
 
 def _option_value(value: ast.OptionValue) -> str | int | float | bool:

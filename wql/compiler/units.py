@@ -3,7 +3,7 @@
 Base units: microseconds for TIMESTAMP, days for DATE, rows for row_num, the
 value itself for numbers. Integral domains use Python ints (exact); DOUBLE
 attributes use floats, because the window edges are compared in the
-attribute's own arithmetic (see README, "Exact edges").
+attribute's own arithmetic (docs/semantics.md §3.3).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Resolving a window spec: names, units, and documented defaults for missing clauses.
 
-The result, `Window`, is the window in the terms of semantics.md: a kind, a
+The result, `Window`, is the window in the terms of docs/semantics.md: a kind, a
 range attribute, r, s, the origin o, partition attributes and slack, all in the
 attribute's base units. Every default that was filled in is recorded, so
 `explain` can show the spec as the compiler understood it.
 
-Defaults (README, "Window specs"):
+Defaults (docs/language.md §5.9):
 - no SLIDE: tumbling, SLIDE = RANGE; no RANGE: RANGE = SLIDE.
 - SLIDE in ROWS with a non-row attribute and no SATTR: SATTR row_num.
 - SATTR row_num or rank(a) without SLIDE: SLIDE 1 ROW.
@@ -14,17 +14,22 @@ Defaults (README, "Window specs"):
 - no ALIGN: origin 0 (the epoch for timestamps).
 - SLACK without a mode: CONSISTENT.
 - SNAPSHOT: no RANGE, SLIDE or ALIGN; the events' endpoints cut the windows.
+- SESSION/FRAME without WATTR: a GAP (or MIN) in time units means the stream's only
+  TIMESTAMP column, in ROWS row_num; a FRAME with neither, the only TIMESTAMP column.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from enum import Enum
 from typing import Literal
 
+from sqlglot import exp
+
 from wql.compiler.schema import ROW_NUM, Domain, Stream
-from wql.compiler.units import Number, origin_text, parse_date, parse_timestamp, quantity_text, to_base
+from wql.compiler.units import Number, number_text, origin_text, parse_date, parse_timestamp, quantity_text, to_base
 from wql.grammar import ast
 from wql.grammar.errors import (
     Span,
@@ -43,6 +48,16 @@ class WindowKind(Enum):
     SLIDE_BY_RANK = "slide-by-rank"  # RANGE r RATTR a SLIDE n ROWS SATTR rank(a)
     KAFKA = "kafka"  # RANGE r RATTR a SLIDE KAFKA (Kafka Streams SlidingWindows)
     SNAPSHOT = "snapshot"  # SNAPSHOT WATTR (start, end): between consecutive event endpoints (StreamInsight)
+    CUMULATE = "cumulate"  # RANGE p SLIDE s CUMULATE: windows growing by s from each period of p (Flink CUMULATE)
+    SESSION = "session"  # SESSION GAP g [MAX m] [KAFKA]: runs of tuples at most g apart
+    THRESHOLD = "threshold-frame"  # FRAME THRESHOLD (p) [MIN n]: maximal runs where p holds
+    DELTA = "delta-frame"  # FRAME DELTA d ON x: runs whose x stays within d of the first tuple's
+    AGGREGATE = "aggregate-frame"  # FRAME AGGREGATE (c): runs that end where c(running aggregate) holds
+
+
+# Windows the data cuts (semantics.md §2, "Data-driven windows"): each is a maximal run of
+# consecutive tuples in (attribute, row_num) order, named by its first tuple's value.
+DATA_DRIVEN = frozenset({WindowKind.SESSION, WindowKind.THRESHOLD, WindowKind.DELTA, WindowKind.AGGREGATE})
 
 
 class SlideOn(Enum):
@@ -68,6 +83,57 @@ class Slack:
     mode: Literal["consistent", "generous"]
 
 
+Comparison = Literal["<", "<=", ">", ">=", "=", "<>"]
+
+
+@dataclass(frozen=True)
+class RunningAggregate:
+    """An aggregate of a FRAME AGGREGATE condition, taken over the frame so far."""
+
+    function: Literal["count", "sum", "avg", "min", "max"]
+    arg: str | None  # resolved Spark SQL over the stream's columns; None for count(*)
+    sql: str  # the call, resolved, e.g. SUM(v)
+    integral: bool = False  # the argument is an integer: sum, min and max stay exact integers
+
+
+# A FRAME AGGREGATE condition as a tree a kernel can evaluate without SQL:
+# ("compare", op, index of a running aggregate, number) | ("and", a, b) | ("or", a, b) | ("not", a)
+Test = tuple[object, ...]
+
+
+@dataclass(frozen=True)
+class Frame:
+    """What a session or frame needs beyond its attribute and partitions (semantics.md §2).
+
+    Quantities are in the window attribute's base units. The expressions (THRESHOLD's
+    predicate, DELTA's x, AGGREGATE's condition) are resolved by the analysis, which
+    fills in their Spark SQL; `source` keeps them as written.
+    """
+
+    gap: Number | None = None  # SESSION: consecutive tuples more than gap apart are in different sessions
+    longest: Number | None = None  # SESSION … MAX: a tuple at or past first + longest starts a new session
+    kafka: bool = False  # SESSION … KAFKA: window_end is the last tuple's value (Kafka's [first, last])
+    minimum: Number | None = None  # THRESHOLD … MIN: shorter runs are no frames
+    minimum_rows: bool = False  # MIN counts rows (otherwise it is a span of the attribute: last − first)
+    delta: Number | None = None  # DELTA d
+    condition: str | None = None  # THRESHOLD's predicate or AGGREGATE's condition, resolved Spark SQL
+    on: str | None = None  # DELTA's x, resolved Spark SQL
+    on_integral: bool = False  # x is an integer (exact differences), else a DOUBLE
+    running: tuple[RunningAggregate, ...] = ()  # AGGREGATE: the aggregates its condition reads
+    test: Test = ()  # AGGREGATE: the condition over them
+    source: ast.Expr | ast.Name | None = field(default=None, compare=False)  # the expression as written
+    units: tuple[ast.Unit | None, ast.Unit | None] = field(default=(None, None), compare=False)  # GAP/MIN, MAX
+
+    def expression_text(self) -> str:
+        """The predicate, condition or x as Spark SQL (resolved when the analysis has run)."""
+        resolved = self.condition if self.on is None else self.on
+        if resolved is not None:
+            return resolved
+        if isinstance(self.source, ast.Name):
+            return _quoted(self.source.text)
+        return self.source.sql if self.source is not None else ""
+
+
 @dataclass(frozen=True)
 class Window:
     kind: WindowKind
@@ -84,6 +150,40 @@ class Window:
     slack_unit: ast.Unit | None = field(default=None, compare=False)
     clip: bool = False  # CLIP: aggregates see interval lifetimes clipped to the window (StreamInsight)
     snap: bool = False  # SNAP: one row per run of consecutive windows with the same events (StreamInsight)
+    frame: Frame | None = None  # sessions and frames (DATA_DRIVEN kinds)
+
+    @property
+    def is_data_driven(self) -> bool:
+        return self.kind in DATA_DRIVEN
+
+    # KAFKA: Kafka Streams' TimeWindows: window starts on the epoch-aligned grid k·SLIDE, none before 0.
+    kafka_grid: bool = False
+    # ALIGN [START] FIRST: `origin` is measured from the first arriving tuple's value (per PATTR partition).
+    align_first: bool = False
+
+    @property
+    def is_grid(self) -> bool:
+        """Windows on a grid of the attribute (CF, or FCF with PATTR rows or ALIGN FIRST): the grid plans apply."""
+        return self.kind in {WindowKind.SLIDING, WindowKind.LANDMARK, WindowKind.CUMULATE}
+
+    @property
+    def windows_per_period(self) -> int:
+        """CUMULATE: RANGE / SLIDE, the windows of each period (the last one is the whole period)."""
+        assert self.kind is WindowKind.CUMULATE and self.range is not None and self.slide is not None
+        return round(self.range / self.slide)
+
+    @property
+    def first_wid(self) -> int | None:
+        """KAFKA: the first window-id, the window [0, RANGE); None when windows are not bounded below."""
+        if not self.kafka_grid:
+            return None
+        assert self.range is not None and self.slide is not None
+        return int(self.range // self.slide) - 1
+
+    @property
+    def numbers_rows(self) -> bool:
+        """Whether the job needs arrival positions: for the window itself, or to find the first arrival."""
+        return self.uses_row_num or self.align_first
 
     @property
     def is_interval(self) -> bool:
@@ -103,16 +203,20 @@ class Window:
 
     @property
     def uses_row_num(self) -> bool:
-        """Whether evaluating the window needs arrival positions."""
-        return self.attr.is_row_num or self.slide_on is SlideOn.ROW_NUM
+        """Whether evaluating the window needs arrival positions (frames: to order tuples of equal value)."""
+        ties = self.kind in DATA_DRIVEN and self.kind is not WindowKind.SESSION
+        return self.attr.is_row_num or self.slide_on is SlideOn.ROW_NUM or ties
 
     @property
     def per_partition_rows(self) -> bool:
-        """Row positions are counted within each PATTR partition (semantics.md §2)."""
-        return bool(self.partition_by) and self.uses_row_num
+        """Row positions are counted within each PATTR partition (docs/semantics.md §2.5); data-driven windows
+        order a partition's tuples by their global arrival position instead."""
+        return bool(self.partition_by) and self.uses_row_num and self.kind not in DATA_DRIVEN
 
     def spec_text(self) -> str:
         """The spec with every default filled in, as WQL that resolves back to this window."""
+        if self.frame is not None:
+            return self._data_driven_spec_text(self.frame)
         domain = self.attr.domain
         range_unit, slide_unit = self.units
         parts = []
@@ -129,6 +233,10 @@ class Window:
         elif self.slide_on is SlideOn.ATTRIBUTE:
             assert self.slide is not None
             parts.append(f"SLIDE {quantity_text(self.slide, domain, slide_unit)}")
+            if self.kind is WindowKind.CUMULATE:
+                parts.append("CUMULATE")
+            if self.kafka_grid:
+                parts.append("KAFKA")
         else:
             assert self.slide is not None
             parts.append(f"SLIDE {quantity_text(self.slide, Domain.ROW_NUM)}")
@@ -142,11 +250,41 @@ class Window:
             parts.append("SATTR row_num" if self.slide_on is SlideOn.ROW_NUM else f"SATTR RANK({name})")
         if self.partition_by:
             parts.append("PATTR " + ", ".join(_quoted(p) for p in self.partition_by))
-        if self.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}:
+        if self.align_first:
+            parts.append("ALIGN FIRST" if self.origin == 0 else "ALIGN START FIRST")
+        elif self.is_grid and not self.kafka_grid:
             parts.append(f"ALIGN {origin_text(self.origin, domain)}")
         if self.slack is not None:
             parts.append(f"SLACK {quantity_text(self.slack.amount, domain, self.slack_unit)} {self.slack.mode.upper()}")
         parts += [word for word, on in (("CLIP", self.clip), ("SNAP", self.snap)) if on]
+        return "[" + " ".join(parts) + "]"
+
+    def _data_driven_spec_text(self, frame: Frame) -> str:
+        domain = self.attr.domain
+        first_unit, max_unit = frame.units
+        if self.kind is WindowKind.SESSION:
+            assert frame.gap is not None
+            parts = [f"SESSION GAP {quantity_text(frame.gap, domain, first_unit)}"]
+            if frame.longest is not None:
+                parts[0] += f" MAX {quantity_text(frame.longest, domain, max_unit)}"
+            if frame.kafka:
+                parts.append("KAFKA")
+        elif self.kind is WindowKind.THRESHOLD:
+            parts = [f"FRAME THRESHOLD ({frame.expression_text()})"]
+            if frame.minimum is not None:
+                minimum = quantity_text(frame.minimum, Domain.ROW_NUM if frame.minimum_rows else domain, first_unit)
+                parts[0] += f" MIN {minimum}"
+        elif self.kind is WindowKind.DELTA:
+            assert frame.delta is not None
+            on = _quoted(frame.source.text) if isinstance(frame.source, ast.Name) else f"({frame.expression_text()})"
+            parts = [f"FRAME DELTA {number_text(frame.delta)} ON {on}"]
+        else:
+            parts = [f"FRAME AGGREGATE ({frame.expression_text()})"]
+        parts.append(f"WATTR {_quoted(self.attr.name)}")
+        if self.partition_by:
+            parts.append("PATTR " + ", ".join(_quoted(p) for p in self.partition_by))
+        if self.slack is not None:
+            parts.append(f"SLACK {quantity_text(self.slack.amount, domain, self.slack_unit)} {self.slack.mode.upper()}")
         return "[" + " ".join(parts) + "]"
 
 
@@ -156,7 +294,139 @@ def _quoted(name: str) -> str:
     return format_name(name)
 
 
+# ------------------------------------------------------------------ FRAME AGGREGATE conditions
+
+_COMPARISONS: dict[type, Comparison] = {
+    exp.LT: "<",
+    exp.LTE: "<=",
+    exp.GT: ">",
+    exp.GTE: ">=",
+    exp.EQ: "=",
+    exp.NEQ: "<>",
+}
+_MIRRORED: dict[Comparison, Comparison] = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "<>": "<>"}
+_RUNNING = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
+_CONDITION_HINT = (
+    "a FRAME AGGREGATE condition compares count, sum, avg, min or max of the frame with a number, "
+    "e.g. (sum(v) > 100); AND, OR and NOT combine such comparisons"
+)
+
+
+def aggregate_test(
+    tree: exp.Expression,
+    source: ast.Expr,
+    span_of: Callable[[exp.Expression], Span],
+    type_of: Callable[[str], str | None],
+) -> tuple[tuple[RunningAggregate, ...], Test]:
+    """A FRAME AGGREGATE condition (resolved) as running aggregates and a test over them.
+
+    Only aggregates whose running value over a growing frame is a fixed-size state
+    are allowed (count, sum, avg, min, max: distributive or algebraic), each compared
+    with a number; AND, OR, NOT and parentheses combine comparisons. Anything else is
+    refused with the position of the offending part.
+    """
+    from wql.grammar.expressions import render_sql
+
+    running: list[RunningAggregate] = []
+
+    def aggregate(node: exp.Expression) -> int | None:
+        function = _RUNNING.get(type(node))
+        if function is None:
+            return None
+        argument = node.this
+        if isinstance(argument, exp.Distinct):
+            raise WQLNotSupportedError(
+                f"{render_sql(node)} in a FRAME AGGREGATE condition: a distinct count has no running state",
+                span=span_of(node),
+                hint=_CONDITION_HINT,
+            )
+        arg = None if isinstance(argument, exp.Star) else render_sql(argument)
+        if function == "count" and arg is not None:
+            arg_type = type_of(arg)
+            integral = True
+        elif arg is not None:
+            arg_type = type_of(arg)
+            if arg_type not in {"TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE"}:
+                raise WQLTypeError(
+                    f"{render_sql(node)} in a FRAME AGGREGATE condition needs a number, "
+                    f"and '{arg}' is {arg_type or 'of a type WQL cannot tell'}",
+                    span=span_of(node),
+                    hint="aggregate an INT, BIGINT or DOUBLE column",
+                )
+            integral = arg_type in {"TINYINT", "SMALLINT", "INT", "BIGINT"} and function != "avg"
+        else:
+            integral = True
+        item = RunningAggregate(function, arg, render_sql(node), integral)  # type: ignore[arg-type]
+        if item not in running:
+            running.append(item)
+        return running.index(item)
+
+    def number(node: exp.Expression) -> int | float | None:
+        negative = False
+        while isinstance(node, exp.Paren | exp.Neg):
+            negative ^= isinstance(node, exp.Neg)
+            node = node.this
+        if not isinstance(node, exp.Literal) or node.is_string:
+            return None
+        from decimal import Decimal, InvalidOperation
+
+        try:
+            value = Decimal(node.this)
+        except InvalidOperation:
+            return None
+        if not value.is_finite():
+            return None
+        value = -value if negative else value
+        return int(value) if value == value.to_integral_value() and abs(value) < 2**63 else float(value)
+
+    def walk(node: exp.Expression) -> Test:
+        if isinstance(node, exp.Paren):
+            return walk(node.this)
+        if isinstance(node, exp.And | exp.Or):
+            return ("and" if isinstance(node, exp.And) else "or", walk(node.left), walk(node.right))
+        if isinstance(node, exp.Not):
+            return ("not", walk(node.this))
+        op = _COMPARISONS.get(type(node))
+        if op is not None:
+            left, right = node.left, node.right
+            index, value = aggregate(_unparen(left)), number(right)
+            if index is None:
+                index, value, op = aggregate(_unparen(right)), number(left), _MIRRORED[op]
+            if index is not None and value is not None:
+                return ("compare", op, index, value)
+        raise WQLNotSupportedError(
+            f"'{render_sql(node)}' as a FRAME AGGREGATE condition",
+            span=span_of(node),
+            hint=_CONDITION_HINT,
+        )
+
+    test = walk(tree)
+    if not running:
+        raise WQLSemanticError("a FRAME AGGREGATE condition needs an aggregate", span=source.span, hint=_CONDITION_HINT)
+    return tuple(running), test
+
+
+def _unparen(node: exp.Expression) -> exp.Expression:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
 # ------------------------------------------------------------------ resolution
+
+
+# Clauses that shape grid and tuple windows and have no meaning for sessions and frames.
+_NOT_DATA_DRIVEN: dict[type, str] = {
+    ast.RangeClause: "RANGE",
+    ast.SlideClause: "SLIDE",
+    ast.RattrClause: "RATTR",
+    ast.SattrClause: "SATTR",
+    ast.AlignClause: "ALIGN",
+    ast.CumulateClause: "CUMULATE",
+    ast.SnapshotClause: "SNAPSHOT",
+    ast.ClipClause: "CLIP",
+    ast.SnapClause: "SNAP",
+}
 
 
 def resolve_window(spec: ast.WindowSpec | None, stream: Stream, at: Span | None = None) -> Window:
@@ -248,6 +518,8 @@ class _Resolver:
 
     # the whole spec ------------------------------------------------------------
     def resolve(self) -> Window:
+        if self.get(ast.SessionClause) is not None or self.get(ast.FrameClause) is not None:
+            return self.data_driven()
         rng = self.get(ast.RangeClause)
         slide = self.get(ast.SlideClause)
         wattr = self.get(ast.WattrClause)
@@ -336,8 +608,10 @@ class _Resolver:
             self.notes.append("SATTR row_num (SLIDE in ROWS over a non-row attribute)")
 
         if kafka:
+            self.reject_variants("SLIDE KAFKA windows are placed at the records")
             return self.kafka(rng, attr, end_attr, sattr)
         if slide_on is not SlideOn.ATTRIBUTE:
+            self.reject_variants("windows that slide by rows are named by their last tuple, so they have no grid")
             return self.by_tuple(rng, slide, attr, slide_on, end_attr)
         one_row = sattr is not None and slide is None and attr.is_row_num and (sattr.rank or sattr.attr.key == ROW_NUM)
         return self.grid(rng, slide, attr, end_attr, unbounded, one_row)
@@ -370,6 +644,8 @@ class _Resolver:
             (ast.RangeClause, "RANGE"),
             (ast.SlideClause, "SLIDE"),
             (ast.AlignClause, "ALIGN"),
+            (ast.CumulateClause, "CUMULATE"),
+            (ast.KafkaClause, "KAFKA"),
         ):
             found = self.get(kind)
             if found is not None:
@@ -459,7 +735,25 @@ class _Resolver:
             range_unit = slide_unit
             self.notes.append("RANGE = SLIDE (tumbling: no RANGE given)")
         kind = WindowKind.LANDMARK if unbounded else WindowKind.SLIDING
-        origin = self.origin(attr, range_value, kind)
+        cumulate = self.get(ast.CumulateClause)
+        if cumulate is not None:
+            kind = WindowKind.CUMULATE
+            self.check_cumulate(cumulate, slide, attr, end_attr, range_value, slide_value, unbounded)
+        kafka = self.get(ast.KafkaClause)
+        if kafka is not None:
+            self.check_kafka_grid(kafka, attr, end_attr, range_value, slide_value, kind)
+            origin = range_value % slide_value  # window starts on k·SLIDE: ends on the grid RANGE mod SLIDE
+        else:
+            origin = self.origin(attr, range_value, kind)
+        if kind is WindowKind.CUMULATE and attr.domain is Domain.FLOAT and not float(origin).is_integer():
+            raise WQLNotSupportedError(
+                "CUMULATE over a DOUBLE attribute with a fractional ALIGN (edges are exact for whole numbers)",
+                span=self.spec.span,
+            )
+        align = self.get(ast.AlignClause)
+        align_first = isinstance(align, ast.AlignClause) and align.first
+        if align_first:
+            self.check_align_first(align, end_attr, kind)  # type: ignore[arg-type]
         if end_attr is not None and attr.domain is Domain.DECIMAL:
             attr, end_attr = _scaled(attr, end_attr, (range_value, slide_value, origin))
         return Window(
@@ -475,7 +769,95 @@ class _Resolver:
             units=(range_unit, slide_unit),
             slack_unit=self.slack_unit(),
             **self.variants(kind, end_attr),
+            kafka_grid=kafka is not None,
+            align_first=align_first,
         )
+
+    # variants of grid windows -------------------------------------------------------------
+    def check_cumulate(
+        self,
+        clause: ast.WindowClause,
+        slide: ast.SlideClause | None,
+        attr: Attribute,
+        end_attr: Attribute | None,
+        range_value: Number | None,
+        slide_value: Number,
+        unbounded: bool,
+    ) -> None:
+        """CUMULATE needs a period (RANGE) that is a whole number of steps (SLIDE), as Flink's does."""
+        if unbounded or range_value is None:
+            raise WQLSemanticError(
+                "CUMULATE needs a bounded RANGE, the period its windows grow over",
+                span=clause.span,
+                hint="RANGE UNBOUNDED is already a landmark window that cumulates forever",
+            )
+        if slide is None or slide.quantity is None:
+            raise WQLSemanticError(
+                "CUMULATE needs SLIDE: the step its windows grow by",
+                span=clause.span,
+                hint="e.g. [RANGE 1 DAY SLIDE 1 HOUR CUMULATE]",
+            )
+        if slide_value > range_value or range_value % slide_value != 0:
+            raise WQLSemanticError(
+                "CUMULATE needs a RANGE that is a whole number of SLIDEs: each period ends with its last window",
+                span=slide.quantity.span,
+            )
+        if end_attr is not None:
+            raise WQLNotSupportedError("CUMULATE windows over interval events", span=clause.span)
+        if attr.domain is Domain.FLOAT and not all(float(v).is_integer() for v in (range_value, slide_value)):
+            raise WQLNotSupportedError(
+                "CUMULATE over a DOUBLE attribute with fractional RANGE or SLIDE (edges are exact for whole numbers)",
+                span=clause.span,
+            )
+
+    def check_kafka_grid(
+        self,
+        clause: ast.WindowClause,
+        attr: Attribute,
+        end_attr: Attribute | None,
+        range_value: Number | None,
+        slide_value: Number,
+        kind: WindowKind,
+    ) -> None:
+        """Kafka's TimeWindows: a size and an advance in (0, size], whole milliseconds, on the epoch grid."""
+        if kind is not WindowKind.SLIDING or range_value is None:
+            what = "landmark" if kind is WindowKind.LANDMARK else "CUMULATE"
+            raise WQLSemanticError(f"KAFKA applies to hopping and tumbling windows, not {what} ones", span=clause.span)
+        if end_attr is not None or attr.is_row_num or attr.domain not in {Domain.TIMESTAMP, Domain.INTEGER}:
+            raise WQLTypeError(
+                "KAFKA windows need a TIMESTAMP or integer attribute, as Kafka's record timestamps are",
+                span=clause.span,
+            )
+        if slide_value > range_value:
+            raise WQLSemanticError(
+                "KAFKA windows advance by at most their size (Kafka's advance lies within (0, size])",
+                span=clause.span,
+            )
+        if attr.domain is Domain.TIMESTAMP and (range_value % 1000 or slide_value % 1000):
+            raise WQLSemanticError("KAFKA windows are whole milliseconds, as Kafka's are", span=clause.span)
+        self.reject_align("Kafka's windows start on the epoch-aligned grid k·SLIDE")
+
+    def check_align_first(self, clause: ast.AlignClause, end_attr: Attribute | None, kind: WindowKind) -> None:
+        """ALIGN FIRST with PATTR gives each partition its own grid; landmark windows and interval events report
+        up to the stream's last value, which the plans place on one grid only."""
+        if not self.partition():
+            return
+        if kind is WindowKind.LANDMARK or end_attr is not None:
+            what = "landmark windows" if kind is WindowKind.LANDMARK else "interval events"
+            raise WQLNotSupportedError(
+                f"ALIGN FIRST with PATTR for {what} (each partition's grid would end at the stream's last window)",
+                span=clause.span,
+                hint="drop PATTR (GROUP BY keeps one grid for the whole stream), or ALIGN to a value",
+            )
+
+    def reject_variants(self, why: str) -> None:
+        for kind, word in ((ast.CumulateClause, "CUMULATE"), (ast.KafkaClause, "KAFKA")):
+            clause = self.get(kind)
+            if clause is not None:
+                raise WQLSemanticError(f"{word} applies to grid windows: {why}", span=clause.span)
+        align = self.get(ast.AlignClause)
+        if isinstance(align, ast.AlignClause) and align.first:
+            raise WQLSemanticError(f"ALIGN FIRST applies to grid windows: {why}", span=align.span)
 
     def by_tuple(
         self,
@@ -556,6 +938,118 @@ class _Resolver:
             slack_unit=self.slack_unit(),
         )
 
+    # data-driven windows: sessions and frames -------------------------------------------
+    def data_driven(self) -> Window:
+        session = self.get(ast.SessionClause)
+        frame = self.get(ast.FrameClause)
+        assert session is None or isinstance(session, ast.SessionClause)
+        assert frame is None or isinstance(frame, ast.FrameClause)
+        what = "a session" if session is not None else f"a {frame.kind} frame" if frame is not None else ""
+        if session is not None and frame is not None:
+            raise WQLSemanticError(
+                "a window is a SESSION or a FRAME, not both", span=frame.span, hint="query each in its own SELECT"
+            )
+        for kind, word in _NOT_DATA_DRIVEN.items():
+            clause = self.get(kind)
+            if clause is not None:
+                raise WQLSemanticError(
+                    f"{word} does not apply to {what}: the data decides where its windows start and end",
+                    span=clause.span,
+                    hint=f"drop {word}",
+                )
+        kafka = self.get(ast.KafkaClause)
+        if kafka is not None and session is None:
+            raise WQLSemanticError("KAFKA applies to sessions (Kafka's [first, last] sessions)", span=kafka.span)
+        attr = self.order_attribute(session, frame)
+        domain = attr.domain
+        clause = session or frame
+        assert clause is not None
+        if session is not None:
+            gap = to_base(session.gap, domain, attr.name, "GAP", allow_negative=True)
+            if gap < 0:
+                raise WQLTypeError("GAP must not be negative", span=session.gap.span)
+            longest = None
+            if session.max is not None:
+                longest = to_base(session.max, domain, attr.name, "MAX")
+            details = Frame(
+                gap=gap,
+                longest=longest,
+                kafka=kafka is not None,
+                units=(session.gap.unit, session.max.unit if session.max else None),
+            )
+            kind = WindowKind.SESSION
+        else:
+            assert frame is not None
+            details, kind = self.frame_details(frame, attr)
+        return Window(
+            kind=kind,
+            attr=attr,
+            range=None,
+            slide=None,
+            partition_by=self.partition(),
+            slack=self.slack(attr),
+            defaults=tuple(self.notes),
+            slack_unit=self.slack_unit(),
+            frame=details,
+        )
+
+    def order_attribute(self, session: ast.SessionClause | None, frame: ast.FrameClause | None) -> Attribute:
+        """The attribute that orders the tuples: WATTR, or the default the GAP/MIN unit implies."""
+        wattr = self.get(ast.WattrClause)
+        if wattr is not None:
+            assert isinstance(wattr, ast.WattrClause)
+            if len(wattr.attrs) == 2:
+                raise WQLNotSupportedError(
+                    "sessions and frames over interval events (WATTR (start, end))",
+                    span=wattr.span,
+                    hint="order the tuples by one attribute, e.g. WATTR start",
+                )
+            return self.attribute(wattr.attrs[0])
+        if session is not None:
+            return self.infer_attribute(session.gap)
+        assert frame is not None
+        minimum = frame.minimum
+        if minimum is not None and minimum.unit is not None and minimum.unit is not ast.Unit.ROWS:
+            return self.infer_attribute(minimum)
+        stamps = [c for c in self.stream.columns if c.domain is Domain.TIMESTAMP]
+        if len(stamps) == 1:
+            self.notes.append(f"WATTR {stamps[0].name} (the stream's only TIMESTAMP column orders the frames)")
+            return Attribute(stamps[0].name, stamps[0].domain)
+        raise WQLSemanticError(
+            "which attribute orders the tuples of these frames?",
+            span=frame.span,
+            hint="name it with WATTR: a TIMESTAMP, a number, or row_num for arrival order",
+        )
+
+    def frame_details(self, frame: ast.FrameClause, attr: Attribute) -> tuple[Frame, WindowKind]:
+        if frame.kind == "threshold":
+            minimum, rows = None, False
+            if frame.minimum is not None:
+                if frame.minimum.unit is ast.Unit.ROWS:
+                    minimum = to_base(frame.minimum, Domain.ROW_NUM, ROW_NUM, "MIN")
+                    rows = True
+                else:
+                    minimum = to_base(frame.minimum, attr.domain, attr.name, "MIN")
+            unit = frame.minimum.unit if frame.minimum is not None else None
+            return (
+                Frame(minimum=minimum, minimum_rows=rows, source=frame.condition, units=(unit, None)),
+                WindowKind.THRESHOLD,
+            )
+        if frame.kind == "delta":
+            assert frame.delta is not None
+            delta = frame.delta
+            if delta.unit is not None:
+                raise WQLTypeError(
+                    "DELTA is in the units of the attribute after ON: drop the unit",
+                    span=delta.span,
+                    hint=f"e.g. FRAME DELTA {format(delta.value, 'f')} ON speed",
+                )
+            if not delta.value.is_finite() or delta.value < 0 or delta.value.adjusted() > 18:
+                raise WQLTypeError("DELTA must be a number ≥ 0", span=delta.span)
+            value: Number = int(delta.value) if delta.value == delta.value.to_integral_value() else float(delta.value)
+            return Frame(delta=value, source=frame.on), WindowKind.DELTA
+        return Frame(source=frame.condition), WindowKind.AGGREGATE
+
     # shared clauses ---------------------------------------------------------------------
     def partition(self) -> tuple[str, ...]:
         clause = self.get(ast.PattrClause)
@@ -579,7 +1073,9 @@ class _Resolver:
         assert isinstance(clause, ast.AlignClause)
         domain = attr.domain
         value: Number
-        if isinstance(clause.value, str):
+        if clause.value is None:  # ALIGN [START] FIRST: an offset from the first tuple's value
+            value = 0.0 if domain is Domain.FLOAT else 0
+        elif isinstance(clause.value, str):
             if domain not in {Domain.TIMESTAMP, Domain.DATE}:
                 raise WQLTypeError(
                     f"ALIGN takes a number here: '{attr.name}' is not a timestamp",
@@ -598,7 +1094,9 @@ class _Resolver:
                 ) from None
         else:
             value = to_base(clause.value, domain, attr.name, "ALIGN", allow_negative=True)
-        if clause.anchor == "start":
+        if clause.anchor == "start" and kind is WindowKind.CUMULATE:
+            pass  # a CUMULATE period starts where the previous one ends: START and END name one grid
+        elif clause.anchor == "start":
             if range_value is None or kind is WindowKind.LANDMARK:
                 raise WQLSemanticError("landmark windows have no start to align", span=clause.span)
             value = value + range_value

@@ -114,6 +114,7 @@ class CreateStream(Node):
     format: str | None = None
     options: tuple[Option, ...] = ()
     row_num: Name | None = None
+    punctuation: Expr | None = None  # PUNCTUATION WHEN (…): rows that are punctuations, not data
     path_span: Span | None = field(default=None, compare=False, repr=False)
 
 
@@ -153,8 +154,13 @@ class PattrClause(Node):
 
 @dataclass(frozen=True, kw_only=True)
 class AlignClause(Node):
-    value: Quantity | str  # a number/duration, or a timestamp literal's text
+    value: Quantity | str | None  # a number/duration, or a timestamp literal's text; None: ALIGN FIRST
     anchor: Literal["end", "start"] = "end"
+
+    @property
+    def first(self) -> bool:
+        """ALIGN [START] FIRST: the grid's origin is the first arriving tuple's value (per PATTR partition)."""
+        return self.value is None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -178,6 +184,36 @@ class SnapClause(Node):
     """SNAP: one row per run of consecutive windows holding the same events (StreamInsight's snap to boundaries)."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class SessionClause(Node):
+    """SESSION GAP g [MAX m]: sessions of tuples at most g apart, optionally at most m long."""
+
+    gap: Quantity
+    max: Quantity | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class FrameClause(Node):
+    """FRAME THRESHOLD (p) [MIN n], FRAME DELTA d ON x, FRAME AGGREGATE (c): data-driven frames."""
+
+    kind: Literal["threshold", "delta", "aggregate"]
+    condition: Expr | None = None  # THRESHOLD's predicate, AGGREGATE's condition
+    minimum: Quantity | None = None  # THRESHOLD … MIN n [ROWS | unit]
+    delta: Quantity | None = None  # DELTA d
+    on: Name | Expr | None = None  # DELTA … ON x (a column, or an expression in parentheses)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CumulateClause(Node):
+    """CUMULATE: windows grow by SLIDE from the start of each period of RANGE, then start again (Flink's CUMULATE)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class KafkaClause(Node):
+    """KAFKA after a window: Kafka Streams' variant of it (after a grid window: TimeWindows, epoch-aligned,
+    no window starting before 0; after SESSION: Kafka's [first, last] sessions)."""
+
+
 WindowClause = (
     RangeClause
     | SlideClause
@@ -190,6 +226,10 @@ WindowClause = (
     | SnapshotClause
     | ClipClause
     | SnapClause
+    | SessionClause
+    | FrameClause
+    | CumulateClause
+    | KafkaClause
 )
 
 
@@ -225,6 +265,7 @@ class Select(Node):
     order_by: tuple[OrderItem, ...] = ()
     limit: int | None = None
     emit_empty: bool = False
+    emit: Literal["final", "changes"] | None = None  # None: not given (FINAL on a stream)
 
 
 @dataclass(frozen=True, kw_only=True)

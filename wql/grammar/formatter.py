@@ -15,9 +15,10 @@ from wql.grammar import ast
 
 # Words that would lex as WQL keywords in some position; quoting them is always safe.
 KEYWORDS = frozenset(
-    """CREATE STREAM FORMAT OPTIONS EXPLAIN SELECT FROM AS WHERE GROUP BY HAVING ORDER LIMIT EMIT EMPTY
-    NULLS ASC DESC FIRST LAST RANGE SLIDE WATTR RATTR SATTR PATTR ALIGN SLACK UNBOUNDED KAFKA RANK START
-    END TIMESTAMP CONSISTENT GENEROUS TRUE FALSE""".split()
+    """CREATE STREAM FORMAT OPTIONS EXPLAIN SELECT FROM AS WHERE GROUP BY HAVING ORDER LIMIT EMIT EMPTY FINAL
+    CHANGES PUNCTUATION WHEN
+    NULLS ASC DESC FIRST LAST RANGE SLIDE WATTR RATTR SATTR PATTR ALIGN SLACK UNBOUNDED KAFKA CUMULATE RANK START
+    END TIMESTAMP CONSISTENT GENEROUS TRUE FALSE SESSION GAP MAX FRAME THRESHOLD DELTA AGGREGATE MIN ON""".split()
 )
 _UNIT_WORD = re.compile(r"(ROWS?|MICROSECONDS?|MILLISECONDS?|SECONDS?|MINUTES?|HOURS?|DAYS?|WEEKS?)", re.I)
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -86,6 +87,8 @@ def format_clause(clause: ast.WindowClause) -> str:
             return f"PATTR {', '.join(format_name(a) for a in attrs)}"
         case ast.AlignClause(value=value, anchor=anchor):
             prefix = "ALIGN START " if anchor == "start" else "ALIGN "
+            if value is None:
+                return prefix + "FIRST"
             if isinstance(value, str):
                 return f"{prefix}TIMESTAMP {format_string(value)}"
             return prefix + format_quantity(value)
@@ -98,7 +101,25 @@ def format_clause(clause: ast.WindowClause) -> str:
             return "CLIP"
         case ast.SnapClause():
             return "SNAP"
+        case ast.SessionClause(gap=gap, max=longest):
+            return f"SESSION GAP {format_quantity(gap)}" + (f" MAX {format_quantity(longest)}" if longest else "")
+        case ast.FrameClause():
+            return format_frame(clause)
+        case ast.CumulateClause():
+            return "CUMULATE"
+        case ast.KafkaClause():
+            return "KAFKA"
     raise TypeError(f"not a window clause: {clause!r}")
+
+
+def format_frame(clause: ast.FrameClause) -> str:
+    if clause.kind == "delta":
+        assert clause.delta is not None and clause.on is not None
+        on = format_name(clause.on) if isinstance(clause.on, ast.Name) else f"({clause.on.sql})"
+        return f"FRAME DELTA {format_quantity(clause.delta)} ON {on}"
+    assert clause.condition is not None
+    text = f"FRAME {clause.kind.upper()} ({clause.condition.sql})"
+    return text + (f" MIN {format_quantity(clause.minimum)}" if clause.minimum is not None else "")
 
 
 def format_window(window: ast.WindowSpec) -> str:
@@ -135,6 +156,8 @@ def format_create(stmt: ast.CreateStream) -> str:
         lines.append(f"  OPTIONS ({options})")
     if stmt.row_num is not None:
         lines.append(f"  ROW_NUM {format_name(stmt.row_num)}")
+    if stmt.punctuation is not None:
+        lines.append(f"  PUNCTUATION WHEN ({stmt.punctuation.sql})")
     return "\n".join(lines)
 
 
@@ -161,8 +184,9 @@ def format_select(stmt: ast.Select) -> str:
         lines.append("ORDER BY " + ", ".join(_format_order(o) for o in stmt.order_by))
     if stmt.limit is not None:
         lines.append(f"LIMIT {stmt.limit}")
-    if stmt.emit_empty:
-        lines.append("EMIT EMPTY")
+    if stmt.emit is not None or stmt.emit_empty:
+        words = [*([stmt.emit.upper()] if stmt.emit else []), *(["EMPTY"] if stmt.emit_empty else [])]
+        lines.append("EMIT " + " ".join(words))
     return "\n".join(lines)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from functools import cache
 from importlib import resources
@@ -41,7 +42,8 @@ TYPE_NAMES: dict[str, str] = {
     "DATE": "DATE",
 }
 
-FORMATS = ("csv", "json", "parquet")
+FORMATS = ("csv", "json", "parquet", "rate", "kafka")
+FILE_FORMATS = ("csv", "json", "parquet")
 
 
 @cache
@@ -108,7 +110,22 @@ _READABLE = {
     "$END": "end of input",
 }
 
-_CLAUSE_KEYWORDS = {"RANGE", "SLIDE", "WATTR", "RATTR", "SATTR", "PATTR", "ALIGN", "SLACK", "SNAPSHOT", "CLIP", "SNAP"}
+_CLAUSE_KEYWORDS = {
+    "RANGE",
+    "SLIDE",
+    "WATTR",
+    "RATTR",
+    "SATTR",
+    "PATTR",
+    "ALIGN",
+    "SLACK",
+    "CUMULATE",
+    "SESSION",
+    "FRAME",
+    "SNAPSHOT",
+    "CLIP",
+    "SNAP",
+}
 _RESERVED = {"SELECT", "FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT"}
 
 
@@ -180,6 +197,8 @@ def _syntax_error(error: UnexpectedInput, text: str) -> WQLSyntaxError:
         hint = unit_hint
     elif "RPAR" in expected and token.type in {"_SEMI", "_FROM", "COMMA"}:
         hint = "a ')' is missing"
+    elif "_ON" in expected and re.search(r"\bDELTA\s+[^\s\]]+(\s+[A-Za-z]+)?\s*$", text[:start], re.IGNORECASE):
+        hint = "name the attribute the frame follows: FRAME DELTA d ON column (or ON (expression))"
     elif "_FROM" in expected and (typo := _earlier_typo(text[:start], "FROM")):
         hint = f"did you mean FROM instead of '{typo}'?"
     else:
@@ -368,6 +387,10 @@ class _Builder(Transformer[Any, Any]):
         return ("row_num", children[0], self._span(meta))
 
     @v_args(meta=True)
+    def punctuation(self, meta: Any, children: list[Any]) -> tuple[str, Any, Span]:
+        return ("punctuation", children[0], self._span(meta))
+
+    @v_args(meta=True)
     def create_stream(self, meta: Any, children: list[Any]) -> ast.CreateStream:
         name = children[0]
         columns = tuple(c for c in children[1:] if isinstance(c, ast.ColumnDef))
@@ -376,7 +399,13 @@ class _Builder(Transformer[Any, Any]):
             if isinstance(option, tuple):
                 key, value, span = option
                 if key in fields:
-                    clause = {"path": "FROM", "format": "FORMAT", "options": "OPTIONS", "row_num": "ROW_NUM"}[key]
+                    clause = {
+                        "path": "FROM",
+                        "format": "FORMAT",
+                        "options": "OPTIONS",
+                        "row_num": "ROW_NUM",
+                        "punctuation": "PUNCTUATION",
+                    }[key]
                     raise WQLSyntaxError(f"{clause} is given twice", span=span)
                 fields[key] = value
                 if key == "path":
@@ -427,7 +456,9 @@ class _Builder(Transformer[Any, Any]):
         if isinstance(rest[0], Token) and rest[0].type == "TIMESTAMP":
             rest.pop(0)
         value = rest[0]
-        if isinstance(value, Token):
+        if isinstance(value, Token) and value.type == "FIRST":
+            value = None
+        elif isinstance(value, Token):
             value = unquote_string(str(value))
         return ast.AlignClause(value=value, anchor=anchor, span=self._span(meta))  # type: ignore[arg-type]
 
@@ -447,6 +478,33 @@ class _Builder(Transformer[Any, Any]):
     @v_args(meta=True)
     def snap_clause(self, meta: Any, children: list[Any]) -> ast.SnapClause:
         return ast.SnapClause(span=self._span(meta))
+
+    @v_args(meta=True)
+    def session_clause(self, meta: Any, children: list[ast.Quantity]) -> ast.SessionClause:
+        longest = children[1] if len(children) > 1 else None
+        return ast.SessionClause(gap=children[0], max=longest, span=self._span(meta))
+
+    @v_args(meta=True)
+    def frame_clause(self, meta: Any, children: list[ast.FrameClause]) -> ast.FrameClause:
+        return replace(children[0], span=self._span(meta))
+
+    def threshold_frame(self, children: list[Any]) -> ast.FrameClause:
+        minimum = children[1] if len(children) > 1 else None
+        return ast.FrameClause(kind="threshold", condition=children[0], minimum=minimum)
+
+    def delta_frame(self, children: list[Any]) -> ast.FrameClause:
+        return ast.FrameClause(kind="delta", delta=children[0], on=children[1])
+
+    def aggregate_frame(self, children: list[Any]) -> ast.FrameClause:
+        return ast.FrameClause(kind="aggregate", condition=children[0])
+
+    @v_args(meta=True)
+    def cumulate_clause(self, meta: Any, children: list[Any]) -> ast.CumulateClause:
+        return ast.CumulateClause(span=self._span(meta))
+
+    @v_args(meta=True)
+    def kafka_clause(self, meta: Any, children: list[Any]) -> ast.KafkaClause:
+        return ast.KafkaClause(span=self._span(meta))
 
     @v_args(meta=True)
     def window(self, meta: Any, children: list[Any]) -> ast.WindowSpec:
@@ -474,8 +532,24 @@ class _Builder(Transformer[Any, Any]):
     def limit(self, meta: Any, children: list[Token]) -> tuple[str, Any]:
         return ("limit", self._integer(children[0], "LIMIT"))
 
-    def emit_empty(self, children: list[Any]) -> tuple[str, Any]:
-        return ("emit_empty", True)
+    @v_args(meta=True)
+    def emit(self, meta: Any, children: list[Token]) -> tuple[str, Any]:
+        words = [token.type for token in children]
+        for index, token in enumerate(children):
+            if token.type in words[:index]:
+                raise WQLSyntaxError(f"EMIT {token.type} is given twice", span=self._token_span(token))
+        if "FINAL" in words and "CHANGES" in words:
+            second = children[max(words.index("FINAL"), words.index("CHANGES"))]
+            raise WQLSyntaxError(
+                "EMIT FINAL and EMIT CHANGES exclude each other",
+                span=self._token_span(second),
+                hint="FINAL emits each window once, when it can no longer change; CHANGES, each time it changes",
+            )
+        mode = "final" if "FINAL" in words else "changes" if "CHANGES" in words else None
+        return ("emit", (mode, "EMPTY" in words))
+
+    def emit_word(self, children: list[Token]) -> Token:
+        return children[0]
 
     @v_args(meta=True)
     def order_item(self, meta: Any, children: list[Any]) -> ast.OrderItem:
@@ -494,6 +568,8 @@ class _Builder(Transformer[Any, Any]):
         stream = next(c for c in children if isinstance(c, ast.Name))
         window = next((c for c in children if isinstance(c, ast.WindowSpec)), None)
         clauses = dict(c for c in children if isinstance(c, tuple))
+        if "emit" in clauses:
+            clauses["emit"], clauses["emit_empty"] = clauses["emit"]
         return ast.Select(items=items, stream=stream, window=window, span=self._span(meta), **clauses)
 
     @v_args(meta=True)

@@ -18,6 +18,17 @@ def translate(error: BaseException, context: str = "") -> WQLError:
         return WQLRuntimeError(f"{prefix}no such file or directory: {missing.group(1)}")
     if "UNABLE_TO_INFER_SCHEMA" in text:
         return WQLRuntimeError(f"{prefix}cannot read the input: it is empty or not in the declared format")
+    header = re.search(
+        r"CSV header does not conform to the schema\.\s*Header: ([^\n]*)\n\s*Schema: ([^\n]*).*?CSV file: (\S+)",
+        text,
+        re.S,
+    )
+    if header:
+        found, declared, path = (g.strip() for g in header.groups())
+        return WQLRuntimeError(
+            f"{prefix}{path}: the csv header ({found}) does not match the declared columns ({declared})",
+            hint="rename the columns in CREATE STREAM, or fix the file's header",
+        )
     kernel = re.search(r"WQL's \w+ kernel [^\n]*", text)  # a JVM kernel's own message, deep in Spark's
     if kernel:
         return WQLRuntimeError(prefix + kernel.group(0))

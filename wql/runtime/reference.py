@@ -1,4 +1,4 @@
-"""The reference evaluator: window semantics straight from `extent` (semantics.md §2).
+"""The reference evaluator: window semantics straight from `extent` (docs/semantics.md §2).
 
 Window-centric and deliberately naive: it enumerates candidate window-ids,
 decides each window's contents with the extent predicate alone, then groups and
@@ -6,7 +6,7 @@ aggregates in plain Python. It never uses a wids range or any plan's trick, so
 it can judge every physical plan. Quadratic on purpose; use it on small
 streams.
 
-Conventions it fixes for every plan (README, "Semantics"):
+Conventions it fixes for every plan (docs/semantics.md §1–4):
 - `row_num` is the 0-based arrival position over the whole input, before WHERE;
   with PATTR and a row-based window it is the position within the partition.
 - The window spec applies to the stream; WHERE filters window contents. So
@@ -19,6 +19,9 @@ Conventions it fixes for every plan (README, "Semantics"):
   reported in windows up to the last one that starts at or before the largest
   start or end of the well-formed events; end < start is malformed, belongs
   nowhere and is left out of that largest value too.
+- CUMULATE window w is [o + ⌊w/m⌋·r, o + (w+1)·s), m = r/s: from its period's start.
+- KAFKA grid windows that would start before 0 do not exist.
+- ALIGN [START] FIRST: values are measured from the partition's first arrival (see grid_extents).
 - Slide-by-tuple and rank: windows are the RATTR values of the qualifying
   tuples (PATTR: per partition); rank orders non-NULL values, ties by arrival.
 - Snapshot windows: one per distinct endpoint p of the partition's well-formed
@@ -27,13 +30,17 @@ Conventions it fixes for every plan (README, "Semantics"):
 - CLIP: aggregates read the interval attributes clipped to the window.
 - SNAP: consecutive windows of a partition and group that hold the same events
   are one row: the first window's wid and start, the last one's end.
+- Sessions and frames: each partition's tuples with a non-NULL attribute, in
+  (attribute, row_num) order, cut into maximal runs by the window's own rule
+  (semantics.md §2), walked one tuple at a time. The rule sees every tuple (WHERE
+  filters contents; Kafka sessions filter records first, as Kafka's DSL does).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -96,11 +103,14 @@ class _Tuple:
     group: tuple[Any, ...] = field(default=())
 
 
-def _prepare(query: Query, rows: Sequence[Mapping[str, Any]]) -> list[_Tuple]:
+def _prepare(query: Query, rows: Sequence[Mapping[str, Any]], arrivals: Sequence[int] | None = None) -> list[_Tuple]:
     window = query.window
     tuples: list[_Tuple] = []
     for index, row in enumerate(rows):
-        row_num = int(row[query.stream.row_num]) if query.stream.row_num else index
+        if query.stream.row_num:
+            row_num = int(row[query.stream.row_num])
+        else:
+            row_num = arrivals[index] if arrivals is not None else index
         partition = tuple(row.get(p) for p in window.partition_by)
         if window.attr.is_row_num:
             a: Number | None = row_num
@@ -160,6 +170,9 @@ def _bounds(window: Window, w: int) -> tuple[Number, Number]:
     """[lo, hi) of grid window w, computed exactly as the extent formula reads."""
     assert window.slide is not None
     hi = window.origin + (w + 1) * window.slide
+    if window.kind is WindowKind.CUMULATE:  # from the start of w's period
+        assert window.range is not None
+        return window.origin + (w // window.windows_per_period) * window.range, hi
     lo = hi - window.range if window.range is not None else -math.inf
     return lo, hi
 
@@ -189,7 +202,35 @@ def _in_grid_window(window: Window, item: _Tuple, lo: Number, hi: Number) -> boo
 
 
 def grid_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
+    """Grid windows; with ALIGN FIRST, each partition's on its own grid.
+
+    ALIGN FIRST measures every value from f, the window attribute of the partition's first
+    arrival (least row_num; ties, possible only with a declared ROW_NUM column, by least value;
+    before WHERE, among tuples with a value): the grid is the ordinary one over t.a − f, and
+    the bounds reported are f + lo and f + hi.
+    """
+    if not window.align_first:
+        return _grid_extents(window, tuples)
+    out = []
+    for part in _partitions(tuples):
+        present = [t for t in part if t.a is not None]
+        if not present:
+            continue
+        f = min(present, key=lambda t: (t.row_num, t.a)).a
+        assert f is not None
+        shifted = [
+            replace(t, a=None if t.a is None else t.a - f, end=None if t.end is None else t.end - f) for t in part
+        ]
+        out.extend(_grid_extents(window, shifted, f))
+    return out
+
+
+def _grid_extents(window: Window, tuples: list[_Tuple], anchor: Number | None = None) -> list[Extent]:
     domain = window.attr.domain
+
+    def reported(value: Number) -> Any:
+        return from_base(value if anchor is None else anchor + value, domain)
+
     well_formed = [t for t in tuples if t.a is not None and (t.end is None or t.end >= t.a)]
     values = [t.a for t in well_formed]  # a malformed event (end < start) does not move the horizon either
     ends = [t.end for t in well_formed if t.end is not None]
@@ -204,9 +245,11 @@ def grid_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
                     continue
             elif window.is_interval and any(t.open_ended for t in tuples) and horizon is not None and lo > horizon:
                 continue
+            if window.kafka_grid and lo < 0:  # Kafka: no window starts before 0
+                continue
             members = [t for t in part if _in_grid_window(window, t, lo, hi)]
-            start = None if window.kind is WindowKind.LANDMARK else from_base(lo, domain)
-            extents.append(Extent(w, start, from_base(hi, domain), part[0].partition, members, (w,)))
+            start = None if window.kind is WindowKind.LANDMARK else reported(lo)
+            extents.append(Extent(w, start, reported(hi), part[0].partition, members, (w,)))
     return extents
 
 
@@ -257,6 +300,103 @@ def kafka_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
     return extents
 
 
+def data_driven_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
+    """Sessions and frames: maximal runs of consecutive tuples, straight from semantics.md §2."""
+    frame = window.frame
+    assert frame is not None
+    domain = window.attr.domain
+    extents = []
+    for part in _partitions(tuples):
+        ordered = sorted((t for t in part if t.a is not None), key=lambda t: (t.a, t.row_num))
+        for run in _runs(window, ordered):
+            first, last = run[0], run[-1]
+            if window.kind is WindowKind.THRESHOLD and frame.minimum is not None:
+                size = len(run) if frame.minimum_rows else last.a - first.a  # type: ignore[operator]
+                if size < frame.minimum:
+                    continue  # too short to be a frame
+            end = last.a
+            if window.kind is WindowKind.SESSION and not frame.kafka:
+                assert frame.gap is not None
+                end = last.a + frame.gap  # type: ignore[operator]
+                if frame.longest is not None:
+                    end = min(end, first.a + frame.longest)  # type: ignore[operator]
+            extents.append(
+                Extent(
+                    from_base(first.a, domain),
+                    from_base(first.a, domain),
+                    from_base(end, domain),
+                    part[0].partition,
+                    run,
+                    (first.a, first.row_num),  # two frames may start at one value (ties): arrival tells them apart
+                )
+            )
+    return extents
+
+
+def _runs(window: Window, ordered: list[_Tuple]) -> list[list[_Tuple]]:
+    """The partition's windows, each a list of consecutive tuples; tuples in none are left out."""
+    frame = window.frame
+    assert frame is not None
+    runs: list[list[_Tuple]] = []
+    current: list[_Tuple] = []
+
+    def close() -> None:
+        nonlocal current
+        if current:
+            runs.append(current)
+        current = []
+
+    anchor: Any = None  # DELTA: the frame's first x
+    for u in ordered:
+        if window.kind is WindowKind.SESSION:
+            assert frame.gap is not None
+            joins = bool(current) and u.a - current[-1].a <= frame.gap  # type: ignore[operator]
+            if joins and frame.longest is not None:
+                joins = u.a < current[0].a + frame.longest  # type: ignore[operator]
+            if not joins:
+                close()
+            current.append(u)
+        elif window.kind is WindowKind.THRESHOLD:
+            assert frame.condition is not None
+            if evaluate(frame.condition, u.row) is True:
+                current.append(u)
+            else:
+                close()  # a false or NULL predicate ends the run, and the tuple is in no frame
+        elif window.kind is WindowKind.DELTA:
+            assert frame.on is not None and frame.delta is not None
+            x = evaluate(frame.on, u.row)
+            if x is None or (isinstance(x, float) and math.isnan(x)):
+                close()  # a NULL x ends the frame, and the tuple is in no frame
+                continue
+            if not current or not (x == anchor or abs(x - anchor) <= frame.delta):
+                close()
+                anchor = x
+            current.append(u)
+        else:
+            current.append(u)
+            if _condition_holds(frame, current):
+                close()  # the tuple at which the condition first holds is the frame's last
+    close()  # the last run ends with the stream
+    return runs
+
+
+def _condition_holds(frame: Any, members: list[_Tuple]) -> bool:
+    """A FRAME AGGREGATE condition over the frame so far: each aggregate computed afresh, SQL's rules."""
+    from sqlglot import exp
+
+    from wql.grammar.expressions import parse_sql_expression, render_sql
+
+    values = {f"_running{i}": aggregate(r.sql, [m.row for m in members]) for i, r in enumerate(frame.running)}
+    names = {r.sql: f"_running{i}" for i, r in enumerate(frame.running)}
+
+    def swap(node: exp.Expression) -> exp.Expression:
+        name = names.get(render_sql(node)) if isinstance(node, exp.AggFunc) else None
+        return exp.column(name) if name else node
+
+    condition = render_sql(parse_sql_expression(frame.condition).transform(swap))
+    return evaluate(condition, values) is True
+
+
 def snapshot_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
     """A window from each endpoint of the partition's well-formed events to the next (none after the last)."""
     domain = window.attr.domain
@@ -291,7 +431,9 @@ def _alive(item: _Tuple, p: Number, following: Number | None) -> bool:
 def extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
     if window.kind is WindowKind.SNAPSHOT:
         return snapshot_extents(window, tuples)
-    if window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}:
+    if window.frame is not None:
+        return data_driven_extents(window, tuples)
+    if window.is_grid:
         return grid_extents(window, tuples)
     if window.kind is WindowKind.KAFKA:
         return kafka_extents(window, tuples)
@@ -301,11 +443,15 @@ def extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
 # ------------------------------------------------------------------ evaluation
 
 
-def evaluate_query(query: Query, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Result rows of `query` over `rows` (dicts by column name, in arrival order)."""
+def evaluate_query(
+    query: Query, rows: Sequence[Mapping[str, Any]], arrivals: Sequence[int] | None = None
+) -> list[dict[str, Any]]:
+    """Result rows of `query` over `rows` (dicts by column name, in arrival order). `arrivals` gives each
+    row's arrival position instead of its index (a stream's model leaves late rows out but not their
+    numbers)."""
     window = query.window
-    tuples = _prepare(query, rows)
-    if window.kind is WindowKind.KAFKA:
+    tuples = _prepare(query, rows, arrivals)
+    if window.kind is WindowKind.KAFKA or (window.frame is not None and window.frame.kafka):
         tuples = [t for t in tuples if t.passes]  # Kafka filters records before placing windows
     partition_keys = [k for k in query.keys if k.origin == "partition"]
 
@@ -323,7 +469,7 @@ def evaluate_query(query: Query, rows: Sequence[Mapping[str, Any]]) -> list[dict
     for (partition, group), windows in cells.items():
         chosen = list(windows.values())
         if window.snap:
-            chosen = _runs(chosen)
+            chosen = _snap_runs(chosen)
         if query.emit_empty:
             low, high = min(windows), max(windows)
             chosen = [windows.get(e.order, (e, [])) for e in by_partition[partition] if low <= e.order <= high]
@@ -340,7 +486,7 @@ def evaluate_query(query: Query, rows: Sequence[Mapping[str, Any]]) -> list[dict
     return [{c: r[c] for c in query.columns} for r in rows_out]
 
 
-def _runs(windows: list[tuple[Extent, list[_Tuple]]]) -> list[tuple[Extent, list[_Tuple]]]:
+def _snap_runs(windows: list[tuple[Extent, list[_Tuple]]]) -> list[tuple[Extent, list[_Tuple]]]:
     """SNAP: each run of consecutive grid windows that hold the same events, as its first window with the last's end."""
     runs: list[tuple[Extent, list[_Tuple]]] = []
     held: set[int] = set()

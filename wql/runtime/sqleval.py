@@ -11,6 +11,7 @@ oracle, not an engine.
 from __future__ import annotations
 
 import math
+import operator
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
@@ -65,13 +66,22 @@ def _truth(value: Any) -> bool | None:
     return None if value is None else bool(value)
 
 
+def _nan_last(a: Any, b: Any) -> tuple[Any, Any]:
+    """Operands ordered as Spark orders them: NaN equals NaN and is greater than every other number."""
+    a_nan = isinstance(a, float) and math.isnan(a)
+    b_nan = isinstance(b, float) and math.isnan(b)
+    if a_nan or b_nan:
+        return (1, 0) if a_nan and not b_nan else (0, 1) if b_nan and not a_nan else (0, 0)
+    return a, b
+
+
 _COMPARE: dict[type, Callable[[Any, Any], bool]] = {
-    exp.EQ: lambda a, b: a == b,
-    exp.NEQ: lambda a, b: a != b,
-    exp.LT: lambda a, b: a < b,
-    exp.LTE: lambda a, b: a <= b,
-    exp.GT: lambda a, b: a > b,
-    exp.GTE: lambda a, b: a >= b,
+    exp.EQ: lambda a, b: operator.eq(*_nan_last(a, b)),
+    exp.NEQ: lambda a, b: operator.ne(*_nan_last(a, b)),
+    exp.LT: lambda a, b: operator.lt(*_nan_last(a, b)),
+    exp.LTE: lambda a, b: operator.le(*_nan_last(a, b)),
+    exp.GT: lambda a, b: operator.gt(*_nan_last(a, b)),
+    exp.GTE: lambda a, b: operator.ge(*_nan_last(a, b)),
 }
 _ARITH: dict[type, Callable[[Any, Any], Any]] = {
     exp.Add: lambda a, b: a + b,
@@ -277,11 +287,11 @@ def _percentile(values: list[float], p: float) -> float | None:
     """Spark's exact percentile: linear interpolation between closest ranks."""
     if not values:
         return None
-    ordered = sorted(float(v) for v in values)
+    ordered = sorted((float(v) for v in values), key=lambda v: (math.isnan(v), v))  # Spark: NaN above all
     position = p * (len(ordered) - 1)
     lower = math.floor(position)
     upper = math.ceil(position)
-    if lower == upper:
+    if lower == upper or ordered[lower] == ordered[upper]:  # Spark: equal neighbours need no interpolation
         return ordered[lower]
     return ordered[lower] + (position - lower) * (ordered[upper] - ordered[lower])
 

@@ -43,14 +43,22 @@ STREAMS = {
 }
 
 
-def prepare(traffic: DataFrame) -> DataFrame:
-    """The stream's tuples in window terms: keys, aggregate inputs, _t."""
+def number(traffic: DataFrame, first_row: int = 0, offsets=None) -> DataFrame:
+    """row_num: the arrival position, numbered before WHERE so that WHERE never renumbers rows."""
     rows = traffic
-    # row_num: arrival position 0, 1, 2, …, numbered before WHERE so WHERE never renumbers rows.
-    rows = number_rows(rows)
+    # Arrival position first_row, first_row + 1, …: on a stream, triggers continue each other's count.
+    rows = number_rows(rows, first_row)
     # PATTR seg_id: count rows within each partition (backward context, FCF).
     by_partition = Window.partitionBy(F.col("seg_id")).orderBy(F.col("row_num"))
     rows = rows.withColumn("_pos", F.row_number().over(by_partition) - 1)
+    if offsets is not None:  # a stream: earlier triggers' rows come first
+        rows = continue_positions(rows, offsets, ["seg_id"])
+    return rows
+
+
+def prepare(traffic: DataFrame) -> DataFrame:
+    """The stream's tuples in window terms: keys, aggregate inputs, _t."""
+    rows = traffic
     # Keys, aggregate inputs and the window attribute (_t: the row number).
     rows = rows.select(
         F.col("seg_id"),
@@ -111,13 +119,13 @@ def finish(windows: DataFrame) -> DataFrame:
 
 def query(traffic: DataFrame) -> DataFrame:
     """The query as DataFrame operations, stage by stage; see the header for the plan."""
-    return finish(windows(lift(prepare(traffic))))
+    return finish(windows(lift(prepare(number(traffic)))))
 
 
 CORRUPT = "_corrupt_record"
 
 
-def combine_cells(cells, keys, cell, states, size, step, last=None):
+def combine_cells(cells, keys, cell, states, size, step, last=None, cumulate=False):
     """Combine cells into windows with WQL's JVM kernel when it is on Spark's classpath, else in numpy.
 
     Both take the same cells and return the same rows (see sliding_combine). The JVM
@@ -130,13 +138,16 @@ def combine_cells(cells, keys, cell, states, size, step, last=None):
     kernel = jvm_kernel(cells.sparkSession, "SlidingCombine")
     if kernel is not None:
         operations, columns = jvm_states(states)
-        windows = kernel.combine(cells._jdf, keys, cell, operations, columns, size, step, last)
+        if cumulate:
+            windows = kernel.cumulate(cells._jdf, keys, cell, operations, columns, size)
+        else:
+            windows = kernel.combine(cells._jdf, keys, cell, operations, columns, size, step, last)
         if windows is not None:  # None: a state type only numpy handles
             return DataFrame(windows, cells.sparkSession)
-    return cells.mapInArrow(sliding_combine(keys, cell, states, size, step, last), cells.schema)
+    return cells.mapInArrow(sliding_combine(keys, cell, states, size, step, last, cumulate), cells.schema)
 
 
-def sliding_combine(keys, cell, states, size, step, last=None):
+def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
     """Build a mapInArrow function that combines ordered cells (panes or slices) into windows.
 
     Input rows: one per (keys, cell) with partial aggregate states; all cells of a
@@ -150,6 +161,11 @@ def sliding_combine(keys, cell, states, size, step, last=None):
     With `last` (landmark windows), window w is every cell up to w (size and step
     are 1) and windows run from a key's first cell to the value of column `last`,
     the stream's last window.
+
+    With `cumulate` (CUMULATE windows, step 1), window w is the cells of w's period
+    (`size` cells, starting at a multiple of size) up to w: a running combine that
+    starts again at each period, the prefix of one block. Windows run from a key's
+    first cell in a period to the period's end.
 
     states: (operation, columns) pairs; operation is "sum", "min", "max" or
     "moments" (count, mean, M2, combined with Chan's parallel formula). Output rows
@@ -230,7 +246,11 @@ def sliding_combine(keys, cell, states, size, step, last=None):
         for code in codes:
             sorted_code = code[order]
             new_key[1:] |= sorted_code[1:] != sorted_code[:-1]
-        if last is None:
+        if cumulate:
+            period = np.floor_divide(cells, size)
+            starts_run = new_key.copy()
+            starts_run[1:] |= period[1:] != period[:-1]  # a run is one key's cells of one period
+        elif last is None:
             starts_run = new_key.copy()
             starts_run[1:] |= (cells[1:] - cells[:-1]) >= size  # too far apart to share a window
         else:
@@ -239,8 +259,12 @@ def sliding_combine(keys, cell, states, size, step, last=None):
         run_last = np.r_[run_first[1:], len(order)] - 1
         lo, hi = cells[run_first], cells[run_last]
 
-        # Dense, block-aligned layout per run: one block before the first window's start.
-        if last is None:
+        # Dense, block-aligned layout per run: one block before the first window's start (CUMULATE: the
+        # run's period is its one block).
+        if cumulate:
+            base = size * np.floor_divide(lo, size)
+            end = base + size
+        elif last is None:
             base = size * np.floor_divide(lo - size + 1, size)
             end = size * (np.floor_divide(hi + size - 1, size) + 1)
         else:
@@ -254,7 +278,10 @@ def sliding_combine(keys, cell, states, size, step, last=None):
         total = int(length.sum())
 
         # Window ends, per run: every cell e with (e + 1) % step == 0 that a window can end at.
-        if last is None:
+        if cumulate:
+            first_end = lo
+            last_end = end - 1
+        elif last is None:
             first_end = -(-(lo + 1) // step) * step - 1
             last_end = ((hi + size) // step) * step - 1
         else:
@@ -284,6 +311,10 @@ def sliding_combine(keys, cell, states, size, step, last=None):
                     for out, values in zip(result, running(operation, [d[part] for d in dense]), strict=True):
                         out[part] = values
                 merged = [r[dense_end] for r in result]
+            elif cumulate:
+                # CUMULATE: window w is the running combine of its period's block up to w.
+                prefix = [p.ravel() for p in scan(operation, [d.reshape(-1, size) for d in dense])]
+                merged = [p[dense_end] for p in prefix]
             else:
                 blocks = [d.reshape(-1, size) for d in dense]
                 prefix = [p.ravel() for p in scan(operation, blocks)]
@@ -330,8 +361,9 @@ def jvm_states(states):
     return operations, [name for _, names in states for name in names]
 
 
-def number_rows(frame):
-    """Add row_num, the arrival position 0, 1, 2, ...: consecutive, unlike monotonically_increasing_id.
+def number_rows(frame, first_row=0):
+    """Add row_num, the arrival position first_row, first_row + 1, ...: consecutive, unlike
+    monotonically_increasing_id (a stream's trigger starts where the one before it ended).
 
     Arrival order is file order (files by path, then line) for file sources, and
     partition order otherwise. Rows are counted per block, the blocks' offsets
@@ -347,10 +379,25 @@ def number_rows(frame):
     before = Window.orderBy(*blocks).rowsBetween(Window.unboundedPreceding, -1)
     offsets = sizes.withColumn("__wql_offset", F.coalesce(F.sum("__wql_rows").over(before), F.lit(0)))
     numbered = ids.join(F.broadcast(offsets), blocks)
-    numbered = numbered.withColumn("row_num", F.col("__wql_offset") + F.col("__wql_id") - F.col("__wql_first"))
+    position = F.col("__wql_offset") + F.col("__wql_id") - F.col("__wql_first") + F.lit(first_row)
+    numbered = numbered.withColumn("row_num", position)
     return numbered.drop(
         "__wql_part", "__wql_id", "__wql_first", "__wql_rows", "__wql_offset", "__wql_file", "__wql_block"
     )
+
+
+def continue_positions(rows, offsets, partitions):
+    """On a stream: positions within each partition continue from where earlier triggers left them
+    (`offsets`: the partition columns and `_first`, the rows the partition had before)."""
+    from pyspark.sql import functions as F
+
+    match = None
+    for name in partitions:
+        same = F.col(f"r.`{name}`").eqNullSafe(F.col(f"o.`{name}`"))
+        match = same if match is None else match & same
+    joined = rows.alias("r").join(F.broadcast(offsets.alias("o")), match, "left")
+    shifted = F.col("r._pos") + F.coalesce(F.col("o._first"), F.lit(0))
+    return joined.select(*(F.col(f"r.`{c}`") for c in rows.columns if c != "_pos"), shifted.alias("_pos"))
 
 
 def read_stream(spark, name, stream, path=None):
@@ -370,6 +417,8 @@ def read_stream(spark, name, stream, path=None):
     reader = spark.read.format(stream["format"]).schema(schema)
     if textual:
         reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
+    if stream["format"] == "csv" and str(stream["options"].get("header", "false")).lower() == "true":
+        reader = reader.option("enforceSchema", False)  # a file whose header differs from the declaration fails
     for key, value in stream["options"].items():
         reader = reader.option(key, value)
     frame = reader.load(path)

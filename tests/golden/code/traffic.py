@@ -141,7 +141,7 @@ def query(traffic: DataFrame) -> DataFrame:
 CORRUPT = "_corrupt_record"
 
 
-def combine_cells(cells, keys, cell, states, size, step, last=None):
+def combine_cells(cells, keys, cell, states, size, step, last=None, cumulate=False):
     """Combine cells into windows with WQL's JVM kernel when it is on Spark's classpath, else in numpy.
 
     Both take the same cells and return the same rows (see sliding_combine). The JVM
@@ -154,13 +154,16 @@ def combine_cells(cells, keys, cell, states, size, step, last=None):
     kernel = jvm_kernel(cells.sparkSession, "SlidingCombine")
     if kernel is not None:
         operations, columns = jvm_states(states)
-        windows = kernel.combine(cells._jdf, keys, cell, operations, columns, size, step, last)
+        if cumulate:
+            windows = kernel.cumulate(cells._jdf, keys, cell, operations, columns, size)
+        else:
+            windows = kernel.combine(cells._jdf, keys, cell, operations, columns, size, step, last)
         if windows is not None:  # None: a state type only numpy handles
             return DataFrame(windows, cells.sparkSession)
-    return cells.mapInArrow(sliding_combine(keys, cell, states, size, step, last), cells.schema)
+    return cells.mapInArrow(sliding_combine(keys, cell, states, size, step, last, cumulate), cells.schema)
 
 
-def sliding_combine(keys, cell, states, size, step, last=None):
+def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
     """Build a mapInArrow function that combines ordered cells (panes or slices) into windows.
 
     Input rows: one per (keys, cell) with partial aggregate states; all cells of a
@@ -174,6 +177,11 @@ def sliding_combine(keys, cell, states, size, step, last=None):
     With `last` (landmark windows), window w is every cell up to w (size and step
     are 1) and windows run from a key's first cell to the value of column `last`,
     the stream's last window.
+
+    With `cumulate` (CUMULATE windows, step 1), window w is the cells of w's period
+    (`size` cells, starting at a multiple of size) up to w: a running combine that
+    starts again at each period, the prefix of one block. Windows run from a key's
+    first cell in a period to the period's end.
 
     states: (operation, columns) pairs; operation is "sum", "min", "max" or
     "moments" (count, mean, M2, combined with Chan's parallel formula). Output rows
@@ -254,7 +262,11 @@ def sliding_combine(keys, cell, states, size, step, last=None):
         for code in codes:
             sorted_code = code[order]
             new_key[1:] |= sorted_code[1:] != sorted_code[:-1]
-        if last is None:
+        if cumulate:
+            period = np.floor_divide(cells, size)
+            starts_run = new_key.copy()
+            starts_run[1:] |= period[1:] != period[:-1]  # a run is one key's cells of one period
+        elif last is None:
             starts_run = new_key.copy()
             starts_run[1:] |= (cells[1:] - cells[:-1]) >= size  # too far apart to share a window
         else:
@@ -263,8 +275,12 @@ def sliding_combine(keys, cell, states, size, step, last=None):
         run_last = np.r_[run_first[1:], len(order)] - 1
         lo, hi = cells[run_first], cells[run_last]
 
-        # Dense, block-aligned layout per run: one block before the first window's start.
-        if last is None:
+        # Dense, block-aligned layout per run: one block before the first window's start (CUMULATE: the
+        # run's period is its one block).
+        if cumulate:
+            base = size * np.floor_divide(lo, size)
+            end = base + size
+        elif last is None:
             base = size * np.floor_divide(lo - size + 1, size)
             end = size * (np.floor_divide(hi + size - 1, size) + 1)
         else:
@@ -278,7 +294,10 @@ def sliding_combine(keys, cell, states, size, step, last=None):
         total = int(length.sum())
 
         # Window ends, per run: every cell e with (e + 1) % step == 0 that a window can end at.
-        if last is None:
+        if cumulate:
+            first_end = lo
+            last_end = end - 1
+        elif last is None:
             first_end = -(-(lo + 1) // step) * step - 1
             last_end = ((hi + size) // step) * step - 1
         else:
@@ -308,6 +327,10 @@ def sliding_combine(keys, cell, states, size, step, last=None):
                     for out, values in zip(result, running(operation, [d[part] for d in dense]), strict=True):
                         out[part] = values
                 merged = [r[dense_end] for r in result]
+            elif cumulate:
+                # CUMULATE: window w is the running combine of its period's block up to w.
+                prefix = [p.ravel() for p in scan(operation, [d.reshape(-1, size) for d in dense])]
+                merged = [p[dense_end] for p in prefix]
             else:
                 blocks = [d.reshape(-1, size) for d in dense]
                 prefix = [p.ravel() for p in scan(operation, blocks)]
@@ -371,6 +394,8 @@ def read_stream(spark, name, stream, path=None):
     reader = spark.read.format(stream["format"]).schema(schema)
     if textual:
         reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
+    if stream["format"] == "csv" and str(stream["options"].get("header", "false")).lower() == "true":
+        reader = reader.option("enforceSchema", False)  # a file whose header differs from the declaration fails
     for key, value in stream["options"].items():
         reader = reader.option(key, value)
     frame = reader.load(path)

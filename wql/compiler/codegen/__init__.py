@@ -1,5 +1,13 @@
-"""PySpark code generation: one readable, standalone program per query."""
+"""PySpark code generation: one readable, standalone program per query.
 
-from wql.compiler.codegen.job import generate_job
+One generator module per plan family (mirroring `wql.compiler.plans`): each
+writes the stages of its plans and, for streaming jobs, its window rules.
+"""
 
-__all__ = ["generate_job"]
+from wql.compiler.codegen import frames, grid, intervals, tuples
+
+FAMILIES = {"grid": grid, "tuples": tuples, "frames": frames, "intervals": intervals}
+
+from wql.compiler.codegen.job import generate_job  # noqa: E402 (job reads FAMILIES)
+
+__all__ = ["FAMILIES", "generate_job"]

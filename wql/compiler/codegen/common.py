@@ -22,6 +22,8 @@ from wql.compiler.windows import Window, WindowKind
 ATTR = "_t"  # the window attribute in base units
 END_ATTR = "_e"  # interval events: the end attribute in base units
 POSITION = "_pos"  # partitioned row-based windows: the position within the partition
+ANCHOR = "_anchor"  # ALIGN FIRST: the first arrival's attribute (per partition); _t and _e are measured from it
+FIRST = "__wql_first"  # _anchor while the stream's own columns are still there: __wql_… never meets one
 
 COUNT_LIKE = {"count", "count_if", "count_distinct", "approx_count_distinct"}
 ARRAY_LIKE = {"collect_list", "collect_set"}
@@ -45,9 +47,11 @@ class Context:
     param: str  # the stream's DataFrame, the first stage's parameter
     code: Code = field(default_factory=Code)  # the stage being written
     stages: list[Stage] = field(default_factory=list)
+    rules: Code = field(default_factory=Code)  # a streaming job's window rules: is_final, retain, missed
     constants: list[tuple[str, str, str]] = field(default_factory=list)  # (name, literal, comment)
     helpers: set[str] = field(default_factory=set)  # support functions the job must include
     key_columns: dict[str, str] = field(default_factory=dict)  # key name -> column holding it before the epilogue
+    extra_keys: list[str] = field(default_factory=list)  # columns windows carry like keys (ALIGN FIRST: _anchor)
 
     def stage(self, name: str, parameter: str, doc: str, extra: tuple[str, ...] = ()) -> Code:
         """Start writing the next stage function; its code goes to `self.code` until the next one starts."""
@@ -66,8 +70,8 @@ class Context:
         return name
 
     def keys(self) -> list[str]:
-        """Key columns in the rows/windows frames, in key order."""
-        return [self.key_columns[k.name] for k in self.query.keys]
+        """Key columns in the rows/windows frames, in key order (then any the plan carries with them)."""
+        return [*(self.key_columns[k.name] for k in self.query.keys), *self.extra_keys]
 
     def key_list(self) -> str:
         return ", ".join(col(c) for c in self.keys())
@@ -85,6 +89,8 @@ def unit_note(window: Window, amount: int | float) -> str:
 
 
 def origin_note(window: Window) -> str:
+    if window.align_first:
+        return f"ALIGN {'START ' if window.origin != 0 else ''}FIRST: from the first arrival's value, {ANCHOR}"
     if window.attr.domain is Domain.TIMESTAMP:
         return format_timestamp(int(window.origin)) + " UTC"
     if window.attr.domain is Domain.DATE:
@@ -97,14 +103,18 @@ def declare_window_constants(ctx: Context) -> None:
     if window.range is not None:
         ctx.constant("RANGE", window.range, unit_note(window, window.range))
     if window.slide is not None:
-        note = unit_note(window, window.slide) if window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK} else "rows"
+        note = unit_note(window, window.slide) if window.is_grid else "rows"
         ctx.constant("SLIDE", window.slide, note)
-    if window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}:
+    if window.is_grid:
         ctx.constant("ORIGIN", window.origin, origin_note(window))
+    if window.kind is WindowKind.CUMULATE:
+        ctx.constant("PERIOD", window.windows_per_period, "CUMULATE: windows per period of RANGE")
+    if window.first_wid is not None:
+        ctx.constant("FIRST_WID", window.first_wid, "KAFKA: the window [0, RANGE); none starts before 0")
 
 
-def _attribute(ctx: Context, name: str) -> str:
-    """Spark expression for an attribute in base units."""
+def attribute_expression(ctx: Context, name: str) -> str:
+    """Spark expression for an attribute in base units, over the stream's own columns."""
     window = ctx.window
     stream = ctx.query.stream
     if name == ROW_NUM:
@@ -118,14 +128,52 @@ def _attribute(ctx: Context, name: str) -> str:
         return f"F.unix_date({col(name)})"
     if domain is Domain.FLOAT:
         return f"F.nanvl({col(name)}, F.lit(None))"  # NaN has no place on the axis: like NULL
+    if domain is Domain.DECIMAL:  # interval events: exact integers in units of 10^-scale
+        return f'({col(name)} * F.lit(SCALE)).cast("bigint")'
     return col(name)
 
 
-def number_rows_if_needed(ctx: Context, needed: bool) -> None:
-    if needed and not ctx.query.stream.row_num:
+def window_attribute_rule(ctx: Context) -> None:
+    """window_attribute: what a streaming job's punctuations and lateness compare, on the stream's rows."""
+    code = ctx.rules
+    code("def window_attribute(rows):")
+    code.indent()
+    code(f'"""{attribute_note(ctx)}: what punctuations and lateness compare."""')
+    code(f"return {attribute_expression(ctx, ctx.window.attr.name)}")
+    code.dedent()
+    code.blank(2)
+
+
+def numbering(ctx: Context, *, rows: bool, positions: bool) -> None:
+    """The number stage, when the plan needs arrival positions: with `rows`, row_num over the whole stream
+    (unless a ROW_NUM column gives it); with `positions`, _pos, the position within the PATTR partition."""
+    window, stream = ctx.window, ctx.query.stream
+    numbered = rows and not stream.row_num
+    if not numbered and not positions:
+        return
+    doc = (
+        "row_num: the arrival position, numbered before WHERE so that WHERE never renumbers rows"
+        if numbered
+        else "_pos: the position within the partition, in arrival order"
+    )
+    code = ctx.stage("number", ctx.param, doc + ".", extra=("first_row: int = 0", "offsets=None"))
+    code(f"rows = {ctx.param}")
+    if numbered:
         ctx.helpers.add("number_rows")
-        ctx.code.comment("row_num: arrival position 0, 1, 2, …, numbered before WHERE so WHERE never renumbers rows.")
-        ctx.code("rows = number_rows(rows)")
+        code.comment("Arrival position first_row, first_row + 1, …: on a stream, triggers continue each other's count.")
+        code("rows = number_rows(rows, first_row)")
+    if positions:
+        parts = ", ".join(col(p) for p in window.partition_by)
+        order = col(stream.row_num) if stream.row_num else col(ROW_NUM)
+        code.comment(
+            f"PATTR {', '.join(window.partition_by)}: count rows within each partition (backward context, FCF)."
+        )
+        code(f"by_partition = Window.partitionBy({parts}).orderBy({order})")
+        code(f"rows = rows.withColumn({py(POSITION)}, F.row_number().over(by_partition) - 1)")
+        code("if offsets is not None:  # a stream: earlier triggers' rows come first")
+        code(f"    rows = continue_positions(rows, offsets, {py(list(window.partition_by))})")
+        ctx.helpers.update({"Window", "continue_positions"})
+    code("return rows")
 
 
 def key_items(ctx: Context) -> list[str]:
@@ -144,9 +192,9 @@ def key_items(ctx: Context) -> list[str]:
 
 def attribute_items(ctx: Context) -> list[str]:
     window = ctx.window
-    items = [f"{_attribute(ctx, window.attr.name)}.alias({py(ATTR)})"]
+    items = [f"{attribute_expression(ctx, window.attr.name)}.alias({py(ATTR)})"]
     if window.end_attr is not None:
-        items.append(f"{_attribute(ctx, window.end_attr.name)}.alias({py(END_ATTR)})")
+        items.append(f"{attribute_expression(ctx, window.end_attr.name)}.alias({py(END_ATTR)})")
     return items
 
 
@@ -166,29 +214,52 @@ def select_rows(ctx: Context, columns: list[str]) -> None:
 def prologue(ctx: Context) -> None:
     """The prepare stage: one row per tuple that can belong to a window, with keys, aggregate inputs and _t."""
     query, window = ctx.query, ctx.window
+    numbering(ctx, rows=window.numbers_rows, positions=window.per_partition_rows)
     code = ctx.stage("prepare", ctx.param, f"The stream's tuples in window terms: keys, aggregate inputs, {ATTR}.")
     code(f"rows = {ctx.param}")
-    number_rows_if_needed(ctx, window.uses_row_num)
-    if window.per_partition_rows:
-        parts = ", ".join(col(p) for p in window.partition_by)
-        order = col(query.stream.row_num) if query.stream.row_num else col(ROW_NUM)
-        code.comment(
-            f"PATTR {', '.join(window.partition_by)}: count rows within each partition (backward context, FCF)."
-        )
-        code(f"by_partition = Window.partitionBy({parts}).orderBy({order})")
-        code(f"rows = rows.withColumn({py(POSITION)}, F.row_number().over(by_partition) - 1)")
-        ctx.helpers.add("Window")
+    if window.align_first:
+        first_arrival(ctx)
     if query.where is not None:
         code.comment("WHERE filters window contents.")
         code(f"rows = rows.where({expr(query.where)})")
     keys = key_items(ctx)
     kept = [c for c in query.input_columns if c in aggregate_inputs(query) or c in ctx.key_columns.values()]
     code.comment(f"Keys, aggregate inputs and the window attribute ({ATTR}: {attribute_note(ctx)}).")
-    select_rows(ctx, [*(col(c) for c in kept), *keys, *attribute_items(ctx)])
+    anchor = [f"F.col({py(FIRST)}).alias({py(ANCHOR)})"] if window.align_first else []
+    select_rows(ctx, [*(col(c) for c in kept), *keys, *attribute_items(ctx), *anchor])
     if not window.attr.is_row_num:
         code.comment(f"A tuple whose {window.attr.name} is NULL belongs to no window.")
         code(f"rows = rows.where({col(ATTR)}.isNotNull())")
+    if window.align_first:
+        code.comment(f"ALIGN FIRST: the grid is the ordinary one over values measured from {ANCHOR}.")
+        for column in (ATTR, END_ATTR) if window.end_attr is not None else (ATTR,):
+            code(f"rows = rows.withColumn({py(column)}, F.col({py(column)}) - F.col({py(ANCHOR)}))")
     code("return rows")
+
+
+def first_arrival(ctx: Context) -> None:
+    """ALIGN FIRST: _anchor, the window attribute of the first arrival (least row_num; ties, only possible
+    with a declared ROW_NUM column, by least value) per PATTR partition, among tuples that have one. It is
+    found before WHERE: the window spec applies to the stream, WHERE to window contents."""
+    window, code = ctx.window, ctx.code
+    stream = ctx.query.stream
+    order = col(stream.row_num) if stream.row_num else col(ROW_NUM)
+    value = attribute_expression(ctx, window.attr.name)
+    parts = list(window.partition_by)
+    scope = f"each partition's ({', '.join(parts)}) grid starts" if parts else "the grid starts"
+    code.comment(f"ALIGN FIRST: {scope} at its first arrival (backward context, FCF).")
+    code(f'arrival = F.struct({order}.alias("r"), {value}.alias("a"))')
+    code(f"present = rows.where({value}.isNotNull())")
+    first = f'F.min(arrival)["a"].alias({py(FIRST)})'
+    if not parts:
+        code(f"rows = rows.crossJoin(F.broadcast(present.agg({first})))")
+        return
+    renamed = [f"__wql_p{i}" for i in range(len(parts))]
+    grouped = ", ".join(f"{col(p)}.alias({py(r)})" for p, r in zip(parts, renamed, strict=True))
+    code(f"firsts = present.groupBy({grouped}).agg({first})")
+    matches = " & ".join(f"{col(p)}.eqNullSafe(F.col({py(r)}))" for p, r in zip(parts, renamed, strict=True))
+    dropped = ", ".join(py(r) for r in renamed)
+    code(f"rows = rows.join(firsts, {matches}).drop({dropped})")
 
 
 # Columns the plans add to rows next to the stream's own; a stream column the query carries by name
@@ -199,10 +270,11 @@ INTERNAL_COLUMNS = (
             ATTR,
             END_ATTR,
             POSITION,
+            ANCHOR,
             *"_in _d _w _rows _next _position _through _first _arrival _rank _cell _center".split(),
         )
     )
-    | {"_last", "_lo", "_hi"}
+    | {"_last", "_lo", "_hi", "_gone", "_leaving", "_before", "_after", "_missed"}
     | {"_h", "_p", "_pnext", "_idx", "_lastidx", "_phase", "_moves", "_moved", "_wend", "_v"}
 )
 
@@ -290,9 +362,17 @@ def grid_bounds(ctx: Context) -> list[str]:
     if window.kind is WindowKind.LANDMARK:
         kind = {Domain.TIMESTAMP: "timestamp", Domain.DATE: "date", Domain.FLOAT: "double"}.get(domain, "bigint")
         start = f'F.lit(None).cast("{kind}")'
+    elif window.kind is WindowKind.CUMULATE:  # every window of a period starts where the period does
+        start = convert.format(anchored(window, 'ORIGIN + F.floor(F.col("wid") / PERIOD) * RANGE'))
     else:
-        start = convert.format(f"{end} - RANGE")
-    return [f'{start}.alias("window_start")', f'{convert.format(end)}.alias("window_end")']
+        start = convert.format(anchored(window, f"{end} - RANGE"))
+    end = convert.format(anchored(window, end))
+    return [f'{start}.alias("window_start")', f'{end}.alias("window_end")']
+
+
+def anchored(window: Window, bound: str) -> str:
+    """A bound measured from the first arrival (ALIGN FIRST) back on the attribute's own axis."""
+    return f"F.col({py(ANCHOR)}) + ({bound})" if window.align_first else bound
 
 
 def epilogue(ctx: Context, bounds: list[str], wid: str = 'F.col("wid")') -> None:

@@ -1,7 +1,7 @@
 """Query bodies for grid windows (CF and FCF): bucket, pane and slice plans (interval events: intervals.py).
 
 Window w is [ORIGIN + (w+1)·SLIDE − RANGE, ORIGIN + (w+1)·SLIDE) on the window
-attribute (semantics.md §2). Integral attributes (timestamps in µs, dates,
+attribute (docs/semantics.md §2.1). Integral attributes (timestamps in µs, dates,
 integers, row numbers) use exact integer arithmetic: for |t| < 2^52, floor of a
 double quotient of two integers is exact. DOUBLE attributes compare against the
 same double expressions the definition uses, correcting a floor estimate by
@@ -11,10 +11,12 @@ one where rounding moved it (see first_window/last_window in the job).
 from __future__ import annotations
 
 from wql.compiler.codegen.common import (
+    ANCHOR,
     ATTR,
     END_ATTR,
     Context,
     aggregate_items,
+    attribute_expression,
     declare_window_constants,
     emit_empty,
     epilogue,
@@ -32,6 +34,8 @@ E = f"F.col({py(END_ATTR)})"
 
 def generate(ctx: Context) -> None:
     """prepare, [lift,] windows, finish."""
+    if ctx.window.align_first:
+        ctx.extra_keys.append(ANCHOR)  # each partition's grid starts at its own first arrival
     declare_window_constants(ctx)
     prologue(ctx)
     if ctx.plan.kind is PlanKind.BUCKET:
@@ -86,12 +90,26 @@ def bucket(ctx: Context) -> None:
         code(f"first = F.greatest({_first(ctx)}, F.lit(0))")
         code("tagged = rows.crossJoin(F.broadcast(final_window))")
         code('tagged = tagged.withColumn("wid", F.explode(F.sequence(first, F.col("_last"))))')
+    elif window.kind is WindowKind.CUMULATE:
+        code.comment("Bucket (WID), CUMULATE: tag each tuple with its window-ids, from its own window ⌊(t − o)/s⌋ to")
+        code.comment("the last window of its period, PERIOD·(⌊(t − o)/r⌋ + 1) − 1, and aggregate by window-id and key.")
+        period = f"cell_of({T}, RANGE)" if _float(ctx) else f"F.floor(({T} - ORIGIN) / RANGE)"
+        code(f"first = {_first(ctx)}")
+        code(f"last = ({period} + 1) * PERIOD - 1")
+        code('tagged = rows.withColumn("wid", F.explode(F.sequence(first, last)))')
     else:
         assert window.range is not None
         code.comment("Bucket (WID): tag each tuple with its window-ids wids(t) = ⌊(t − o)/s⌋ … ⌊(t − o + r)/s⌋ − 1")
         code.comment("and aggregate by window-id and key: an ordinary group-by.")
         code(f"first = {_first(ctx)}")
-        if window.range == window.slide:
+        if window.kafka_grid:
+            code(f"last = {_last(ctx)}")
+            code.comment("KAFKA: windows that would start before 0 do not exist (FIRST_WID is [0, RANGE)), so a")
+            code("# tuple before 0 is in none.")
+            code("first = F.greatest(first, F.lit(FIRST_WID))")
+            wid = "first" if window.range == window.slide else "F.explode(F.sequence(first, last))"
+            code(f'tagged = rows.where(first <= last).withColumn("wid", {wid})')
+        elif window.range == window.slide:
             code.comment("Tumbling: each tuple is in exactly one window.")
             code('tagged = rows.withColumn("wid", first)')
         elif window.range < window.slide:
@@ -125,7 +143,7 @@ def _cell(ctx: Context, grid: Grid) -> str:
             slide_no = f"cell_of({T}, SLIDE)"
         code(f"slide_no = {slide_no}")
         return f"(2 * slide_no + F.when({T} - ORIGIN - slide_no * SLIDE >= SLICE_SPLIT, 1).otherwise(0))"
-    width = "SLIDE" if grid.kind == "landmark" else ctx.constant("PANE", grid.width, "gcd(RANGE, SLIDE)")
+    width = "SLIDE" if grid.kind in {"landmark", "cumulate"} else ctx.constant("PANE", grid.width, "gcd(RANGE, SLIDE)")
     if _float(ctx):
         ctx.helpers.add("float_edges")
         return f"cell_of({T}, {width})"
@@ -137,10 +155,18 @@ def lift(ctx: Context) -> None:
     query, plan = ctx.query, ctx.plan
     grid, decomposition = plan.grid, plan.decomposition
     assert grid is not None and decomposition is not None
-    what = {"landmark": "panes of one slide", "pane": "panes of PANE = gcd(RANGE, SLIDE)", "slice": "slices"}
+    what = {
+        "landmark": "panes of one slide",
+        "cumulate": "panes of one slide",
+        "pane": "panes of PANE = gcd(RANGE, SLIDE)",
+        "slice": "slices",
+    }
     code = ctx.stage("lift", "rows", f"Cells ({what[grid.kind]}): one row of partial states per key and cell.")
     if grid.kind == "landmark":
         code.comment("Panes of one slide: pre-aggregate each (key, pane) once; window w is every pane up to w.")
+    elif grid.kind == "cumulate":
+        code.comment("Panes of one slide: pre-aggregate each (key, pane) once. Window w is the panes from its")
+        code.comment(f"period's first, {grid.size}·⌊w / {grid.size}⌋, up to w.")
     elif grid.kind == "pane":
         code.comment("Panes of PANE = gcd(RANGE, SLIDE): pre-aggregate each (key, pane) once. Window w is the")
         code.comment(f"{grid.size} panes ending at pane (w + 1)·{grid.step} − 1.")
@@ -185,6 +211,9 @@ def combine(ctx: Context) -> None:
     states = [(g.operation, list(g.columns)) for g in decomposition.groups]
     if grid.kind == "landmark":
         code.comment("Combine: a running combine over each key's ordered panes, one pass.")
+    elif grid.kind == "cumulate":
+        code.comment("Combine: a running combine over each key's ordered panes, one pass, reset where each period")
+        code.comment("of PERIOD panes begins; every pane's running total is a window.")
     else:
         code.comment(f"Combine: slide over each key's ordered cells, {grid.size} to a window; each window is a suffix")
         code.comment("combine of its older cells plus a running combine of its newer ones, so the cost does not")
@@ -199,9 +228,164 @@ def combine(ctx: Context) -> None:
     }
     if grid.kind == "landmark":
         keywords["last"] = "_last"
+    if grid.kind == "cumulate":
+        keywords["cumulate"] = True
     code.call("windows", "combine_cells", ["cells"], keywords=keywords)
     code('windows = windows.withColumnRenamed("_cell", "wid")')
+    if ctx.window.kafka_grid:
+        code.comment("KAFKA: windows that would start before 0 do not exist.")
+        code('windows = windows.where(F.col("wid") >= FIRST_WID)')
     code.comment("Each aggregate from its partial states.")
     items = ['F.col("wid")', *(col(k) for k in keys)]
     items += [f"{_sql_or_column(sql)}.alias({py(name)})" for name, sql in decomposition.lowers]
     code.call("windows", "windows.select", items)
+
+
+# ------------------------------------------------------------------ on a stream
+
+
+def stream_rules(ctx: Context) -> None:
+    """merge (cell plans), is_final, retain and missed: what a streaming job needs beyond the batch stages."""
+    window, plan = ctx.window, ctx.plan
+    grid = plan.grid
+    if grid is not None:
+        _merge_stage(ctx)
+    code = ctx.rules
+    code("def is_final(punctuation):")
+    code.indent()
+    code('"""A window is final once the punctuation reaches its end: no tuple still to come can fall in it."""')
+    code('return ORIGIN + (F.col("wid") + 1) * SLIDE <= punctuation')
+    code.dedent()
+    code.blank(2)
+    code("def first_open(punctuation):")
+    code.indent()
+    code('"""The first window the punctuation has not closed."""')
+    first = "F.floor((F.lit(punctuation) - ORIGIN) / SLIDE)"
+    if _float(ctx):
+        code("# DOUBLE edges: one window earlier than the floor, so that rounding never drops a needed tuple.")
+        first += " - 1"
+    code(f"return {first}")
+    code.dedent()
+    code.blank(2)
+    kept = "cells" if grid is not None else "rows"
+    code(f"def retain({kept}, punctuation):")
+    code.indent()
+    if window.kind is WindowKind.LANDMARK:
+        if grid is not None:
+            code(
+                '"""Landmark panes: each key\'s panes up to the last final window fold into one (its running combine);'
+            )
+            code('later panes stay as they are."""')
+            code("if punctuation is None:")
+            code("    return cells")
+            code("last_final = first_open(punctuation) - 1")
+            code('folded = cells.where(F.col("_cell") <= last_final).withColumn("_cell", last_final.cast("bigint"))')
+            code('return merge(folded.unionByName(cells.where(F.col("_cell") > last_final)))')
+        else:
+            code('"""A landmark window holds every tuple since the stream began: all rows stay (a holistic aggregate')
+            code('since the beginning needs them all)."""')
+            code("return rows")
+    else:
+        code(
+            '"""What windows not yet final can still need: the cells (rows) from the first open window\'s start on."""'
+        )
+        code("if punctuation is None:")
+        code(f"    return {kept}")
+        if window.kind is WindowKind.CUMULATE:
+            code("# CUMULATE: the first open window starts where its period does.")
+            code("start = ORIGIN + F.floor(first_open(punctuation) / PERIOD) * RANGE")
+        else:
+            code("start = ORIGIN + (first_open(punctuation) + 1) * SLIDE - RANGE")
+        if grid is not None and grid.kind == "cumulate":
+            code('return cells.where(F.col("_cell") >= F.floor((start - ORIGIN) / SLIDE))')
+        elif grid is not None and grid.kind == "slice":
+            code('return cells.where(F.col("_cell") >= 2 * F.floor((start - ORIGIN) / SLIDE))')
+        elif grid is not None:
+            code('return cells.where(F.col("_cell") >= F.floor((start - ORIGIN) / PANE))')
+        elif window.is_interval:
+            code("# An event overlapping an open window, a point event inside one, or an open-ended event.")
+            code(f"inside = ({E} > start) | (({E} == {T}) & ({T} >= start))")
+            code(f"return rows.where({E}.isNull() | inside)")
+        else:
+            code(f"return rows.where({T} >= start)")
+    code.dedent()
+    code.blank(2)
+    _missed_rule(ctx)
+
+
+def _merge_stage(ctx: Context) -> None:
+    """merge: a stream's cells of one key and index, from several triggers, combined into one."""
+    decomposition = ctx.plan.decomposition
+    assert decomposition is not None
+    code = ctx.stage(
+        "merge", "cells", "Cells of one key and index from several triggers, combined: sums add, extremes compare."
+    )
+    items = []
+    moments = []
+    for group in decomposition.groups:
+        if group.operation == "moments":
+            moments.append(group.columns)
+            n, mean, m2 = group.columns
+            items.append(f"merged_moments({py(n)}, {py(mean)}, {py(m2)}).alias({py('_m' + n)})")
+            continue
+        function = {"sum": "F.sum", "min": "F.min", "max": "F.max"}[group.operation]
+        items += [f"{function}({py(c)}).alias({py(c)})" for c in group.columns]
+    keys = ctx.keys()
+    grouped = ", ".join([*(col(k) for k in keys), 'F.col("_cell")'])
+    code.call("merged", f"cells.groupBy({grouped}).agg", items)
+    if moments:
+        ctx.helpers.add("merged_moments")
+        code.comment("Moments merged pairwise with Chan's formula (merged_moments), then unpacked.")
+        for n, mean, m2 in moments:
+            packed = py("_m" + n)
+            code("merged = merged.withColumns(")
+            code.indent()
+            code("{")
+            code.indent()
+            for name, field in ((n, "n"), (mean, "mean"), (m2, "m2")):
+                code(f"{py(name)}: F.col({packed})[{py(field)}],")
+            code.dedent()
+            code("}")
+            code.dedent()
+            code(f").drop({packed})")
+    code("return merged")
+
+
+def _missed_rule(ctx: Context) -> None:
+    """missed: for the late-rows output, which windows a late tuple belongs to and did not reach."""
+    code, window = ctx.rules, ctx.window
+    generous = window.slack is not None and window.slack.mode == "generous"
+    code("def missed(late, punctuation):")
+    code.indent()
+    if generous:
+        code('"""GENEROUS: a late tuple still joins open windows; it misses those the punctuation had closed."""')
+    else:
+        code('"""CONSISTENT: a late tuple is in no window; it misses every window it belongs to."""')
+    code("t = window_attribute(late)")
+    closed = "first_open(punctuation) - 1"
+    if window.kind is WindowKind.LANDMARK:
+        first = f"F.greatest({_first(ctx, 't')}, F.lit(0))"
+        if generous:
+            text = f'F.format_string("windows %d to %d", {first}, {closed})'
+        else:
+            text = f'F.format_string("windows %d and every later one", {first})'
+    elif window.is_interval:
+        assert window.end_attr is not None
+        code(f"e = {attribute_expression(ctx, window.end_attr.name)}")
+        code.comment("An open-ended event belongs to every window from its first on.")
+        first = _first(ctx, "t")
+        point = "F.floor((t - ORIGIN + RANGE) / SLIDE) - 1"
+        last = f"F.when(e == t, {point}).otherwise(F.ceil((e - ORIGIN + RANGE) / SLIDE) - 2)"
+        if generous:
+            last = f"F.least({last}, {closed})"
+            ended = f'F.format_string("windows %d to %d", {first}, {closed})'
+        else:
+            ended = f'F.format_string("windows %d and every later one", {first})'
+        bounded = f'F.format_string("windows %d to %d", {first}, {last})'
+        text = f"F.when(e.isNull(), {ended}).otherwise({bounded})"
+    else:
+        last = f"F.least({_last(ctx, 't')}, {closed})" if generous else _last(ctx, "t")
+        text = f'F.format_string("windows %d to %d", {_first(ctx, "t")}, {last})'
+    code(f'return late.withColumn("_missed", {text})')
+    code.dedent()
+    code.blank(2)

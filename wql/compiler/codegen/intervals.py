@@ -19,14 +19,20 @@ from __future__ import annotations
 from decimal import Decimal
 
 from wql.compiler.codegen.common import (
+    ANCHOR,
     ATTR,
     END_ATTR,
+    FIRST,
     Context,
     aggregate_inputs,
     aggregate_items,
+    anchored,
+    attribute_expression,
     emit_empty,
     epilogue,
+    first_arrival,
     key_items,
+    numbering,
     origin_note,
     select_rows,
     unit_note,
@@ -49,6 +55,8 @@ INF = 'F.lit(float("inf"))'
 def generate(ctx: Context) -> None:
     """prepare, [lift,] windows, finish."""
     window, kind = ctx.window, ctx.plan.kind
+    if window.align_first:
+        ctx.extra_keys.append(ANCHOR)  # the grid starts at the first arrival
     _constants(ctx)
     _prepare(ctx)
     if window.is_snapshot:
@@ -110,30 +118,22 @@ def _constants(ctx: Context) -> None:
         ctx.constant("ORIGIN", _base(ctx, window.origin), note(window.origin) if decimal else origin_note(window))
 
 
-def _attribute(ctx: Context, name: str) -> str:
-    domain = ctx.query.stream.require(name, None).domain
-    if domain is Domain.TIMESTAMP:
-        return f"F.unix_micros({col(name)})"
-    if domain is Domain.DATE:
-        return f"F.unix_date({col(name)})"
-    if domain is Domain.FLOAT:
-        return f"F.nanvl({col(name)}, F.lit(None))"  # NaN has no place on the axis: like NULL
-    if domain is Domain.DECIMAL:
-        return f'({col(name)} * F.lit(SCALE)).cast("bigint")'  # exact: the scale covers every digit
-    return col(name)
-
-
 def _prepare(ctx: Context) -> None:
     """One row per located, well-formed event: keys, aggregate inputs, _t, _e and WHERE as the flag _in."""
     query, window = ctx.query, ctx.window
     assert window.end_attr is not None
+    numbering(ctx, rows=window.numbers_rows, positions=False)
     code = ctx.stage("prepare", ctx.param, f"The stream's events in window terms: keys, inputs, {ATTR}, {END_ATTR}.")
     code(f"rows = {ctx.param}")
+    if window.align_first:
+        first_arrival(ctx)
     keys = key_items(ctx)
     kept = [c for c in query.input_columns if c in aggregate_inputs(query) or c in ctx.key_columns.values()]
     items = [*(col(c) for c in kept), *keys]
-    items.append(f"{_attribute(ctx, window.attr.name)}.alias({py(ATTR)})")
-    items.append(f"{_attribute(ctx, window.end_attr.name)}.alias({py(END_ATTR)})")
+    items.append(f"{attribute_expression(ctx, window.attr.name)}.alias({py(ATTR)})")
+    items.append(f"{attribute_expression(ctx, window.end_attr.name)}.alias({py(END_ATTR)})")
+    if window.align_first:
+        items.append(f"F.col({py(FIRST)}).alias({py(ANCHOR)})")
     if query.where is not None:
         code.comment("WHERE filters window contents, not windows: it travels as a flag.")
         items.append(f"F.coalesce({expr(query.where)}, F.lit(False)).alias({py('_in')})")
@@ -143,6 +143,10 @@ def _prepare(ctx: Context) -> None:
     code.comment(f"An event with no {window.attr.name} belongs to no window; one that ends before it starts is")
     code.comment("malformed: in no window, and no part of the data's end either.")
     code(f"rows = rows.where({T}.isNotNull() & ({E}.isNull() | ({E} >= {T})))")
+    if window.align_first:
+        code.comment(f"ALIGN FIRST: the grid is the ordinary one over values measured from {ANCHOR}.")
+        for column in (ATTR, END_ATTR):
+            code(f"rows = rows.withColumn({py(column)}, F.col({py(column)}) - F.col({py(ANCHOR)}))")
     code("return rows")
 
 
@@ -862,6 +866,8 @@ def _grid_bounds(ctx: Context) -> list[str]:
     end_wid = 'F.col("_wend")' if window.snap else wid
     start, _ = _grid_edges(ctx, wid)
     _, end = _grid_edges(ctx, end_wid)
+    start = None if start is None else anchored(window, start)
+    end = anchored(window, end)
     if start is None:
         kind = {
             Domain.TIMESTAMP: "timestamp",

@@ -1,9 +1,11 @@
-"""Assembling a complete, standalone PySpark program for one query.
+"""Assembling a complete, standalone PySpark program for one query, for batch or for a stream.
 
 The program is what `wql compile` prints and what `wql run` executes: a header
 that explains the query, the window constants, the stream declarations, the
-`query` function (the plan), and the support code it needs, copied from
-`wql.compiler.kernels` so the job runs with plain PySpark and no WQL install.
+stage functions and `query` (the plan), and the support code it needs, copied
+from `wql.compiler.kernels` so the job runs with plain PySpark and no WQL
+install. A streaming job has the same stages, plus the window rules and the
+streaming driver (`wql.compiler.codegen.stream`).
 """
 
 from __future__ import annotations
@@ -14,12 +16,19 @@ from importlib import resources
 
 from wql.compiler.analysis import Query
 from wql.compiler.classify import describe_kind
+from wql.compiler.codegen import FAMILIES
 from wql.compiler.codegen.common import Context, check_internal_names
 from wql.compiler.codegen.emit import Code, comment, identifier, py
+from wql.compiler.codegen.stream import (
+    STREAM_SUPPORT,
+    check_streamable,
+    stream_extras,
+    stream_header,
+    streaming_constants,
+)
 from wql.compiler.explain import PlanChoice
 from wql.compiler.plans import Plan
 from wql.compiler.schema import ROW_NUM, Stream
-from wql.compiler.windows import WindowKind
 
 VERSION = "0.1.0"
 
@@ -31,9 +40,21 @@ _SUPPORT_ORDER = (
     "tuple_windows",
     "slice_events",
     "event_slices",
+    "frame_windows",
+    "frame_states",
+    "frame_labels",
+    "frame_numbers",
+    "split_long_sessions",
+    "walk_runs",
+    "running_test",
     "jvm_kernel",
     "jvm_states",
+    "key_ids",
+    "state_identity",
+    "by_keys",
+    "arrival_order",
     "number_rows",
+    "continue_positions",
     "array_percentile",
     "read_stream",
     "inspect_stream",
@@ -82,9 +103,16 @@ def cell_before(e, width):
 
 @cache
 def _support_sources() -> dict[str, str]:
-    """Top-level definitions of the kernel modules, by name."""
+    """Top-level definitions of the kernel modules, by name; each module's constants as "_constants:MODULE"."""
     sources: dict[str, str] = {}
-    for module in ("job_support.py", "sliding_combine.py", "tuple_windows.py", "interval_windows.py"):
+    for module in (
+        "job_support.py",
+        "sliding_combine.py",
+        "tuple_windows.py",
+        "frame_windows.py",
+        "interval_windows.py",
+        "streaming.py",
+    ):
         text = resources.files("wql.compiler.kernels").joinpath(module).read_text(encoding="utf-8")
         tree = ast.parse(text)
         for node in tree.body:
@@ -94,24 +122,28 @@ def _support_sources() -> dict[str, str]:
             if isinstance(node, ast.FunctionDef):
                 sources[node.name] = segment
             elif isinstance(node, ast.Assign):
-                sources.setdefault("_constants", "")
-                sources["_constants"] += segment + "\n"
+                key = f"_constants:{module}"
+                sources[key] = sources.get(key, "") + segment + "\n"
     return sources
 
 
-def stream_declaration(query: Query, parameter: str) -> dict[str, object]:
-    stream: Stream = query.stream
+def stream_declaration(query: Query, parameter: str, *, stream: bool = False) -> dict[str, object]:
+    source: Stream = query.stream
     window = query.window
     attributes = [a.name for a in (window.attr, window.end_attr) if a is not None and not a.is_row_num]
-    return {
+    declaration: dict[str, object] = {
         "parameter": parameter,
-        "path": stream.path,
-        "format": stream.format or "csv",
-        "schema": stream.ddl(),
-        "options": {k: _option_text(v) for k, v in stream.options},
-        "numbered": bool(window.uses_row_num and not stream.row_num),
+        "path": source.path,
+        "format": source.format or "csv",
+        "schema": source.ddl(),
+        "options": {k: _option_text(v) for k, v in source.options},
+        "numbered": bool(window.numbers_rows and not source.row_num),
         "window_attributes": attributes,
     }
+    if stream:
+        declaration["source"] = source.source
+        declaration["columns"] = [[c.name, c.type] for c in source.columns]
+    return declaration
 
 
 def _option_text(value: object) -> str:
@@ -128,16 +160,23 @@ def generate_job(
     source_path: str | None = None,
     statement: int = 1,
     line: int = 1,
+    stream: bool = False,
 ) -> str:
-    """The whole program for one query."""
+    """The whole program for one query: a batch job, or (`stream`) a Structured Streaming job built from
+    the same stages, with the window rules and the streaming driver added."""
     check_internal_names(query)
+    if stream:
+        check_streamable(query)
     parameter = identifier(query.stream.name)
     ctx = Context(query=query, plan=plan, param=parameter)
     body(ctx)
+    if stream:
+        stream_extras(ctx)
 
     code = Code()
-    _header(code, query, plan, choices, source_path, statement, line)
-    code('"""A WQL window query as a standalone PySpark job (see the comments above)."""')
+    _header(code, query, plan, choices, source_path, statement, line, stream)
+    what = "Spark Structured Streaming job" if stream else "standalone PySpark job"
+    code(f'"""A WQL window query as a {what} (see the comments above)."""')
     code.blank()
     code("import sys")
     code.blank()
@@ -156,18 +195,12 @@ def generate_job(
             code(f"{name} = {literal}" + (f"  # {comment(note, '')[0]}" if note else ""))
         code.blank()
     code.comment("The streams the query reads: where, in which format, with which schema.")
-    declaration = {query.stream.name: stream_declaration(query, parameter)}
-    code("STREAMS = {")
-    code.indent()
-    for name, fields in declaration.items():
-        code(f"{py(name)}: {{")
-        code.indent()
-        for key, value in fields.items():
-            code(f"{py(key)}: {py(value)},")
-        code.dedent()
-        code("},")
-    code.dedent()
-    code("}")
+    declaration = {query.stream.name: stream_declaration(query, parameter, stream=stream)}
+    _dictionary(code, "STREAMS", declaration)
+    if stream:
+        code.blank()
+        code.comment("On a stream: what is kept between triggers, how time advances, what is emitted.")
+        _dictionary(code, "STREAMING", streaming_constants(ctx))
     code.blank(2)
     emit_stages(code, ctx)
     code(f"def query({parameter}: DataFrame) -> DataFrame:")
@@ -175,10 +208,14 @@ def generate_job(
     code('"""The query as DataFrame operations, stage by stage; see the header for the plan."""')
     composed = parameter
     for stage in ctx.stages:
-        composed = f"{stage.name}({composed})"
+        if stage.name != "merge":  # merge combines cells across triggers: a stream's step only
+            composed = f"{stage.name}({composed})"
     code(f"return {composed}")
     code.dedent()
     code.blank(2)
+    if stream:
+        code(*ctx.rules.lines)
+        code.blank(2)
     support = _support_sources()
     if "float_edges" in ctx.helpers:
         code(*_FLOAT_EDGES.strip("\n").splitlines())
@@ -187,15 +224,39 @@ def generate_job(
         code(*_INTERVAL_EDGES.strip("\n").splitlines())
         code.blank(2)
     wanted = set(ctx.helpers) | {"read_stream", "inspect_stream", "load_inputs", "write_result", "main"}
-    code(*support["_constants"].rstrip().splitlines())
+    if stream:
+        wanted = (wanted - {"read_stream", "inspect_stream", "load_inputs", "write_result", "main"}) | set(
+            STREAM_SUPPORT
+        )
+    code(*support["_constants:job_support.py"].rstrip().splitlines())
+    if stream:
+        code(*support["_constants:streaming.py"].rstrip().splitlines())
     code.blank(2)
-    for name in _SUPPORT_ORDER:
-        if name in wanted:
+    for name in dict.fromkeys((*_SUPPORT_ORDER, *STREAM_SUPPORT)):  # each once, in order
+        if name in wanted and name in support:
             code(*support[name].splitlines())
             code.blank(2)
     code('if __name__ == "__main__":')
-    code("    sys.exit(main())")
+    code(f"    sys.exit({'stream_main' if stream else 'main'}())")
     return code.render()
+
+
+def _dictionary(code: Code, name: str, entries: dict[str, object]) -> None:
+    """NAME = {…} with one key per line, nested one level for stream declarations."""
+    code(f"{name} = {{")
+    code.indent()
+    for key, value in entries.items():
+        if isinstance(value, dict):
+            code(f"{py(key)}: {{")
+            code.indent()
+            for inner, item in value.items():
+                code(f"{py(inner)}: {py(item)},")
+            code.dedent()
+            code("},")
+        else:
+            code(f"{py(key)}: {py(value)},")
+    code.dedent()
+    code("}")
 
 
 def emit_stages(code: Code, ctx: Context) -> None:
@@ -212,18 +273,8 @@ def emit_stages(code: Code, ctx: Context) -> None:
 
 
 def body(ctx: Context) -> None:
-    if ctx.plan.family == "intervals":
-        from wql.compiler.codegen import intervals
-
-        intervals.generate(ctx)
-    elif ctx.window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}:
-        from wql.compiler.codegen import grid
-
-        grid.generate(ctx)
-    else:
-        from wql.compiler.codegen import tuples
-
-        tuples.generate(ctx)
+    """The stages, written by the code generator of the plan's family."""
+    FAMILIES[ctx.plan.family].generate(ctx)
 
 
 def _header(
@@ -234,6 +285,7 @@ def _header(
     source_path: str | None,
     statement: int,
     line: int,
+    stream: bool = False,
 ) -> None:
     origin = f"{source_path}, statement {statement} (line {line})" if source_path else f"statement {statement}"
     code.comment(f"Generated by WQL {VERSION} from {origin}.")
@@ -249,9 +301,16 @@ def _header(
     code.comment(f"Plan    {plan.kind.value}" + (f" (estimated costs: {costs})" if chosen and costs else ""))
     if chosen is not None and chosen.note:
         code.comment(f"        {chosen.note}")
+    if stream:
+        for label, text in stream_header(query, plan):
+            code.comment(f"{label:<8}{text}")
     code("#")
     name = query.stream.name
-    code.comment(f"Run:  python job.py [--input {name}=PATH] [--output PATH] [--format csv|json|parquet]")
+    if stream:
+        code.comment(f"Run:  python job.py [--input {name}=DIR] [--output DIR --checkpoint DIR] [--late DIR]")
+        code.comment("                    [--format csv|json|parquet] [--once] [--drain] [--idle SECONDS]")
+    else:
+        code.comment(f"Run:  python job.py [--input {name}=PATH] [--output PATH] [--format csv|json|parquet]")
     code.comment("  or: spark-submit job.py …")
     code.blank()
 

@@ -18,7 +18,7 @@ from wql.compiler.codegen.common import (
     declare_window_constants,
     epilogue,
     key_items,
-    number_rows_if_needed,
+    numbering,
     select_rows,
 )
 from wql.compiler.codegen.emit import Raw, col, expr, py
@@ -36,11 +36,11 @@ def generate(ctx: Context) -> None:
     mode = tuple_mode(ctx.window)
     if mode == "kafka":
         ctx.constant("TICK", 1_000 if window.attr.domain is Domain.TIMESTAMP else 1, "Kafka's time resolution")
+    numbering(ctx, rows=mode == "row_num", positions=False)
     code = ctx.stage(
         "prepare", ctx.param, f"The stream's tuples in window terms: keys, {ATTR}, WHERE as a flag (_in), inputs."
     )
     code(f"rows = {ctx.param}")
-    number_rows_if_needed(ctx, mode == "row_num")
     if mode == "kafka" and query.where is not None:
         code.comment("Kafka filters records before it places windows, so WHERE comes first here.")
         code(f"rows = rows.where({expr(query.where)})")
@@ -99,7 +99,18 @@ def bins(ctx: Context, mode: str) -> None:
     code = ctx.code
     decomposition = ctx.plan.decomposition
     assert decomposition is not None
-    ctx.helpers.update({"windows_by_tuple", "tuple_windows", "jvm_kernel", "jvm_states", "types"})
+    ctx.helpers.update(
+        {
+            "windows_by_tuple",
+            "tuple_windows",
+            "jvm_kernel",
+            "jvm_states",
+            "key_ids",
+            "state_identity",
+            "by_keys",
+            "types",
+        }
+    )
     partitions, groups = _partitions(ctx), _groups(ctx)
     states = [(g.operation, list(g.columns)) for g in decomposition.groups]
     state_names = [name for _, names in states for name in names]
@@ -388,3 +399,88 @@ def bounds(ctx: Context) -> list[str]:
     else:
         start, end = f"{wid} - RANGE", wid
     return [f'{convert.format(start)}.alias("window_start")', f'{convert.format(end)}.alias("window_end")']
+
+
+# ------------------------------------------------------------------ on a stream
+
+
+def stream_rules(ctx: Context) -> None:
+    """is_final, retain and missed for windows named by tuples."""
+    code, window = ctx.rules, ctx.window
+    mode = tuple_mode(window)
+    t = col(ATTR)
+    code("def is_final(punctuation):")
+    code.indent()
+    if mode == "kafka":
+        code('"""A Kafka window [x, x + RANGE] is final once the punctuation is past its end."""')
+        code('return F.col("wid") + RANGE < punctuation')
+    else:
+        code('"""The window named by w, (w − RANGE, w], is final once the punctuation is past w."""')
+        code('return F.col("wid") < punctuation')
+    code.dedent()
+    code.blank(2)
+    code("def retain(rows, punctuation):")
+    code.indent()
+    partitions = _partitions(ctx)
+    by = f"Window.partitionBy({', '.join(col(p) for p in partitions)})" if partitions else "Window"
+    if mode == "kafka":
+        code('"""The records windows not yet final can still need, or place: from punctuation − RANGE − TICK on."""')
+        code("if punctuation is None:")
+        code("    return rows")
+        code(f"return rows.where({t} >= F.lit(punctuation) - RANGE - TICK)")
+    elif mode == "every":
+        code('"""The tuples windows not yet final can still hold: those above punctuation − RANGE."""')
+        code("if punctuation is None:")
+        code("    return rows")
+        code(f"return rows.where({t} > F.lit(punctuation) - RANGE)")
+    else:
+        ctx.helpers.add("Window")
+        order = "_t" if mode == "rank" else "_pos"
+        what = "value order" if mode == "rank" else "arrival order"
+        code('"""The tuples windows not yet final can still hold (above punctuation − RANGE), and as many of the')
+        code(f"others as keep every tuple's position in {what} the same modulo SLIDE, which decides which")
+        code('tuples name windows."""')
+        code("if punctuation is None:")
+        code("    return rows")
+        code(f"gone = {t}.isNull() | ({t} <= F.lit(punctuation) - RANGE)")
+        code(f'ordered = {by}.orderBy(F.col("{order}"))')
+        code(f"whole = {by}.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)")
+        if mode == "rank":
+            code.comment("Tuples with no value have no rank; those that may go are the lowest in value order.")
+            code(f"rows = rows.where({t}.isNotNull())")
+        code('rows = rows.withColumn("_position", F.row_number().over(ordered) - 1).withColumn("_gone", gone)')
+        if mode == "rank":
+            code('leaving = F.count_if(F.col("_gone")).over(whole)')
+        else:
+            code.comment("Those that may go are the earliest arrivals, up to the first that must stay.")
+            code('staying = F.min(F.when(~F.col("_gone"), F.col("_position"))).over(whole)')
+            code("leaving = F.coalesce(staying, F.count(F.lit(1)).over(whole))")
+        code('rows = rows.withColumn("_leaving", leaving)')
+        code('kept = rows.where(F.col("_position") >= F.floor(F.col("_leaving") / SLIDE) * SLIDE)')
+        code('return kept.drop("_position", "_gone", "_leaving")')
+    code.dedent()
+    code.blank(2)
+    generous = window.slack is not None and window.slack.mode == "generous"
+    code("def missed(late, punctuation):")
+    code.indent()
+    convert = _converter(ctx)
+    if mode == "kafka":
+        low, high = "t - RANGE", "t"
+        named = "windows [x, x + RANGE] with x in [%s, %s]"
+    else:
+        low, high = "t", "t + RANGE"
+        named = "windows named in [%s, %s)"
+    if generous:
+        code('"""GENEROUS: a late tuple still joins open windows; it misses those the punctuation had closed."""')
+        high = (
+            f"F.least({high}, F.lit(punctuation))"
+            if mode != "kafka"
+            else f"F.least({high}, F.lit(punctuation) - RANGE)"
+        )
+    else:
+        code('"""CONSISTENT: a late tuple is in no window; it misses every window it belongs to."""')
+    code("t = window_attribute(late)")
+    text = f"F.format_string({py(named)}, {convert.format(low)}.cast('string'), {convert.format(high)}.cast('string'))"
+    code(f'return late.withColumn("_missed", {text})')
+    code.dedent()
+    code.blank(2)

@@ -18,6 +18,8 @@ def read_stream(spark, name, stream, path=None):
     reader = spark.read.format(stream["format"]).schema(schema)
     if textual:
         reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
+    if stream["format"] == "csv" and str(stream["options"].get("header", "false")).lower() == "true":
+        reader = reader.option("enforceSchema", False)  # a file whose header differs from the declaration fails
     for key, value in stream["options"].items():
         reader = reader.option(key, value)
     frame = reader.load(path)
@@ -57,8 +59,9 @@ def inspect_stream(name, frame, stream):
     return frame, report
 
 
-def number_rows(frame):
-    """Add row_num, the arrival position 0, 1, 2, ...: consecutive, unlike monotonically_increasing_id.
+def number_rows(frame, first_row=0):
+    """Add row_num, the arrival position first_row, first_row + 1, ...: consecutive, unlike
+    monotonically_increasing_id (a stream's trigger starts where the one before it ended).
 
     Arrival order is file order (files by path, then line) for file sources, and
     partition order otherwise. Rows are counted per block, the blocks' offsets
@@ -74,10 +77,22 @@ def number_rows(frame):
     before = Window.orderBy(*blocks).rowsBetween(Window.unboundedPreceding, -1)
     offsets = sizes.withColumn("__wql_offset", F.coalesce(F.sum("__wql_rows").over(before), F.lit(0)))
     numbered = ids.join(F.broadcast(offsets), blocks)
-    numbered = numbered.withColumn("row_num", F.col("__wql_offset") + F.col("__wql_id") - F.col("__wql_first"))
+    position = F.col("__wql_offset") + F.col("__wql_id") - F.col("__wql_first") + F.lit(first_row)
+    numbered = numbered.withColumn("row_num", position)
     return numbered.drop(
         "__wql_part", "__wql_id", "__wql_first", "__wql_rows", "__wql_offset", "__wql_file", "__wql_block"
     )
+
+
+def arrival_order(frame):
+    """Add row_num where only its order matters (to order tuples of equal value): the arrival position
+    itself for files (number_rows), and for a DataFrame monotonically_increasing_id, which orders its
+    rows as row_num does (partition, then position) without the pass that counts them."""
+    from pyspark.sql import functions as F
+
+    if "__wql_file" in frame.columns:
+        return number_rows(frame)
+    return frame.withColumn("row_num", F.monotonically_increasing_id())
 
 
 def load_inputs(spark, streams, paths=None):
@@ -162,6 +177,20 @@ def main(argv=None):
     return 0
 
 
+def continue_positions(rows, offsets, partitions):
+    """On a stream: positions within each partition continue from where earlier triggers left them
+    (`offsets`: the partition columns and `_first`, the rows the partition had before)."""
+    from pyspark.sql import functions as F
+
+    match = None
+    for name in partitions:
+        same = F.col(f"r.`{name}`").eqNullSafe(F.col(f"o.`{name}`"))
+        match = same if match is None else match & same
+    joined = rows.alias("r").join(F.broadcast(offsets.alias("o")), match, "left")
+    shifted = F.col("r._pos") + F.coalesce(F.col("o._first"), F.lit(0))
+    return joined.select(*(F.col(f"r.`{c}`") for c in rows.columns if c != "_pos"), shifted.alias("_pos"))
+
+
 def array_percentile(values, p):
     """Spark's exact percentile (linear interpolation) of a sorted array column; NULL when it is empty.
 
@@ -197,3 +226,44 @@ def jvm_states(states):
     """(operation, columns) pairs as the JVM kernels take them: one operation per column."""
     operations = [operation for operation, names in states for _ in names]
     return operations, [name for _, names in states for name in names]
+
+
+def key_ids(table, names):
+    """One integer per distinct combination of the named columns of an Arrow table (NULL is a value too)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    if not names:
+        return np.zeros(table.num_rows, dtype=np.int64)
+    combined = np.zeros(table.num_rows, dtype=np.int64)
+    stride = 1
+    for name in names:
+        column = pc.dictionary_encode(table.column(name)).combine_chunks()
+        code = pc.fill_null(column.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64) + 1
+        if stride > 2**62 // (len(column.dictionary) + 1):  # too many combinations: renumber densely
+            combined = np.unique(combined, return_inverse=True)[1].ravel().astype(np.int64)
+            stride = int(combined.max()) + 1
+        combined += code * stride
+        stride *= len(column.dictionary) + 1
+    return combined
+
+
+def state_identity(operation, dtype):
+    """What a partial state starts from, and what a NULL (or a tuple outside WHERE) contributes."""
+    import numpy as np
+
+    dtype = np.dtype(dtype)
+    if operation == "min":
+        return np.iinfo(dtype).max if dtype.kind in "iu" else np.nan
+    if operation == "max":
+        return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
+    return 0
+
+
+def by_keys(rows, partitions):
+    """Every row of a key in one Spark partition: repartitioned by the keys, or all in one without keys."""
+    from pyspark.sql import functions as F
+
+    if partitions:
+        return rows.repartition(*(F.col("`" + name.replace("`", "``") + "`") for name in partitions))
+    return rows.coalesce(1)

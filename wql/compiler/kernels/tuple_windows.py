@@ -1,4 +1,10 @@
-from wql.compiler.kernels.job_support import jvm_kernel, jvm_states  # a job holds its own copy, beside this function
+from wql.compiler.kernels.job_support import (  # a job holds its own copy, beside this function
+    by_keys,
+    jvm_kernel,
+    jvm_states,
+    key_ids,
+    state_identity,
+)
 
 
 def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
@@ -33,30 +39,6 @@ def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
-
-    def identity(operation, dtype):
-        dtype = np.dtype(dtype)
-        if operation == "min":
-            return np.iinfo(dtype).max if dtype.kind in "iu" else np.nan
-        if operation == "max":
-            return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
-        return 0
-
-    def ids(table, names):
-        """One integer per distinct combination of the named columns (NULL is a value too)."""
-        if not names:
-            return np.zeros(table.num_rows, dtype=np.int64)
-        combined = np.zeros(table.num_rows, dtype=np.int64)
-        stride = 1
-        for name in names:
-            column = pc.dictionary_encode(table.column(name)).combine_chunks()
-            code = pc.fill_null(column.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64) + 1
-            if stride > 2**62 // (len(column.dictionary) + 1):  # too many combinations: renumber densely
-                combined = np.unique(combined, return_inverse=True)[1].ravel().astype(np.int64)
-                stride = int(combined.max()) + 1
-            combined += code * stride
-            stride *= len(column.dictionary) + 1
-        return combined
 
     def window_values(values, present, positions):
         """The window-ids of one partition, from all its tuples (`present`: the value is not NULL)."""
@@ -151,8 +133,8 @@ def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
         if "_in" in table.column_names:  # without WHERE every tuple counts
             inside = pc.fill_null(table.column("_in"), False).to_numpy(zero_copy_only=False) & present
         positions = table.column("_pos").to_numpy(zero_copy_only=False) if mode == "row_num" else None
-        partition = ids(table, partitions)
-        group = ids(table, partitions + groups)
+        partition = key_ids(table, partitions)
+        group = key_ids(table, partitions + groups)
         contributions = {}
         for operation, names in states:
             for name in names:
@@ -160,7 +142,7 @@ def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
                     contributions[name] = np.ones(table.num_rows, dtype=np.int64)
                     continue
                 column = table.column(name)
-                filled = pc.fill_null(column, identity(operation, column.type.to_pandas_dtype()))
+                filled = pc.fill_null(column, state_identity(operation, column.type.to_pandas_dtype()))
                 contributions[name] = filled.to_numpy(zero_copy_only=False)
 
         representatives, wids = [], []
@@ -223,7 +205,6 @@ def windows_by_tuple(rows, schema, partitions, groups, states, size, step, mode,
     the same rows as tuple_windows without the Arrow round trip to Python.
     """
     from pyspark.sql import DataFrame
-    from pyspark.sql import functions as F
 
     kernel = jvm_kernel(rows.sparkSession, "TupleWindows")
     if kernel is not None and isinstance(size, int):
@@ -231,8 +212,6 @@ def windows_by_tuple(rows, schema, partitions, groups, states, size, step, mode,
         windows = kernel.combine(rows._jdf, partitions, groups, operations, columns, size, mode, schema.json())
         if windows is not None:  # None: a case only numpy handles
             return DataFrame(windows, rows.sparkSession)
-    if partitions:
-        rows = rows.repartition(*(F.col("`" + name.replace("`", "``") + "`") for name in partitions))
-    else:
-        rows = rows.coalesce(1)
-    return rows.mapInArrow(tuple_windows(partitions, groups, states, size, step, mode, tick), schema)
+    return by_keys(rows, partitions).mapInArrow(
+        tuple_windows(partitions, groups, states, size, step, mode, tick), schema
+    )

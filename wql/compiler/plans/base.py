@@ -32,11 +32,14 @@ class PlanKind(Enum):
     BINS = "bins"
     PREFIX = "prefix"
     OVER = "over"
+    FOLD = "fold"
+    STARTS = "starts"
+    SCAN = "scan"
     SE_SLICES = "se-slices"
     DIFFERENCE = "difference"
 
 
-Family = Literal["grid", "tuples", "intervals"]
+Family = Literal["grid", "tuples", "frames", "intervals"]
 
 
 @dataclass(frozen=True)
@@ -46,10 +49,12 @@ class Grid:
     A value a lies in cell ⌊(a − o)/width⌋ (panes), or for slices in cell 2j or
     2j + 1 of slide j = ⌊(a − o)/s⌋ depending on whether it lies before or after
     `delta` into the slide. Window w is the `size` cells ending at cell
-    (w + 1)·step − 1; landmark windows are every cell up to w.
+    (w + 1)·step − 1; landmark windows are every cell up to w; cumulate
+    windows (cells of one slide, step 1) are the cells from the start of w's
+    period, cell size·⌊w/size⌋, up to w.
     """
 
-    kind: Literal["pane", "slice", "landmark"]
+    kind: Literal["pane", "slice", "landmark", "cumulate"]
     width: int | float  # pane width g, or the slide s for slices and landmarks
     size: int
     step: int

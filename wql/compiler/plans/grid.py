@@ -1,8 +1,12 @@
-"""Plans for grid windows (CF and FCF): sliding, tumbling, SLIDE > RANGE, landmark (interval events: intervals.py).
+"""Plans for grid windows (CF and FCF): sliding, tumbling, SLIDE > RANGE, landmark, CUMULATE (interval events:
+intervals.py).
 
 - bucket: tag each tuple with its window-ids and group by (window, keys).
 - pane: cells of gcd(r, s); size = r/g cells per window, step = s/g.
 - slice: two cells per slide (the Pairs cut at window ends and starts); size = 2⌈r/s⌉ − 1, step = 2.
+- CUMULATE runs on cells of one slide too: window w is a running combine of its period's cells up
+  to w, reset at each period (m = r/s windows a period); bucket copies a tuple into the
+  (m + 1)/2 windows it is in, on average.
 
 Pane and slice plans pre-aggregate each (keys, cell) into partial states (lift)
 and combine each key's ordered cells into windows with a constant number of
@@ -26,7 +30,7 @@ from wql.compiler.windows import Window, WindowKind
 
 
 def applies(window: Window) -> bool:
-    return window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK} and not window.is_interval
+    return window.is_grid and not window.is_interval
 
 
 def pane_grid(window: Window) -> Grid | None:
@@ -36,6 +40,8 @@ def pane_grid(window: Window) -> Grid | None:
         return None
     if window.kind is WindowKind.LANDMARK:
         return Grid("landmark", window.slide, 1, 1)
+    if window.kind is WindowKind.CUMULATE:
+        return Grid("cumulate", window.slide, window.windows_per_period, 1)
     assert window.range is not None
     width = _gcd(window.range, window.slide)
     return Grid("pane", width, round(window.range / width), round(window.slide / width))
@@ -71,7 +77,12 @@ def fan_out(window: Window, stats: Statistics) -> float:
     if window.kind is WindowKind.LANDMARK:
         return max(1.0, stats.rows / stats.rows_per_slide / 2)
     assert window.range is not None
-    return max(1.0, window.range / window.slide)
+    if window.kind is WindowKind.CUMULATE:
+        return (window.windows_per_period + 1) / 2  # from a tuple's own window to the end of its period
+    copies = window.range / window.slide
+    if window.is_interval:
+        copies += 1
+    return max(1.0, copies)
 
 
 def candidates(query: Query, stats: Statistics) -> list[Candidate]:
@@ -83,6 +94,10 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
         if window.kind is not WindowKind.LANDMARK
         else "every tuple is copied into each later window (landmark), then grouped"
     )
+    if window.kind is WindowKind.CUMULATE:
+        bucket_note = (
+            f"every tuple is copied into its windows up to its period's end ({copies:g} on average), then grouped"
+        )
     out = [Candidate(PlanKind.BUCKET, Plan("grid", PlanKind.BUCKET), n * (1 + copies), bucket_note)]
     decomposition = decompose(query, state_names(query))
     why_not = None
@@ -96,6 +111,14 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     elif window.kind is WindowKind.LANDMARK:
         cells = min(n, n / stats.rows_per_slide)
         note = "panes of one slide; each window is a running combine of every pane before it"
+        plan = Plan("grid", PlanKind.PANE, grid, decomposition)
+        out.append(Candidate(PlanKind.PANE, plan, 1.2 * n + 4 * cells, note))
+    elif window.kind is WindowKind.CUMULATE and grid.size > 1:
+        cells = min(n, n / stats.rows_per_slide)
+        note = (
+            f"panes of one slide; each window is a running combine of its period's panes, reset every "
+            f"{grid.size} panes: cost flat in RANGE/SLIDE"
+        )
         plan = Plan("grid", PlanKind.PANE, grid, decomposition)
         out.append(Candidate(PlanKind.PANE, plan, 1.2 * n + 4 * cells, note))
     elif grid.size == 1 and grid.step == 1:
@@ -117,4 +140,6 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
             out.append(Candidate(PlanKind.SLICE, plan, 1.2 * n + 4 * cells, note))
     elif window.kind is WindowKind.SLIDING:
         out.append(Candidate.refused(PlanKind.SLICE, why_not or ""))
+    elif window.kind is WindowKind.CUMULATE:
+        out.append(Candidate.refused(PlanKind.SLICE, "CUMULATE windows end on every slide: the panes are the slices"))
     return out

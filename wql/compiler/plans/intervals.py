@@ -41,12 +41,16 @@ all survive). In tuple-operations, f = r/s:
 
 from __future__ import annotations
 
+from dataclasses import replace
+from decimal import Decimal
+
 from sqlglot import exp
 
 from wql.compiler.analysis import Query
 from wql.compiler.plans.base import Candidate, Grid, Plan, PlanKind, Statistics
 from wql.compiler.plans.grid import grid_exact, pane_grid, slice_grid
 from wql.compiler.plans.states import Decomposition, decompose, state_names, why_not_shared
+from wql.compiler.schema import Domain
 from wql.compiler.windows import Window, WindowKind
 from wql.grammar.expressions import parse_sql_expression
 
@@ -56,7 +60,17 @@ def applies(window: Window) -> bool:
 
 
 def slices(window: Window) -> Grid:
-    """The SE-slices grid: Pairs (two slices per slide) unless SLIDE divides RANGE, then one per slide."""
+    """The SE-slices grid: Pairs (two slices per slide) unless SLIDE divides RANGE, then one per slide.
+
+    DECIMAL attributes are cut in their base units (exact integers of 10^-scale), as the job compares them.
+    """
+    if window.attr.domain is Domain.DECIMAL:
+        scaled = {
+            name: int(value.scaleb(window.attr.scale))
+            for name in ("range", "slide", "origin")
+            if isinstance(value := getattr(window, name), Decimal)
+        }
+        window = replace(window, **scaled)
     grid = slice_grid(window) or pane_grid(window)
     assert grid is not None
     return grid

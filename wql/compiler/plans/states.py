@@ -12,11 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from sqlglot import exp
-
 from wql.compiler.aggregates import AggKind
-from wql.compiler.analysis import AggregateCall, Query
-from wql.grammar.expressions import parse_sql_expression
+from wql.compiler.analysis import FLOATING_TYPES, INTEGRAL_TYPES, AggregateCall, Query, expression_type
 
 Operation = Literal["sum", "min", "max", "moments"]
 
@@ -47,25 +44,13 @@ class Decomposition:
 
 # ------------------------------------------------------------------ aggregate decomposition
 
-_INTEGRAL = {"TINYINT", "SMALLINT", "INT", "BIGINT"}
-_FLOATING = {"FLOAT", "DOUBLE"}
+_INTEGRAL = INTEGRAL_TYPES
+_FLOATING = FLOATING_TYPES
 
 
 def _argument_type(query: Query, sql: str) -> str | None:
     """The Spark type of an aggregate argument, inferred from the stream's schema (None if unknown)."""
-    from sqlglot.optimizer.annotate_types import annotate_types
-    from sqlglot.optimizer.qualify import qualify
-
-    schema = {"s": {c.name: c.type for c in query.stream.columns}}
-    select = exp.select(parse_sql_expression(sql)).from_(exp.to_table("s"))
-    try:
-        annotated = annotate_types(qualify(select, schema=schema, dialect="spark"), schema=schema, dialect="spark")
-    except Exception:  # sqlglot cannot type it: treat the type as unknown
-        return None
-    data_type = annotated.selects[0].type
-    if data_type is None or data_type.this == exp.DataType.Type.UNKNOWN:
-        return None
-    return data_type.sql(dialect="spark").split("(")[0].upper()
+    return expression_type(query.stream, sql)
 
 
 def decompose(query: Query, names: set[str]) -> Decomposition | None:

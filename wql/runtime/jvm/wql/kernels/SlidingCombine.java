@@ -23,6 +23,10 @@ import org.apache.spark.sql.types.StructType;
  * <p>With {@code last} (landmark windows, size and step 1), window w is every cell up to w, and
  * windows run from a key's first cell (or 0) to the value of column {@code last}.
  *
+ * <p>With {@code cumulate} (CUMULATE windows, step 1), window w is the cells of w's period ({@code
+ * size} cells from a multiple of size) up to w: a running combine that starts again at each period.
+ * A key's windows run from its first cell in a period to the period's end.
+ *
  * <p>Output rows have the input's schema, with the cell column holding the window-id; only windows
  * whose first state (the row count) is positive are kept.
  */
@@ -39,28 +43,36 @@ public final class SlidingCombine {
       long size,
       long step,
       String last) {
-    StructType schema = cells.schema();
-    States states = States.of(schema, operations, columns);
-    Keys keyFields = Keys.of(schema, keys);
-    if (states == null || keyFields == null || !(schema.apply(cell).dataType() instanceof LongType)) {
+    Spec spec = Spec.of(cells.schema(), keys, cell, operations, columns, last);
+    if (spec == null) {
       return null;
     }
-    if (states.hasAbsentColumn()) {
-      return null; // every cell carries every state; let the numpy kernel name the missing one
-    }
-    if (last != null && !(schema.apply(last).dataType() instanceof LongType)) {
-      return null;
-    }
-    Spec spec = new Spec();
-    spec.schema = schema;
-    spec.states = states;
-    spec.keys = keyFields;
-    spec.cellField = schema.fieldIndex(cell);
-    spec.lastField = last == null ? -1 : schema.fieldIndex(last);
     spec.size = size;
     spec.step = step;
     String name = last == null ? "SlidingCombine" : "LandmarkCombine";
-    return KernelPlan.of(cells, new KernelSpec(name, keys, cell, rows -> new Windows(rows, spec)), schema);
+    return plan(cells, keys, cell, name, spec);
+  }
+
+  /** CUMULATE windows over cells of one step, {@code size} to a period; null as for {@link #combine}. */
+  public static Dataset<Row> cumulate(
+      Dataset<Row> cells,
+      List<String> keys,
+      String cell,
+      List<String> operations,
+      List<String> columns,
+      long size) {
+    Spec spec = Spec.of(cells.schema(), keys, cell, operations, columns, null);
+    if (spec == null) {
+      return null;
+    }
+    spec.size = size;
+    spec.step = 1;
+    spec.cumulate = true;
+    return plan(cells, keys, cell, "CumulateCombine", spec);
+  }
+
+  private static Dataset<Row> plan(Dataset<Row> cells, List<String> keys, String cell, String name, Spec spec) {
+    return KernelPlan.of(cells, new KernelSpec(name, keys, cell, rows -> new Windows(rows, spec)), spec.schema);
   }
 
   static final class Spec implements java.io.Serializable {
@@ -72,6 +84,35 @@ public final class SlidingCombine {
     int lastField;
     long size;
     long step;
+    boolean cumulate;
+
+    /** The fields of the cells, or null when a column has a type only the numpy kernel handles. */
+    static Spec of(
+        StructType schema,
+        List<String> keys,
+        String cell,
+        List<String> operations,
+        List<String> columns,
+        String last) {
+      States states = States.of(schema, operations, columns);
+      Keys keyFields = Keys.of(schema, keys);
+      if (states == null || keyFields == null || !(schema.apply(cell).dataType() instanceof LongType)) {
+        return null;
+      }
+      if (states.hasAbsentColumn()) {
+        return null; // every cell carries every state; let the numpy kernel name the missing one
+      }
+      if (last != null && !(schema.apply(last).dataType() instanceof LongType)) {
+        return null;
+      }
+      Spec spec = new Spec();
+      spec.schema = schema;
+      spec.states = states;
+      spec.keys = keyFields;
+      spec.cellField = schema.fieldIndex(cell);
+      spec.lastField = last == null ? -1 : schema.fieldIndex(last);
+      return spec;
+    }
   }
 
   /** The windows of one partition's cells, sorted by cell, with every key's cells in it. */
@@ -98,7 +139,9 @@ public final class SlidingCombine {
 
     @Override
     void close(StateQueue queue) {
-      if (spec.lastField >= 0) {
+      if (spec.cumulate) {
+        emitCumulative(queue, periodEnd(queue.last));
+      } else if (spec.lastField >= 0) {
         emitUpTo(queue, finalWindow);
       } else if (queue.count > 0) {
         emitUpTo(queue, queue.last + spec.size - 1);
@@ -110,6 +153,19 @@ public final class SlidingCombine {
       StateQueue queue = queueOf(row);
       long cell = row.getLong(spec.cellField);
       states.read(row, rowLongs, rowDoubles);
+      if (spec.cumulate) { // CUMULATE: the running combine of the period so far is every window's
+        if (queue.open) {
+          emitCumulative(queue, Math.min(cell - 1, periodEnd(queue.last)));
+          if (Math.floorDiv(cell, spec.size) != Math.floorDiv(queue.last, spec.size)) {
+            queue.restart(); // a new period: its windows hold none of the earlier cells
+          }
+        }
+        queue.open = true;
+        queue.last = cell;
+        queue.next = cell;
+        queue.accumulate(rowLongs, rowDoubles);
+        return;
+      }
       if (spec.lastField >= 0) { // landmark: only the running combine is kept
         finalWindow = row.getLong(spec.lastField);
         if (!queue.open) {
@@ -142,6 +198,19 @@ public final class SlidingCombine {
             break;
           }
         }
+        emit(queue, end);
+      }
+      queue.next = Math.max(queue.next, last + 1);
+    }
+
+    /** The last cell of the period that holds `cell`. */
+    private long periodEnd(long cell) {
+      return (Math.floorDiv(cell, spec.size) + 1) * spec.size - 1;
+    }
+
+    /** CUMULATE: the windows ending at the key's bookmark up to `last`, all holding its running combine. */
+    private void emitCumulative(StateQueue queue, long last) {
+      for (long end = queue.next; end <= last; end++) {
         emit(queue, end);
       }
       queue.next = Math.max(queue.next, last + 1);

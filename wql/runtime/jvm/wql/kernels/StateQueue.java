@@ -61,6 +61,11 @@ final class StateQueue {
     states.merge(backLongs, backDoubles, 0, l, d, 0, backLongs, backDoubles, 0);
   }
 
+  /** Empties the running combine: CUMULATE windows start again at each period. */
+  void restart() {
+    states.identity(backLongs, backDoubles, 0);
+  }
+
   /** Drops the elements at or before `limit`: the window (limit, end] does not hold them. */
   void dropUpTo(long limit) {
     while (count > 0 && positions[head] <= limit) {

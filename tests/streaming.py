@@ -1,0 +1,213 @@
+"""Streaming differential harness: random streams cut into random triggers, with random disorder.
+
+A query's streaming job (`CompiledQuery.stream_code`) is loaded as a module and
+fed one micro-batch DataFrame per trigger through its own `run_trigger`, exactly
+as Structured Streaming's foreachBatch calls it, then drained. What it emits is
+compared with a model built on the reference evaluator, straight from §6 of the
+semantics:
+
+- triggers advance the punctuation p = max(p, max_seen − SLACK, punctuations);
+  a tuple is late when its attribute is below p at the start of its trigger;
+- what a trigger has admitted so far, D: every tuple but the late ones
+  (CONSISTENT), or every tuple (GENEROUS, where a late tuple still joins the
+  windows not yet emitted);
+- EMIT FINAL: trigger i emits the windows the reference computes over D that
+  became final in it (p_before < close ≤ p_after); draining emits the rest;
+- EMIT CHANGES: trigger i emits the open windows whose result over D differs
+  from their result over the D of the trigger before.
+
+When nothing is late, the drained stream must also equal the plain batch result.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from hypothesis import strategies as st
+
+import wql
+from tests.differential import normalized
+from wql.compiler.disorder import disorder
+from wql.compiler.windows import WindowKind
+from wql.runtime.execute import load_job
+from wql.runtime.reference import evaluate_query, to_base
+
+STREAM = "CREATE STREAM s (case_id INT, k STRING, v DOUBLE, n INT, ts TIMESTAMP, x BIGINT, y BIGINT, d DOUBLE){};\n"
+SCHEMA = "case_id INT, k STRING, v DOUBLE, n INT, ts TIMESTAMP, x BIGINT, y BIGINT, d DOUBLE"
+COLUMNS = [c.split()[0] for c in SCHEMA.split(", ")]
+
+
+def compile_stream(text: str, plan: str | None = None, punctuation: str | None = None) -> wql.CompiledQuery:
+    declaration = STREAM.format(f" PUNCTUATION WHEN ({punctuation})" if punctuation else "")
+    return wql.compile(declaration + text, plan=plan, stream=True)
+
+
+@st.composite
+def arrivals(draw: st.DrawFn, rows: list[dict[str, Any]], attr: str, disorder_rows: int) -> list[dict[str, Any]]:
+    """The rows in an arrival order: by `attr` (NULLs anywhere), each moved up to `disorder_rows` places."""
+    keyed = []
+    for index, row in enumerate(rows):
+        value = row[attr]
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            order = draw(st.integers(0, max(0, len(rows) - 1)))
+            keyed.append(((0, order, index), row))
+        else:
+            keyed.append(((1, _sortable(value), index), row))
+    ordered = [row for _, row in sorted(keyed, key=lambda pair: pair[0])]
+    for index in range(len(ordered)):
+        if disorder_rows:
+            other = min(len(ordered) - 1, index + draw(st.integers(0, disorder_rows)))
+            ordered[index], ordered[other] = ordered[other], ordered[index]
+    return ordered
+
+
+def _sortable(value: Any) -> Any:
+    return value.timestamp() if hasattr(value, "timestamp") else value
+
+
+@st.composite
+def triggers(draw: st.DrawFn, rows: list[dict[str, Any]], most: int = 4) -> list[list[dict[str, Any]]]:
+    """`rows` (in arrival order) cut into 1 to `most` triggers, some possibly empty."""
+    count = draw(st.integers(1, most))
+    cuts = sorted(draw(st.lists(st.integers(0, len(rows)), min_size=count - 1, max_size=count - 1)))
+    edges = [0, *cuts, len(rows)]
+    return [rows[a:b] for a, b in itertools.pairwise(edges)]
+
+
+def frame(spark: Any, rows: Sequence[dict[str, Any]]) -> Any:
+    return spark.createDataFrame([tuple(r[c] for c in COLUMNS) for r in rows], SCHEMA)
+
+
+def run(spark: Any, compiled: wql.CompiledQuery, batches: list[list[dict[str, Any]]]) -> tuple[list[dict], list[dict]]:
+    """Feed the batches to the job's own run_trigger, then drain: (emitted rows, trigger reports)."""
+    module = load_job(compiled.stream_code)
+    checkpoint = tempfile.mkdtemp(prefix="wql-test-stream-")
+    emitted: list[dict[str, Any]] = []
+    reports: list[dict[str, Any]] = []
+
+    def emit(result: Any, name: str) -> int:
+        rows = [{**r.asDict(recursive=True), "_trigger": name.split("-", maxsplit=1)[0]} for r in result.collect()]
+        for row in rows:  # which trigger emitted it: batch-N or the drain
+            row["_trigger"] = "drain" if row["_trigger"] == "drain" else int(name.split("-")[1])
+        emitted.extend(rows)
+        return len(rows)
+
+    try:
+        for batch, rows in enumerate(batches):
+            module.run_trigger(spark, frame(spark, rows), batch, checkpoint, emit, report=reports.append)
+        module.drain_stream(spark, checkpoint, emit, reports.append)
+    finally:
+        shutil.rmtree(checkpoint, ignore_errors=True)
+    return emitted, reports
+
+
+# ------------------------------------------------------------------ the model
+
+
+def model(
+    compiled: wql.CompiledQuery, batches: list[list[dict[str, Any]]], is_punctuation: Callable[[dict], bool] | None
+) -> tuple[list[dict[str, Any]], int]:
+    """What the stream must emit, and how many rows are late."""
+    query = compiled.query
+    window = query.window
+    rules = disorder(query)
+    generous = window.slack is not None and window.slack.mode == "generous"
+    attr = window.attr
+    admitted: list[dict[str, Any]] = []
+    numbers: list[int] = []
+    arrival = 0
+    punctuation: Any = None
+    max_seen: Any = None
+    late_rows = 0
+    expected: list[dict[str, Any]] = []
+    earlier: list[dict[str, Any]] = []
+    counts: dict[tuple[Any, ...], int] = {}
+    for number, batch in enumerate(batches):
+        before = punctuation
+        before_counts = dict(counts)
+        marked = None
+        for row in batch:
+            if is_punctuation is not None and is_punctuation(row):
+                value = to_base(row[attr.name], attr.domain)
+                marked = value if marked is None or (value is not None and value > marked) else marked
+                continue
+            value = arrival if attr.is_row_num else to_base(row[attr.name], attr.domain)
+            late = not attr.is_row_num and value is not None and before is not None and value < before
+            late_rows += late
+            if not late or generous:
+                admitted.append(row)
+                numbers.append(arrival)
+            arrival += 1
+            if value is not None:
+                max_seen = value if max_seen is None else max(max_seen, value)
+            part = tuple(row[p] for p in window.partition_by)
+            counts[part] = counts.get(part, 0) + 1
+        after = before
+        if rules.slack is not None and max_seen is not None:
+            after = _larger(after, max_seen - rules.slack)
+        after = _larger(after, marked)
+        current = evaluate_query(query, admitted, numbers)
+        if query.emit == "changes":
+            opened = [r for r in current if not _closed(query, r, before, before_counts)]
+            previous = [r for r in earlier if not _closed(query, r, before, before_counts)]
+            chosen = _minus(opened, previous)
+        else:
+            chosen = [
+                r for r in current if _closed(query, r, after, counts) and not _closed(query, r, before, before_counts)
+            ]
+        expected.extend({**r, "_trigger": number} for r in chosen)
+        earlier = current
+        punctuation = after
+    if query.emit == "final":
+        expected.extend({**r, "_trigger": "drain"} for r in earlier if not _closed(query, r, punctuation, counts))
+    return expected, late_rows
+
+
+def _larger(a: Any, b: Any) -> Any:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return max(a, b)
+
+
+def _closed(query: Any, row: dict[str, Any], point: Any, counts: dict[tuple[Any, ...], int]) -> bool:
+    """Whether the punctuation `point` has made the window of result row `row` final."""
+    window = query.window
+    domain = window.attr.domain
+    if window.attr.is_row_num and window.per_partition_rows:
+        keys = [k.name for k in query.keys if k.origin == "partition"]
+        point = counts.get(tuple(row[k] for k in keys), 0)
+    if point is None:
+        return False
+    if window.kind is WindowKind.KAFKA:
+        return to_base(row["window_end"], domain) < point
+    if window.kind in {WindowKind.SLIDE_BY_TUPLE, WindowKind.SLIDE_BY_RANK}:
+        return to_base(row["wid"], domain) < point
+    return to_base(row["window_end"], domain) <= point
+
+
+def _minus(rows: list[dict[str, Any]], others: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    remaining = list(normalized(others))
+    out = []
+    for row in rows:
+        key = normalized([row])[0]
+        if key in remaining:
+            remaining.remove(key)
+        else:
+            out.append(row)
+    return out
+
+
+def difference(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> str:
+    spark_only = sorted(set(normalized(got)) - set(normalized(want)), key=repr)[:4]
+    model_only = sorted(set(normalized(want)) - set(normalized(got)), key=repr)[:4]
+    return (
+        f"{len(got)} rows from the stream, {len(want)} from the model\n"
+        f"only in the stream: {spark_only}\nonly in the model: {model_only}"
+    )

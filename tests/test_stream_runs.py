@@ -1,0 +1,163 @@
+"""Streams end to end: `wql run --stream` over a directory that files land in, and the job `wql compile
+--stream` prints, killed mid-stream and restarted from its checkpoint under spark-submit.
+
+What a user relies on: a drained stream with nothing late writes exactly the batch run's windows;
+late and malformed rows are counted, reported and kept with the reason; a restart after a crash
+neither loses nor repeats a window. Files get increasing modification times, the order in which
+Spark's file source picks them up.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import wql
+from tests.test_jobs import SPARK_HOME, environment
+from wql.cli import main
+from wql.grammar.errors import WQLRuntimeError
+
+pytestmark = pytest.mark.spark
+
+BASE = datetime.datetime(2024, 1, 1)
+QUERY = """CREATE STREAM ev (ts TIMESTAMP, k STRING, v DOUBLE) FROM '{path}' FORMAT csv OPTIONS (header = 'true');
+SELECT k, count(*) AS n, sum(v) AS total FROM ev [RANGE 10 SECONDS SLIDE 5 SECONDS WATTR ts SLACK 2 SECONDS]
+GROUP BY k;
+"""
+
+
+def land(folder: Path, name: str, lines: list[str], order: int) -> None:
+    """A csv file as an upstream writer leaves it: complete, with a later mtime than the ones before."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text("ts,k,v\n" + "".join(line + "\n" for line in lines))
+    stamp = 1_700_000_000 + 10 * order
+    os.utime(path, (stamp, stamp))
+
+
+def events(first: int, count: int) -> list[str]:
+    return [f"{BASE + datetime.timedelta(seconds=s)},{'ab'[s % 2]},{s % 7}" for s in range(first, first + count)]
+
+
+def windows(folder: Path) -> list[tuple[str, ...]]:
+    """Every window row in a directory of csv files (or one csv file), sorted."""
+    files = sorted(folder.glob("*.csv")) if folder.is_dir() else [folder]
+    rows = []
+    for path in files:
+        with path.open() as handle:
+            rows += [tuple(r) for r in list(csv.reader(handle))[1:]]
+    return sorted(rows)
+
+
+def test_a_drained_stream_writes_the_batch_windows_and_keeps_late_and_malformed_rows(
+    spark: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "in"
+    for order in range(3):
+        land(data, f"part-{order}.csv", events(20 * order, 20), order)
+    script = tmp_path / "q.wql"
+    script.write_text(QUERY.format(path=data))
+    assert main(["run", str(script), "--output", str(tmp_path / "batch.csv")]) == 0
+    arguments = ["--output", str(tmp_path / "out"), "--checkpoint", str(tmp_path / "ck")]
+    late = ["--late", str(tmp_path / "late")]
+    code = main(["run", str(script), "--stream", "--drain", "--max-files", "1", *arguments, *late])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert windows(tmp_path / "out") == windows(tmp_path / "batch.csv")
+    assert "4 triggers, 26 windows;" in err and "late" not in err
+    assert not (tmp_path / "late").exists()
+
+    # A second stream: a late row (punctuation 00:00:37 after the first file) and a malformed line.
+    land(tmp_path / "in2", "part-0.csv", events(20, 20), 0)
+    land(tmp_path / "in2", "part-1.csv", [*events(40, 3), f"{BASE},a,1", "not a time,b,2"], 1)
+    script.write_text(QUERY.format(path=tmp_path / "in2"))
+    arguments = ["--output", str(tmp_path / "out2"), "--checkpoint", str(tmp_path / "ck2")]
+    code = main(["run", str(script), "--stream", "--drain", "--max-files", "1", *arguments, *late])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "1 late and 1 malformed" in out + err
+    kept = windows(tmp_path / "late")
+    header = (tmp_path / "late").glob("*.csv").__next__().read_text().splitlines()[0].split(",")
+    reasons = {row[header.index("wql_reason")]: row for row in kept}
+    assert set(reasons) == {"late", "malformed"}
+    assert reasons["late"][header.index("ts")].startswith("2024-01-01T00:00:00")
+    assert "not a time" in reasons["malformed"][header.index("wql_record")]
+
+
+def test_a_killed_job_restarts_from_its_checkpoint_without_losing_or_repeating_windows(
+    spark: object, tmp_path: Path
+) -> None:
+    """`wql compile --stream` prints the job; `python job.py` is killed (SIGKILL) after its first trigger,
+    files keep landing, and spark-submit of the same job with the same checkpoint drains the stream."""
+    data = tmp_path / "in"
+    land(data, "part-0.csv", events(0, 20), 0)
+    land(data, "part-1.csv", events(20, 20), 1)
+    job = tmp_path / "job.py"
+    job.write_text(wql.compile(QUERY.format(path=data), stream=True).stream_code)
+    shadow = tmp_path / "shadow" / "wql"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('a generated job must not import wql')\n")
+    out, checkpoint = tmp_path / "out", tmp_path / "ck"
+    sinks = ["--output", str(out), "--checkpoint", str(checkpoint), "--max-files", "1", "--interval", "0"]
+    first = subprocess.Popen(
+        [sys.executable, str(job), *sinks],
+        env=environment(job),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while not list(out.glob("batch-*.csv")):
+            assert first.poll() is None, first.stdout.read() if first.stdout else ""
+            assert time.monotonic() < deadline, "the first trigger did not publish in time"
+            time.sleep(0.5)
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait(60)
+    land(data, "part-2.csv", events(40, 20), 2)
+    submit = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[2]", str(job), *sinks, "--drain"]
+    second = subprocess.run(submit, env=environment(job), capture_output=True, text=True, timeout=300, check=False)
+    assert second.returncode == 0, second.stderr[-3000:]
+    whole = tmp_path / "whole"
+    land(whole, "all.csv", events(0, 60), 0)
+    batch = tmp_path / "batch.csv"
+    script = tmp_path / "whole.wql"
+    script.write_text(QUERY.format(path=whole))
+    assert main(["run", str(script), "--output", str(batch)]) == 0
+    got = windows(out)
+    assert len(got) == len(set(got)), "a window was written twice"
+    assert got == windows(batch)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_csv_header_that_differs_from_the_declaration_is_one_clear_line(
+    spark: object, tmp_path: Path, capsys: pytest.CaptureFixture[str], stream: bool
+) -> None:
+    data = tmp_path / "in"
+    data.mkdir()
+    (data / "x.csv").write_text("time,key,value\n2024-01-01 00:00:01,a,1\n")
+    script = tmp_path / "q.wql"
+    script.write_text(QUERY.format(path=data))
+    options = ["--stream", "--drain", "--checkpoint", str(tmp_path / "ck")] if stream else []
+    assert main(["run", str(script), *options]) != 0
+    err = capsys.readouterr().err
+    assert "x.csv: the csv header (time, key, value) does not match the declared columns (ts, k, v)" in err
+    assert "Traceback" not in err
+
+
+def test_a_missing_kafka_connector_names_the_package_to_add(spark: object, tmp_path: Path) -> None:
+    compiled = wql.compile((Path(__file__).parent.parent / "examples" / "streams" / "kafka.wql").read_text())
+    package = r"--packages org\.apache\.spark:spark-sql-kafka-0-10_2\.13:4\."
+    with pytest.raises(WQLRuntimeError, match=package) as caught:
+        compiled.start(spark, once=True, checkpoint=str(tmp_path / "ck"))
+    assert "Traceback" not in str(caught.value)

@@ -1,0 +1,200 @@
+"""Every window kind × plan on a stream equals the model of §6 (tests/streaming.py): random streams, random
+arrival disorder, random triggers, SLACK CONSISTENT and GENEROUS, explicit punctuations, EMIT FINAL and
+EMIT CHANGES; and a drained stream with nothing late equals the batch result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from tests.differential import cases, normalized
+from tests.streaming import arrivals, compile_stream, difference, model, run, triggers
+from wql.runtime.reference import evaluate_query
+
+pytestmark = pytest.mark.spark
+
+SHARED = "count(*) AS n, count(v) AS nv, sum(v) AS sv, avg(v) AS av, min(v) AS lo, max(v) AS hi, stddev(v) AS sd"
+HOLISTIC = "median(v) AS med, count(DISTINCT k) AS dk"
+SETTINGS = settings(
+    max_examples=int(__import__("os").environ.get("WQL_STREAM_EXAMPLES", "3")),
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
+)
+SLACKS = st.sampled_from(["", "SLACK 0 SECONDS", "SLACK 3 SECONDS", "SLACK 4 SECONDS GENEROUS", "SLACK 1 SECONDS"])
+
+
+def check(
+    spark: Any,
+    data: st.DataObject,
+    text: str,
+    rows: list[dict[str, Any]],
+    attr: str,
+    *,
+    plan: str | None = None,
+    punctuation: str | None = None,
+    is_punctuation: Any = None,
+) -> None:
+    """Run `text` on a stream of `rows` in a random arrival order and triggers; compare with the model."""
+    compiled = compile_stream(text, plan, punctuation)
+    ordered = data.draw(arrivals(rows, attr, data.draw(st.integers(0, 4))))
+    batches = data.draw(triggers(ordered))
+    got, reports = run(spark, compiled, batches)
+    want, late = model(compiled, batches, is_punctuation)
+    assert normalized(got) == normalized(want), difference(got, want)
+    assert sum(r["late"] for r in reports) == late
+    if late == 0 and not punctuation and compiled.query.emit == "final":
+        batch = evaluate_query(compiled.query, [r for b in batches for r in b])
+        untagged = [{k: v for k, v in r.items() if k != "_trigger"} for r in got]
+        assert normalized(untagged) == normalized(batch), "a drained stream with nothing late must equal the batch"
+
+
+def aggregates(plan: str) -> str:
+    return SHARED if plan in {"pane", "slice", "bins", "prefix"} else f"{SHARED}, {HOLISTIC}"
+
+
+@pytest.mark.parametrize("plan", ["bucket", "pane", "slice"])
+@SETTINGS
+@given(data=st.data(), rows=cases(count=4, max_rows=10))
+def test_time_sliding(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    r = data.draw(st.integers(1, 12))
+    s = data.draw(st.integers(1, 12))
+    if plan == "slice":
+        s = data.draw(st.sampled_from([2, 3, 5]))
+        r = s * data.draw(st.integers(1, 3)) + data.draw(st.integers(1, s - 1))
+    if plan == "pane" and r == s:
+        r += s
+    slack = data.draw(SLACKS)
+    where = data.draw(st.sampled_from(["", "WHERE n <> 3"]))
+    text = (
+        f"SELECT k, {aggregates(plan)} FROM s [RANGE {r} SECONDS SLIDE {s} SECONDS WATTR ts {slack}] {where} "
+        "GROUP BY case_id, k"
+    )
+    check(spark, data, text, rows, "ts", plan=plan)
+
+
+@pytest.mark.parametrize("plan", ["bucket", "pane"])
+@SETTINGS
+@given(data=st.data(), rows=cases(count=4, max_rows=10))
+def test_landmark(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    s = data.draw(st.integers(3, 20))
+    slack = data.draw(SLACKS)
+    text = (
+        f"SELECT k, {aggregates(plan)} FROM s [RANGE UNBOUNDED SLIDE {s} SECONDS WATTR ts {slack}] GROUP BY case_id, k"
+    )
+    check(spark, data, text, rows, "ts", plan=plan)
+
+
+@pytest.mark.parametrize("plan", ["bucket", "pane"])
+@SETTINGS
+@given(data=st.data(), rows=cases(count=4, max_rows=10))
+def test_row_windows(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    """Tuple-based windows over row_num: the arrival position across triggers."""
+    r = data.draw(st.integers(2, 6))
+    s = data.draw(st.integers(1, 6))
+    if plan == "pane" and r == s:
+        r += s
+    text = f"SELECT k, {aggregates(plan)} FROM s [RANGE {r} ROWS SLIDE {s} ROWS] GROUP BY case_id, k"
+    check(spark, data, text, rows, "ts", plan=plan)
+
+
+@pytest.mark.parametrize("plan", ["bucket", "pane"])
+@SETTINGS
+@given(data=st.data(), rows=cases(count=4, max_rows=10))
+def test_partitioned_row_windows(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    """FCF: positions within each partition continue across triggers; each partition has its own punctuation."""
+    r = data.draw(st.integers(2, 5))
+    s = data.draw(st.integers(1, 5))
+    if plan == "pane" and r == s:
+        r += s
+    where = data.draw(st.sampled_from(["", "WHERE n <> 3"]))
+    text = f"SELECT {aggregates(plan)} FROM s [RANGE {r} ROWS SLIDE {s} ROWS PATTR case_id, k] {where}"
+    check(spark, data, text, rows, "ts", plan=plan)
+
+
+@SETTINGS
+@given(data=st.data(), rows=cases(count=4, max_rows=10))
+def test_interval_events(spark: Any, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    r = data.draw(st.integers(1, 10))
+    s = data.draw(st.integers(1, 10))
+    slack = data.draw(st.sampled_from(["", "SLACK 2", "SLACK 5 GENEROUS"]))
+    text = f"SELECT {aggregates('bucket')} FROM s [RANGE {r} SLIDE {s} WATTR (x, y) {slack}] GROUP BY case_id"
+    check(spark, data, text, rows, "x", plan="bucket")
+
+
+TUPLE_SLIDES = {"every": "SLIDE 1 ROW", "row_num": "SLIDE 3 ROWS SATTR row_num", "rank": "SLIDE 2 ROWS SATTR rank(ts)"}
+
+
+@pytest.mark.parametrize(
+    ("plan", "slide"),
+    [("bins", "every"), ("bins", "row_num"), ("bins", "rank"), ("prefix", "every"), ("over", "rank")],
+)
+@SETTINGS
+@given(data=st.data(), rows=cases(count=4, max_rows=10))
+def test_tuple_named_windows(
+    spark: Any, plan: str, slide: str, data: st.DataObject, rows: list[dict[str, Any]]
+) -> None:
+    r = data.draw(st.integers(1, 15))
+    slack = data.draw(SLACKS)
+    where = data.draw(st.sampled_from(["", "WHERE n <> 3"]))
+    text = (
+        f"SELECT {aggregates(plan) if plan != 'prefix' else 'count(*) AS n, sum(v) AS sv, avg(v) AS av'} FROM s "
+        f"[RANGE {r} SECONDS RATTR ts {TUPLE_SLIDES[slide]} PATTR case_id {slack}] {where}"
+    )
+    check(spark, data, text, rows, "ts", plan=plan)
+
+
+@pytest.mark.parametrize("plan", ["bins", "over"])
+@SETTINGS
+@given(data=st.data(), rows=cases(count=4, max_rows=10))
+def test_kafka_windows(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    r = data.draw(st.integers(1, 12))
+    slack = data.draw(st.sampled_from(["", "SLACK 3", "SLACK 2 GENEROUS"]))
+    text = f"SELECT {aggregates(plan)} FROM s [RANGE {r} WATTR x SLIDE KAFKA PATTR case_id {slack}]"
+    check(spark, data, text, rows, "x", plan=plan)
+
+
+@pytest.mark.parametrize("plan", ["bucket", "pane"])
+@SETTINGS
+@given(data=st.data(), rows=cases(count=4, max_rows=10))
+def test_punctuation_rows(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    """Rows with n = 9 are punctuations (not data): time advances by them alone, or with SLACK too."""
+    slack = data.draw(st.sampled_from(["", "SLACK 2 SECONDS"]))
+    text = f"SELECT k, {aggregates(plan)} FROM s [RANGE 6 SECONDS SLIDE 2 SECONDS WATTR ts {slack}] GROUP BY case_id, k"
+    check(spark, data, text, rows, "ts", plan=plan, punctuation="n = 9", is_punctuation=lambda row: row["n"] == 9)
+
+
+@pytest.mark.parametrize("plan", ["bucket", "pane", "bins"])
+@SETTINGS
+@given(data=st.data(), rows=cases(count=4, max_rows=10))
+def test_emit_changes(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    """EMIT CHANGES: each trigger, the open windows whose result changed."""
+    slack = data.draw(SLACKS)
+    window = (
+        "[RANGE 5 SECONDS RATTR ts SLIDE 1 ROW PATTR case_id"
+        if plan == "bins"
+        else "[RANGE 6 SECONDS SLIDE 2 SECONDS WATTR ts"
+    )
+    group = "" if plan == "bins" else "GROUP BY case_id, k"
+    keys = "" if plan == "bins" else "k, "
+    text = f"SELECT {keys}{aggregates(plan)} FROM s {window} {slack}] {group} EMIT CHANGES"
+    check(spark, data, text, rows, "ts", plan=plan)
+
+
+@pytest.mark.parametrize("plan", ["bucket", "pane"])
+@SETTINGS
+@given(data=st.data(), rows=cases(count=4, max_rows=10))
+def test_window_variants(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    """CUMULATE (a running combine restarting each period) and Kafka's hopping grid (no window before 0)."""
+    s = data.draw(st.integers(1, 5))
+    r = s * data.draw(st.integers(2 if plan == "pane" else 1, 4))
+    variant = data.draw(st.sampled_from(["CUMULATE", "KAFKA"]))
+    slack = data.draw(SLACKS)
+    text = (
+        f"SELECT k, {aggregates(plan)} FROM s [RANGE {r} SECONDS SLIDE {s} SECONDS {variant} WATTR ts {slack}] "
+        "GROUP BY case_id, k"
+    )
+    check(spark, data, text, rows, "ts", plan=plan)

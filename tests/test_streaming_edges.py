@@ -1,0 +1,146 @@
+"""Hand-worked streams for the edges of §6: a punctuation exactly at a window's end, a tuple exactly at the
+punctuation, CONSISTENT against GENEROUS, the late-rows output, punctuation rows, draining, and row
+numbers that continue across triggers. Each trigger is fed to the job's own run_trigger, as foreachBatch
+would (tests/streaming.py)."""
+
+from __future__ import annotations
+
+import csv
+import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.streaming import compile_stream, frame, run
+from wql.runtime.execute import load_job
+
+pytestmark = pytest.mark.spark
+
+BASE = datetime.datetime(2024, 1, 1)
+
+
+def row(second: float | None, v: float | None = 1.0, k: str = "a", n: int = 1) -> dict[str, Any]:
+    ts = None if second is None else BASE + datetime.timedelta(seconds=second)
+    return {"case_id": 0, "k": k, "v": v, "n": n, "ts": ts, "x": None, "y": None, "d": None}
+
+
+def emitted(spark: Any, text: str, batches: list[list[dict[str, Any]]], **options: Any) -> list[tuple[Any, ...]]:
+    """(trigger, seconds of window_start, count) for each emitted window, in emission order."""
+    got, _ = run(spark, compile_stream(text, **options), batches)
+    out = []
+    for r in got:
+        start = None if r["window_start"] is None else (r["window_start"] - BASE).total_seconds()
+        out.append((r["_trigger"], start, r["n"]))
+    return sorted(out, key=lambda t: (str(t[0]), t[1] if t[1] is not None else -1))
+
+
+TUMBLING = "SELECT count(*) AS n FROM s [RANGE 10 SECONDS WATTR ts{}]"
+
+
+def test_a_window_closes_when_the_punctuation_reaches_its_end(spark: Any) -> None:
+    # p = 5 after trigger 0, 10 after trigger 1: [0, 10) is final exactly then, [10, 20) at the drain.
+    got = emitted(spark, TUMBLING.format(""), [[row(1), row(5)], [row(10)]])
+    assert got == [(1, 0.0, 2), ("drain", 10.0, 1)]
+
+
+def test_a_tuple_at_the_punctuation_is_not_late(spark: Any) -> None:
+    # p = 10 after trigger 0; a tuple at 10 in trigger 1 is on time (late means below p), one at 9.5 is late.
+    got = emitted(spark, TUMBLING.format(""), [[row(2), row(10)], [row(10), row(9.5)]])
+    assert got == [(0, 0.0, 1), ("drain", 10.0, 2)]
+
+
+def test_consistent_drops_a_late_tuple_generous_keeps_it_for_open_windows(spark: Any) -> None:
+    sliding = "SELECT count(*) AS n FROM s [RANGE 10 SECONDS SLIDE 5 SECONDS WATTR ts SLACK 0 SECONDS {}]"
+    # After trigger 0, p = 12: [0, 10) is final; a tuple at 8 in trigger 1 is late.
+    batches = [[row(1), row(12)], [row(8)]]
+    consistent = emitted(spark, sliding.format("CONSISTENT"), batches)
+    generous = emitted(spark, sliding.format("GENEROUS"), batches)
+    assert (0, 0.0, 1) in consistent and (0, 0.0, 1) in generous  # [0, 10) closed before the late tuple came
+    assert ("drain", 5.0, 1) in consistent  # [5, 15): the late tuple is in no window
+    assert ("drain", 5.0, 2) in generous  # [5, 15) was still open: GENEROUS counts it there
+
+
+def test_late_and_malformed_rows_are_written_with_the_reason(spark: Any, tmp_path: Path) -> None:
+    compiled = compile_stream("SELECT count(*) AS n FROM s [RANGE 10 SECONDS SLIDE 5 SECONDS WATTR ts]")
+    module = load_job(compiled.stream_code)
+    checkpoint, late = tmp_path / "ck", tmp_path / "late"
+    reports: list[dict[str, Any]] = []
+    schema = (
+        "case_id INT, k STRING, v DOUBLE, n INT, ts TIMESTAMP, x BIGINT, y BIGINT, d DOUBLE, _corrupt_record STRING"
+    )
+    first = spark.createDataFrame(
+        [(0, "a", 1.0, 1, BASE + datetime.timedelta(seconds=30), None, None, None, None)], schema
+    )
+    second = spark.createDataFrame(
+        [
+            (0, "a", 1.0, 1, BASE + datetime.timedelta(seconds=12), None, None, None, None),
+            (None, None, None, None, None, None, None, None, "oops,not,a,row"),
+        ],
+        schema,
+    )
+    for batch, data in enumerate([first, second]):
+        module.run_trigger(
+            spark, data, batch, str(checkpoint), lambda r, n: r.count(), str(late), "csv", reports.append
+        )
+    assert [(r["late"], r["malformed"]) for r in reports] == [(0, 0), (1, 1)]
+    [written] = sorted(late.glob("*.csv"))
+    assert written.name == "batch-00000001.csv"
+    rows = {r["wql_reason"]: r for r in csv.DictReader(written.open())}
+    assert rows["late"]["k"] == "a" and rows["late"]["wql_trigger"] == "1"
+    assert rows["late"]["wql_punctuation"] == "2024-01-01 00:00:30"
+    # ts 12 s is in the windows [5, 15) and [10, 20): ids 340813442 and 340813443 on the 5-second grid.
+    assert rows["late"]["wql_missed"] == "windows 340813442 to 340813443"
+    assert rows["malformed"]["wql_record"] == "oops,not,a,row" and rows["malformed"]["wql_missed"] == ""
+
+
+def test_punctuation_rows_are_not_data_and_move_time(spark: Any) -> None:
+    # Without SLACK, only punctuation rows (n = 9) advance time; they are in no window themselves.
+    text = TUMBLING.format("")
+    batches = [[row(3), row(25)], [row(11, n=9)], [row(4)]]
+    got = emitted(spark, text, batches, punctuation="n = 9")
+    # Trigger 1's punctuation 11 closes [0, 10); the tuple at 4 in trigger 2 is then late (CONSISTENT).
+    assert got == [(1, 0.0, 1), ("drain", 20.0, 1)]
+
+
+def test_a_drained_stream_ends(spark: Any, tmp_path: Path) -> None:
+    compiled = compile_stream(TUMBLING.format(""))
+    module = load_job(compiled.stream_code)
+    checkpoint = str(tmp_path / "ck")
+    counts: list[int] = []
+    reports: list[dict[str, Any]] = []
+    module.run_trigger(spark, frame(spark, [row(1)]), 0, checkpoint, lambda r, n: counts.append(r.count()) or 0)
+    assert module.drain_stream(spark, checkpoint, lambda r, n: r.count()) == 1
+    assert module.drain_stream(spark, checkpoint, lambda r, n: r.count()) == 0  # once
+    module.run_trigger(spark, frame(spark, [row(50)]), 1, checkpoint, lambda r, n: r.count(), report=reports.append)
+    assert reports[-1]["late"] == 1 and reports[-1]["windows"] == 0 and reports[-1]["punctuation"] == "end of stream"
+
+
+def test_row_numbers_continue_across_triggers(spark: Any) -> None:
+    text = "SELECT count(*) AS n, sum(v) AS sv FROM s [RANGE 3 ROWS]"
+    got, _ = run(spark, compile_stream(text), [[row(1, 1.0), row(2, 2.0)], [row(3, 4.0), row(4, 8.0)], [row(5, 16.0)]])
+    assert sorted((r["_trigger"], r["wid"], r["sv"]) for r in got if r["_trigger"] != "drain") == [(1, 0, 7.0)]
+    assert [(r["wid"], r["sv"]) for r in got if r["_trigger"] == "drain"] == [(1, 24.0)]
+
+
+def test_landmark_panes_fold_into_one_running_state(spark: Any) -> None:
+    text = "SELECT count(*) AS n, sum(v) AS sv FROM s [RANGE UNBOUNDED SLIDE 10 SECONDS WATTR ts]"
+    batches = [[row(1, 1.0), row(11, 2.0)], [row(21, 4.0)], [row(31, 8.0), row(42, 16.0)]]
+    compiled = compile_stream(text, plan="pane")
+    got, reports = run(spark, compiled, batches)
+    assert sorted((str(r["_trigger"]), r["sv"]) for r in got) == [
+        ("0", 1.0),
+        ("1", 3.0),
+        ("2", 7.0),
+        ("2", 15.0),
+        ("drain", 31.0),
+    ]
+    assert max(r["state_rows"] for r in reports) <= 2  # one folded pane and the open one
+
+
+def test_state_is_bounded_by_the_open_windows(spark: Any) -> None:
+    text = "SELECT count(*) AS n FROM s [RANGE 20 SECONDS SLIDE 10 SECONDS WATTR ts] GROUP BY k"
+    batches = [[row(t, k=k) for t in range(start, start + 30) for k in "ab"] for start in range(0, 300, 30)]
+    _, reports = run(spark, compile_stream(text, plan="pane"), batches)
+    # Two keys, panes of 10 s: the open windows need the last two panes of each key, whatever ran before.
+    assert {r["state_rows"] for r in reports if r["trigger"] != "drain"} == {4}

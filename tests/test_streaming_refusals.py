@@ -1,0 +1,51 @@
+"""What a stream cannot do exactly yet is refused with the reason, never run approximately."""
+
+from __future__ import annotations
+
+import pytest
+
+import wql
+from tests.streaming import compile_stream
+from wql.grammar.errors import WQLNotSupportedError
+
+REFUSED = {
+    "SELECT count(*) AS n FROM s [RANGE 10 SECONDS WATTR ts] LIMIT 3": "LIMIT on a stream",
+    "SELECT count(*) AS n FROM s [RANGE 10 SECONDS WATTR ts] EMIT EMPTY": "EMIT EMPTY on a stream",
+    "SELECT count(*) AS n FROM s [RANGE 10 SECONDS SLIDE 5 SECONDS WATTR ts ALIGN FIRST]": "ALIGN FIRST on a stream",
+    "SELECT count(*) AS n FROM s [RANGE 10 SECONDS RATTR ts SLIDE 2 ROWS SATTR rank(ts)] EMIT CHANGES": (
+        "EMIT CHANGES of windows named by rank"
+    ),
+    "SELECT count(*) AS n FROM s [SESSION GAP 10 SECONDS WATTR ts PATTR k]": "session windows on a stream: the split",
+    "SELECT count(*) AS n FROM s [SESSION GAP 5 SECONDS KAFKA WATTR ts]": "session windows on a stream",
+    "SELECT count(*) AS n FROM s [FRAME THRESHOLD (v < 4) MIN 3 ROWS WATTR ts]": "threshold-frame windows on a stream",
+    "SELECT avg(v) AS a FROM s [FRAME DELTA 5 ON v WATTR ts]": "delta-frame windows on a stream",
+    "SELECT count(*) AS n FROM s [FRAME AGGREGATE (sum(v) > 100) WATTR ts]": "aggregate-frame windows on a stream",
+}
+
+
+@pytest.mark.parametrize("text", sorted(REFUSED))
+def test_refused_with_the_reason(text: str) -> None:
+    with pytest.raises(WQLNotSupportedError, match=REFUSED[text]):
+        compile_stream(text).stream_code  # noqa: B018 - compiling is the act under test
+
+
+def test_punctuation_rows_with_a_row_num_window_are_refused() -> None:
+    with pytest.raises(WQLNotSupportedError, match="PUNCTUATION WHEN with a window over row_num"):
+        compile_stream("SELECT count(*) AS n FROM s [RANGE 4 ROWS]", punctuation="n = 0").stream_code  # noqa: B018
+
+
+def test_explain_says_when_a_stream_emits_and_what_is_late() -> None:
+    header = "CREATE STREAM s (k STRING, v DOUBLE, ts TIMESTAMP);\n"
+    [facts] = [e.to_dict()["on_stream"] for e in wql.explain(header + GENEROUS)]
+    assert facts["emit"].startswith("EMIT FINAL")
+    assert facts["punctuation"] == "max ts seen − SLACK 30 SECONDS, after each trigger"
+    assert "GENEROUS" in facts["late"] and "late-rows output" in facts["late"]
+    assert facts["final"] == "a window [start, end) once the punctuation reaches end"
+    assert facts["state"].startswith("cells of the open windows")
+    [refused] = [e.to_dict()["on_stream"] for e in wql.explain(header + GENEROUS + " LIMIT 2")]
+    assert refused == {"refused": "LIMIT on a stream: a stream's result has no end to count from"}
+
+
+GENEROUS = (
+    "SELECT k, sum(v) AS s FROM s [RANGE 1 MINUTE SLIDE 10 SECONDS WATTR ts SLACK 30 SECONDS GENEROUS] GROUP BY k"
+)

@@ -1,0 +1,337 @@
+"""Query bodies for sessions and frames (data-driven windows): the fold, starts and scan plans.
+
+A session or frame is a maximal run of consecutive tuples of a partition in
+(attribute, row_num) order, named by its first tuple's value (semantics.md §2).
+`prepare` gives each tuple its keys, `_t`, `_pos` (arrival, where ties matter),
+`_in` (WHERE) and what the window's rule reads (`_p`, `_x`, `_c0`, …); `windows`
+numbers each key's runs and aggregates them into one row per window with `wid`
+(the first `_t`) and `_last` (the last `_t`); `finish` turns them into
+window_start and window_end.
+
+`windows` is exact on any subset of a key's rows that begins where one of the
+key's windows begins: it never looks before a key's first row, so a streaming
+job can keep the rows of the windows still open and run it on them again.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from wql.compiler.aggregates import unwrap
+from wql.compiler.codegen.common import (
+    ATTR,
+    Context,
+    aggregate_inputs,
+    attribute_items,
+    attribute_note,
+    epilogue,
+    key_items,
+    numbering,
+    select_rows,
+    unit_note,
+)
+from wql.compiler.codegen.emit import Raw, col, expr, py
+from wql.compiler.plans import ONE, PlanKind
+from wql.compiler.schema import ROW_NUM, Domain
+from wql.compiler.windows import Frame, WindowKind
+from wql.grammar.expressions import parse_sql_expression, render_sql
+
+LABEL = "_w"  # the number of a tuple's window within its key (starts and scan plans)
+WID = 'F.col("wid")'
+# The numpy kernels' parts, which a job copies in beside them.
+NUMBERING = (
+    "frame_numbers",
+    "split_long_sessions",
+    "walk_runs",
+    "running_test",
+    "key_ids",
+    "state_identity",
+    "by_keys",
+)
+
+
+def generate(ctx: Context) -> None:
+    """prepare, windows, finish."""
+    constants(ctx)
+    prepare(ctx)
+    what = "session" if ctx.window.kind is WindowKind.SESSION else "frame"
+    doc = {
+        PlanKind.FOLD: f"each key's {what}s found and their states folded in one pass",
+        PlanKind.STARTS: f"{what} starts marked from predecessors, numbered, grouped",
+        PlanKind.SCAN: f"each key's {what}s numbered in one numpy pass, grouped",
+    }[ctx.plan.kind]
+    code = ctx.stage("windows", "rows", f"One row per {what} and key: {doc}.")
+    code.comment(f"wid is each {what}'s first {ATTR}, _last its last.")
+    if ctx.plan.kind is PlanKind.FOLD:
+        fold(ctx)
+    else:
+        if ctx.plan.kind is PlanKind.STARTS:
+            starts(ctx)
+        else:
+            scan(ctx)
+        group(ctx)
+    ctx.code("return windows")
+    epilogue(ctx, bounds(ctx), wid=f'{_converter(ctx).format(WID)}.alias("wid")')
+
+
+def _frame(ctx: Context) -> Frame:
+    frame = ctx.window.frame
+    assert frame is not None
+    return frame
+
+
+def constants(ctx: Context) -> None:
+    window, frame = ctx.window, _frame(ctx)
+    if frame.gap is not None:
+        ctx.constant("GAP", frame.gap, unit_note(window, frame.gap))
+    if frame.longest is not None:
+        ctx.constant("LONGEST", frame.longest, "MAX: " + unit_note(window, frame.longest))
+    if frame.minimum is not None:
+        note = f"{int(frame.minimum)} rows" if frame.minimum_rows else unit_note(window, frame.minimum)
+        ctx.constant("MINIMUM", frame.minimum, note)
+    if frame.delta is not None:
+        delta = int(frame.delta // 1) if frame.on_integral else frame.delta  # integers: within ⌊δ⌋, exactly
+        ctx.constant("DELTA", delta, f"in the units of {frame.expression_text()}")
+
+
+def _partitions(ctx: Context) -> list[str]:
+    return [ctx.key_columns[k.name] for k in ctx.query.keys if k.origin == "partition"]
+
+
+def _groups(ctx: Context) -> list[str]:
+    return [ctx.key_columns[k.name] for k in ctx.query.keys if k.origin == "group"]
+
+
+def _ties(ctx: Context) -> bool:
+    """Whether the order of tuples with equal values matters: for frames, not for sessions."""
+    return ctx.window.kind is not WindowKind.SESSION and not ctx.window.attr.is_row_num
+
+
+def prepare(ctx: Context) -> None:
+    query, window, frame = ctx.query, ctx.window, _frame(ctx)
+    numbering(ctx, rows=window.attr.is_row_num, positions=False)
+    code = ctx.stage(
+        "prepare",
+        ctx.param,
+        f"The stream's tuples in window terms: keys, {ATTR}, arrival, WHERE as a flag (_in), what the rule reads.",
+    )
+    code(f"rows = {ctx.param}")
+    if _ties(ctx) and not query.stream.row_num:
+        ctx.helpers.update({"arrival_order", "number_rows"})
+        code.comment(f"row_num orders tuples of equal {window.attr.name}: frames take them in arrival order.")
+        code("rows = arrival_order(rows)")
+    if frame.kafka and query.where is not None:
+        code.comment("Kafka filters records before it forms sessions, so WHERE comes first here.")
+        code(f"rows = rows.where({expr(query.where)})")
+    keys = key_items(ctx)
+    columns = [*(col(ctx.key_columns[k.name]) for k in query.keys if ctx.key_columns[k.name] == k.column), *keys]
+    columns += attribute_items(ctx)
+    if _ties(ctx):
+        columns.append(f'{col(query.stream.row_num or ROW_NUM)}.alias("_pos")')
+    if query.where is not None and not frame.kafka:
+        columns.append(f'F.coalesce({expr(query.where)}, F.lit(False)).alias("_in")')
+    if window.kind is WindowKind.THRESHOLD:
+        assert frame.condition is not None
+        columns.append(f'{expr(frame.condition)}.alias("_p")')
+    elif window.kind is WindowKind.DELTA:
+        assert frame.on is not None
+        x = expr(frame.on)
+        if frame.on_integral:
+            columns.append(f'{x}.cast("bigint").alias("_x")')
+        else:
+            columns.append(f'F.nanvl({x}.cast("double"), F.lit(None)).alias("_x")')  # NaN: like NULL
+    elif window.kind is WindowKind.AGGREGATE:
+        for index, running in enumerate(frame.running):
+            name = py(f"_c{index}")
+            if running.arg is None:
+                continue  # count(*): the kernel counts tuples
+            if running.function == "count":  # only whether a value is there
+                columns.append(f"F.when({expr(running.arg)}.isNotNull(), F.lit(1)).alias({name})")
+            else:
+                kind = "bigint" if running.integral else "double"
+                columns.append(f"{expr(running.arg)}.cast({py(kind)}).alias({name})")
+    if ctx.plan.kind is PlanKind.FOLD:
+        assert ctx.plan.decomposition is not None
+        for state in ctx.plan.decomposition.groups:
+            for column, contribution in zip(state.columns, state.contributions, strict=True):
+                if contribution != ONE:  # the kernels count tuples themselves
+                    columns.append(f"{expr(contribution)}.alias({py(column)})")
+    else:
+        keys_in = set(ctx.key_columns.values())
+        columns += [col(c) for c in query.input_columns if c in aggregate_inputs(query) and c not in keys_in]
+    code.comment(f"Keys, the window attribute ({ATTR}: {attribute_note(ctx)}) and what the windows read.")
+    select_rows(ctx, columns)
+    code.comment(f"A tuple whose {window.attr.name} is NULL is in no window and does not end one.")
+    code(f"rows = rows.where({col(ATTR)}.isNotNull())")
+    code("return rows")
+
+
+def rule(ctx: Context) -> str:
+    """The window's rule as the kernels take it: a dict literal naming the job's constants."""
+    window, frame = ctx.window, _frame(ctx)
+    if window.kind is WindowKind.SESSION:
+        longest = "LONGEST" if frame.longest is not None else "None"
+        return f'{{"kind": "session", "gap": GAP, "longest": {longest}}}'
+    if window.kind is WindowKind.THRESHOLD:
+        return '{"kind": "threshold"}'
+    if window.kind is WindowKind.DELTA:
+        return '{"kind": "delta", "delta": DELTA}'
+    running = [(r.function, None if r.arg is None else f"_c{i}", r.integral) for i, r in enumerate(frame.running)]
+    return f'{{"kind": "aggregate", "running": {py(running)}, "test": {py(frame.test)}}}'
+
+
+def starts(ctx: Context) -> None:
+    """Window numbers from neighbouring tuples: lag marks starts, a running count numbers them."""
+    code, window = ctx.code, ctx.window
+    ctx.helpers.add("Window")
+    partitions = _partitions(ctx)
+    by = f"Window.partitionBy({', '.join(col(p) for p in partitions)})" if partitions else "Window"
+    order = py(ATTR) if not _ties(ctx) else f'{py(ATTR)}, "_pos"'
+    code(f"ordered = {by}.orderBy({order})")
+    code("running = ordered.rowsBetween(Window.unboundedPreceding, Window.currentRow)")
+    if window.kind is WindowKind.SESSION:
+        code.comment("A tuple starts a session when it is the first of its key, or more than GAP after the previous.")
+        code(f"step = F.col({py(ATTR)}) - F.lag({py(ATTR)}).over(ordered)")
+        code('rows = rows.withColumn("_start", F.when(step.isNull() | (step > GAP), 1).otherwise(0))')
+    else:
+        code.comment("A frame starts where the predicate holds and did not hold for the previous tuple (or none).")
+        code.comment("A false or NULL predicate ends the frame; that tuple is in no frame.")
+        code('rows = rows.withColumn("_p", F.coalesce(F.col("_p"), F.lit(False)))')
+        code('began = F.col("_p") & ~F.lag("_p", 1, False).over(ordered)')
+        code('rows = rows.withColumn("_start", F.when(began, 1).otherwise(0))')
+    code.comment("The number of starts so far numbers each tuple's window within its key.")
+    code(f'rows = rows.withColumn({py(LABEL)}, F.sum("_start").over(running))')
+    if window.kind is WindowKind.THRESHOLD:
+        code('rows = rows.where(F.col("_p"))')
+
+
+def scan(ctx: Context) -> None:
+    """Window numbers from one numpy pass per key (the chain rules: delta, aggregate, MAX)."""
+    code = ctx.code
+    ctx.helpers.update({*NUMBERING, "frame_labels", "types"})
+    partitions = _partitions(ctx)
+    code.comment("Each key's tuples in one Spark partition, numbered by a numpy pass over them in order.")
+    code(f"rows = by_keys(rows, {py(partitions)})")
+    code(f"schema = StructType(rows.schema.fields + [StructField({py(LABEL)}, LongType())])")
+    code(f"rows = rows.mapInArrow(frame_labels({py(partitions)}, {rule(ctx)}), schema)")
+
+
+def _filtered(sql: str, flag: str) -> str:
+    """An aggregate call restricted to the rows where `flag` holds, on top of its own FILTER."""
+    node, condition = unwrap(parse_sql_expression(sql))
+    where = exp.column(flag) if condition is None else exp.and_(exp.column(flag), exp.paren(condition.copy()))
+    return render_sql(exp.Filter(this=node.copy(), expression=exp.Where(this=where)))
+
+
+def group(ctx: Context) -> None:
+    """One row per window: its bounds from every tuple in it, its aggregates from those inside WHERE."""
+    code, query, frame = ctx.code, ctx.query, _frame(ctx)
+    partitions, groups = _partitions(ctx), _groups(ctx)
+    where = query.where is not None and not frame.kafka
+    bounds = ['F.min("_t").alias("wid")', 'F.max("_t").alias("_last")']
+    if frame.minimum is not None and frame.minimum_rows:
+        bounds.append('F.count(F.lit(1)).alias("_size")')
+    keep = []
+    if frame.minimum is not None:
+        keep.append('F.col("_size") >= MINIMUM' if frame.minimum_rows else '(F.col("_last") - F.col("wid")) >= MINIMUM')
+    lead = ", ".join(col(c) for c in [*partitions, LABEL])
+    if not groups:
+        items = list(bounds)
+        if where:
+            items.append('F.count_if("_in").alias("_held")')
+            keep.append('F.col("_held") > 0')
+        items += [
+            f"{expr(_filtered(call.sql, '_in') if where else call.sql)}.alias({py(call.name)})"
+            for call in query.aggregates
+        ]
+        code.comment(
+            "One group per window: bounds from all its tuples"
+            + (", aggregates from those inside WHERE." if where else ", and its aggregates.")
+        )
+        code.call("windows", f"rows.groupBy({lead}).agg", items)
+        if keep:
+            code(f"windows = windows.where({' & '.join(f'({k})' if ' ' in k else k for k in keep)})")
+        return
+    code.comment("The windows' bounds from all their tuples, whatever their group.")
+    code.call("extents", f"rows.groupBy({lead}).agg", bounds)
+    if keep:
+        code(f"extents = extents.where({' & '.join(keep)})")
+    code.comment("GROUP BY splits each window's contents" + (" (inside WHERE)." if where else "."))
+    held = 'rows.where(F.col("_in"))' if where else "rows"
+    grouped = ", ".join(col(c) for c in [*partitions, *groups, LABEL])
+    code.call(
+        "contents", f"{held}.groupBy({grouped}).agg", [f"{expr(c.sql)}.alias({py(c.name)})" for c in query.aggregates]
+    )
+    matches = " & ".join(
+        f"F.col({py('c.' + name)}).eqNullSafe(F.col({py('e.' + name)}))"
+        for name in (_q(p) for p in [*partitions, LABEL])
+    )
+    code(f'joined = contents.alias("c").join(extents.alias("e"), {matches})')
+    picked = [*(f"F.col({py('c.' + _q(c))}).alias({py(c)})" for c in [*partitions, *groups])]
+    picked += ['F.col("e.wid").alias("wid")', 'F.col("e._last").alias("_last")']
+    picked += [f"F.col({py('c.' + _q(a.name))}).alias({py(a.name)})" for a in query.aggregates]
+    code.call("windows", "joined.select", picked)
+
+
+def _q(name: str) -> str:
+    from wql.compiler.codegen.emit import spark_name
+
+    return spark_name(name)
+
+
+def fold(ctx: Context) -> None:
+    """Each window's partial states folded in one numpy pass per key over Arrow batches."""
+    code, frame = ctx.code, _frame(ctx)
+    decomposition = ctx.plan.decomposition
+    assert decomposition is not None
+    ctx.helpers.update({*NUMBERING, "frame_states", "frame_windows", "types"})
+    partitions = _partitions(ctx)
+    states = [(g.operation, list(g.columns)) for g in decomposition.groups]
+    counted = {
+        c for g in decomposition.groups for c, share in zip(g.columns, g.contributions, strict=True) if share == ONE
+    }
+    code("schema = StructType(")
+    code.indent()
+    code("[")
+    code.indent()
+    for name in partitions:
+        code(f"rows.schema[{py(name)}],")
+    code(f'StructField("wid", rows.schema[{py(ATTR)}].dataType),')
+    code(f'StructField("_last", rows.schema[{py(ATTR)}].dataType),')
+    for _, names in states:
+        for name in names:
+            code(f"StructField({py(name)}, LongType())," if name in counted else f"rows.schema[{py(name)}],")
+    code.dedent()
+    code("]")
+    code.dedent()
+    code(")")
+    code.comment("Each key's tuples in one partition, walked once by numpy: windows found, states folded.")
+    keywords: dict[str, object] = {"partitions": partitions, "states": states, "rule": Raw(rule(ctx))}
+    if frame.minimum is not None:
+        keywords.update(minimum=Raw("MINIMUM"), minimum_rows=frame.minimum_rows)
+    code.call("windows", "frame_windows", ["rows", "schema"], keywords=keywords)
+    code.comment("Each aggregate from its partial states.")
+    items = ['F.col("wid")', 'F.col("_last")', *(col(c) for c in partitions)]
+    items += [
+        f"{col(sql) if sql.isidentifier() else expr(sql)}.alias({py(name)})" for name, sql in decomposition.lowers
+    ]
+    code.call("windows", "windows.select", items)
+
+
+def _converter(ctx: Context) -> str:
+    """From base units back to the attribute's type, as a format string."""
+    domain = ctx.window.attr.domain
+    return {Domain.TIMESTAMP: "F.timestamp_micros({})", Domain.DATE: "F.date_from_unix_date({})"}.get(domain, "({})")
+
+
+def bounds(ctx: Context) -> list[str]:
+    """window_start: the first tuple's value; window_end: the last's, plus GAP for sessions (but at most MAX)."""
+    frame = _frame(ctx)
+    convert = _converter(ctx)
+    start = WID
+    end = 'F.col("_last")'
+    if ctx.window.kind is WindowKind.SESSION and not frame.kafka:
+        end = f"{end} + GAP"
+        if frame.longest is not None:
+            end = f'F.least({end}, F.col("wid") + LONGEST)'
+    return [f'{convert.format(start)}.alias("window_start")', f'{convert.format(end)}.alias("window_end")']

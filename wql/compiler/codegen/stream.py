@@ -1,0 +1,115 @@
+"""What a streaming job adds to the batch stages: the window rules, its constants and its header.
+
+The stages (number, prepare, lift, windows, finish) are the batch job's, written
+by the plan family's generator. A stream adds `merge` (cell plans: cells of one
+key and index from several triggers into one), the window rules each family
+writes (`is_final`, `retain`, `missed`), `window_attribute` and `show_point`,
+and the driver copied from `wql.compiler.kernels.streaming`.
+"""
+
+from __future__ import annotations
+
+from wql.compiler.analysis import Query
+from wql.compiler.codegen.common import Context, window_attribute_rule
+from wql.compiler.disorder import check_streamable, disorder
+from wql.compiler.plans import Plan
+from wql.compiler.schema import Domain
+
+# The streaming driver's functions, in the order a reader meets them.
+STREAM_SUPPORT = (
+    "merged_moments",
+    "number_rows",
+    "continue_positions",
+    "run_trigger",
+    "with_points",
+    "drain_stream",
+    "start_stream",
+    "await_stream",
+    "stream_main",
+    "open_stream",
+    "file_sink",
+    "console_sink",
+    "publish",
+    "state_root",
+    "newest_meta",
+    "save_meta",
+    "load_state",
+    "save_state",
+    "is_local",
+    "local_path",
+    "hadoop_fs",
+    "put_text",
+    "get_text",
+    "list_names",
+    "remove",
+    "_larger",
+)
+
+
+def stream_extras(ctx: Context) -> None:
+    """The merge stage and the window rules, from the plan's family."""
+    from wql.compiler.codegen import FAMILIES
+
+    window_attribute_rule(ctx)
+    FAMILIES[ctx.plan.family].stream_rules(ctx)
+    _show_point(ctx)
+    merge = next((s for s in ctx.stages if s.name == "merge"), None)
+    if merge is not None:  # right after lift, where a reader expects it
+        ctx.stages.remove(merge)
+        ctx.stages.insert(next(i for i, s in enumerate(ctx.stages) if s.name == "lift") + 1, merge)
+
+
+def _show_point(ctx: Context) -> None:
+    code = ctx.rules
+    domain = ctx.window.attr.domain
+    code("def show_point(value):")
+    code.indent()
+    code('"""A punctuation as a person reads it."""')
+    code("if value is None:")
+    code('    return "none yet"')
+    if domain is Domain.TIMESTAMP:
+        code("import datetime")
+        code("")
+        code("return str(datetime.datetime(1970, 1, 1) + datetime.timedelta(microseconds=value))")
+    elif domain is Domain.DATE:
+        code("import datetime")
+        code("")
+        code("return str(datetime.date(1970, 1, 1) + datetime.timedelta(days=value))")
+    else:
+        code("return str(value)")
+    code.dedent()
+    code.blank(2)
+
+
+def streaming_constants(ctx: Context) -> dict[str, object]:
+    """STREAMING: what the driver needs to know of this query."""
+    query, window = ctx.query, ctx.window
+    rules = disorder(query)
+    partitions = [k for k in query.keys if k.origin == "partition"]
+    counted = window.attr.is_row_num and window.per_partition_rows  # FCF: each partition its own punctuation
+    return {
+        "keeps": ctx.plan.keeps,
+        "slack": rules.slack,
+        "mode": window.slack.mode if window.slack is not None else "consistent",
+        "emit": query.emit,
+        "punctuation": query.stream.punctuation,
+        "numbered": any(s.name == "number" for s in ctx.stages),
+        "positions": list(window.partition_by) if counted else [],
+        "partition_columns": [ctx.key_columns[k.name] for k in partitions] if counted else [],
+    }
+
+
+def stream_header(query: Query, plan: Plan) -> list[tuple[str, str]]:
+    """Header lines of a streaming job: when windows are emitted, how time advances, what is late."""
+    rules = disorder(query)
+    kept = "the cells of windows still open" if plan.keeps == "cells" else "the tuples of windows still open"
+    return [
+        ("Emit", rules.emit),
+        ("Final", rules.final),
+        ("Time", rules.punctuation),
+        ("Late", rules.late),
+        ("State", f"{kept}, in the checkpoint directory, between triggers"),
+    ]
+
+
+__all__ = ["STREAM_SUPPORT", "check_streamable", "stream_extras", "stream_header", "streaming_constants"]

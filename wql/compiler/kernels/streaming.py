@@ -1,0 +1,637 @@
+"""The streaming driver: a query's stages run trigger by trigger, with WQL's own state in the checkpoint.
+
+Copied verbatim into every streaming job (it imports nothing of WQL). The job
+defines the stages (number, prepare, lift, merge, windows, finish), the window
+rules (window_attribute, is_final, retain, missed) and the constants STREAMS and
+STREAMING; this code calls them.
+
+Why Spark's foreachBatch and not its stateful operators: a stateful operator
+drops late rows before user code sees them (they must be counted, written to
+the late-rows output and, with GENEROUS slack, still counted in open windows),
+takes no punctuations from the input, and cannot number rows across triggers.
+So each trigger is a batch job over the trigger's rows and the state the
+previous trigger left, and that state is WQL's: parquet files and a small JSON
+file per trigger under CHECKPOINT/wql, next to Spark's own offsets.
+
+Exactly once. Spark's file source logs which files a trigger reads before it
+runs and replays an unfinished trigger with the same files and batch id. A
+trigger reads the state the trigger before it wrote, and writes its outputs
+under names made from its batch id, replacing what an interrupted attempt of
+the same trigger left: a replay writes the same files again, so every window
+is in the output once.
+"""
+
+STATE_DIR = "wql"
+STAGING = "_wql_staging"
+LATE_COLUMNS = ("wql_reason", "wql_missed", "wql_punctuation", "wql_trigger", "wql_record")
+
+
+def is_local(path):
+    return "://" not in path or path.startswith("file:")
+
+
+def local_path(path):
+    return path[len("file:") :] if path.startswith("file:") else path
+
+
+def hadoop_fs(spark, path):
+    """Hadoop's FileSystem for a non-local path (HDFS, S3, …), through the driver's JVM."""
+    jvm = spark.sparkContext._jvm
+    target = jvm.org.apache.hadoop.fs.Path(path)
+    return target.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), target
+
+
+def put_text(spark, path, text):
+    """Write a small text file whole: a reader sees the old file or the new one, never half of one."""
+    import os
+
+    if is_local(path):
+        path = local_path(path)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path + ".tmp", "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(path + ".tmp", path)
+        return
+    fs, target = hadoop_fs(spark, path)
+    stream = fs.create(target, True)
+    stream.write(bytearray(text.encode("utf-8")))
+    stream.close()
+
+
+def get_text(spark, path):
+    import os
+
+    if is_local(path):
+        path = local_path(path)
+        if not os.path.exists(path):
+            return None
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    fs, target = hadoop_fs(spark, path)
+    if not fs.exists(target):
+        return None
+    reader = spark.sparkContext._jvm.java.io.BufferedReader(
+        spark.sparkContext._jvm.java.io.InputStreamReader(fs.open(target), "UTF-8")
+    )
+    lines = []
+    line = reader.readLine()
+    while line is not None:
+        lines.append(line)
+        line = reader.readLine()
+    reader.close()
+    return "\n".join(lines)
+
+
+def list_names(spark, path):
+    import os
+
+    if is_local(path):
+        path = local_path(path)
+        return sorted(os.listdir(path)) if os.path.isdir(path) else []
+    fs, target = hadoop_fs(spark, path)
+    if not fs.exists(target):
+        return []
+    return sorted(status.getPath().getName() for status in fs.listStatus(target))
+
+
+def remove(spark, path):
+    import os
+    import shutil
+
+    if is_local(path):
+        path = local_path(path)
+        if os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
+        elif os.path.exists(path):
+            os.remove(path)
+        return
+    fs, target = hadoop_fs(spark, path)
+    fs.delete(target, True)
+
+
+def publish(result, directory, fmt, name):
+    """Write one trigger's rows as DIRECTORY/NAME.FMT, replacing what an earlier attempt wrote; the row count.
+
+    Locally the file appears whole (written aside, then renamed into place);
+    elsewhere Spark writes DIRECTORY/NAME/ with its own commit protocol.
+    """
+    import glob
+    import os
+    import shutil
+
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    if fmt == "csv":
+        nested = [f.name for f in result.schema.fields if f.dataType.typeName() in ("array", "map", "struct")]
+        result = result.select(
+            *(F.to_json(F.col(f"`{c}`")).alias(c) if c in nested else F.col(f"`{c}`") for c in result.columns)
+        )
+    counted = Observation(f"wql_{name}")
+    result = result.observe(counted, F.count(F.lit(1)).alias("rows"))
+    if not is_local(directory):
+        writer = result.write.mode("overwrite").format(fmt)
+        writer = writer.option("header", True) if fmt == "csv" else writer
+        writer.save(f"{directory.rstrip('/')}/{name}")
+        return counted.get["rows"]
+    directory = local_path(directory)
+    staging = os.path.join(directory, STAGING, name)
+    writer = result.coalesce(1).write.mode("overwrite").format(fmt)
+    writer = writer.option("header", True) if fmt == "csv" else writer
+    writer.save(staging)
+    rows = counted.get["rows"]
+    target = os.path.join(directory, f"{name}.{fmt}")
+    produced = sorted(glob.glob(os.path.join(staging, "part-*")))
+    if rows and produced:
+        os.replace(produced[0], target)
+    elif os.path.exists(target):
+        os.remove(target)
+    shutil.rmtree(os.path.join(directory, STAGING), ignore_errors=True)
+    return rows
+
+
+# ------------------------------------------------------------------ the state between triggers
+
+
+def state_root(checkpoint):
+    return checkpoint.rstrip("/") + "/" + STATE_DIR
+
+
+def newest_meta(spark, checkpoint, before=None):
+    """What the newest trigger before `before` (every one, if None) left: punctuation, rows so far, …"""
+    import json
+
+    root = state_root(checkpoint)
+    versions = sorted(
+        int(name[len("meta-") : -len(".json")])
+        for name in list_names(spark, root)
+        if name.startswith("meta-") and name.endswith(".json")
+    )
+    versions = [v for v in versions if before is None or v < before]
+    if not versions:
+        return {"batch": None, "punctuation": None, "max_seen": None, "next_row": 0, "state": None, "drained": False}
+    return json.loads(get_text(spark, f"{root}/meta-{versions[-1]:08d}.json"))
+
+
+def save_meta(spark, checkpoint, meta):
+    """Commit a trigger's state (its parquet files are written first), then drop versions two behind."""
+    import json
+
+    root = state_root(checkpoint)
+    batch = meta["batch"]
+    put_text(spark, f"{root}/meta-{batch:08d}.json", json.dumps(meta, sort_keys=True))
+    for name in list_names(spark, root):
+        version = name.split("-")[-1].split(".")[0]
+        if version.isdigit() and int(version) < batch - 1:
+            remove(spark, f"{root}/{name}")
+
+
+def load_state(spark, checkpoint, meta, part):
+    """The rows or cells (part "state") or partition positions ("positions") a trigger left, or None."""
+    name = (meta.get(part) or {}).get("name") if isinstance(meta.get(part), dict) else None
+    if not name:
+        return None
+    return spark.read.parquet(f"{state_root(checkpoint)}/{name}")
+
+
+def save_state(spark, checkpoint, frame, part, batch):
+    """Write the state for the next trigger; its size in rows."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    name = f"{part}-{batch:08d}"
+    counted = Observation(f"wql_{name}")
+    frame.observe(counted, F.count(F.lit(1)).alias("rows")).write.mode("overwrite").parquet(
+        f"{state_root(checkpoint)}/{name}"
+    )
+    return {"name": name, "rows": counted.get["rows"]}
+
+
+# ------------------------------------------------------------------ sources
+
+
+def open_stream(spark, name, stream, path=None, max_files=None):
+    """The declared stream as a streaming DataFrame: a directory new files land in, Spark's rate source,
+    or Kafka (values parsed into the declared columns). Malformed csv/json rows are kept in
+    _corrupt_record, to be counted and written to the late-rows output, never dropped silently."""
+    from pyspark.sql import functions as F
+
+    source = stream["source"]
+    options = dict(stream["options"])
+    if source == "rate":
+        frame = spark.readStream.format("rate").options(**options).load()
+        missing = [c for c, _ in stream["columns"] if c not in frame.columns]
+        if missing:
+            raise ValueError(
+                f"stream {name!r}: Spark's rate source has columns timestamp and value, not {', '.join(missing)}"
+            )
+        return frame.select(*(F.col(f"`{c}`").cast(t).alias(c) for c, t in stream["columns"]))
+    if source == "kafka":
+        value_format = options.pop("value.format", "json")
+        try:
+            frame = spark.readStream.format("kafka").options(**options).load()
+        except Exception as error:
+            if "kafka" in str(error).lower() and "data source" in str(error).lower():
+                raise ValueError(
+                    "Spark's Kafka connector is not on the classpath: start Spark with "
+                    "--packages org.apache.spark:spark-sql-kafka-0-10_2.13:" + spark.version
+                ) from None
+            raise
+        schema = stream["schema"] + f", `{CORRUPT}` STRING"
+        parse = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
+        text = F.col("value").cast("string")
+        parsed = F.from_csv(text, schema, parse) if value_format == "csv" else F.from_json(text, schema, parse)
+        return frame.select(parsed.alias("_value")).select("_value.*")
+    path = path or stream["path"]
+    if not path:
+        raise ValueError(f"stream {name!r} has no FROM path; give one with --input {name}=PATH")
+    textual = stream["format"] in ("csv", "json")
+    schema = stream["schema"] + (f", `{CORRUPT}` STRING" if textual else "")
+    reader = spark.readStream.format(stream["format"]).schema(schema)
+    if textual:
+        reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
+    if stream["format"] == "csv" and str(options.get("header", "false")).lower() == "true":
+        reader = reader.option("enforceSchema", False)  # a file whose header differs from the declaration fails
+    if max_files:
+        reader = reader.option("maxFilesPerTrigger", max_files)
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    frame = reader.load(path)
+    if stream["numbered"]:
+        frame = frame.select(
+            "*",
+            F.col("_metadata.file_path").alias("__wql_file"),
+            F.col("_metadata.file_block_start").alias("__wql_block"),
+        )
+    return frame
+
+
+# ------------------------------------------------------------------ one trigger
+
+
+def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="csv", report=None):
+    """One trigger: what is late against the punctuation it starts with, the windows it closes, the state
+    it leaves. `emit(result, name)` receives the windows; `late`, a directory for late and malformed rows."""
+    from pyspark.sql import functions as F
+
+    meta = newest_meta(spark, checkpoint, before=batch)
+    before = meta["punctuation"]
+    ended = meta["drained"]
+    frame = frame.persist()
+    columns = [c for c in frame.columns if c != CORRUPT and not c.startswith("__wql_")]
+    malformed = F.col(CORRUPT).isNotNull() if CORRUPT in frame.columns else F.lit(False)
+    marked = F.coalesce(F.expr(STREAMING["punctuation"]), F.lit(False)) if STREAMING["punctuation"] else F.lit(False)
+    rows = frame.where(~malformed & ~marked)
+    next_row = meta["next_row"]
+    offsets = load_state(spark, checkpoint, meta, "positions")
+    if STREAMING["numbered"]:
+        rows = number(rows, next_row, offsets)
+    t = window_attribute(rows)
+    if ended:
+        is_late = t.isNotNull()
+    elif before is None or STREAMING["positions"]:
+        is_late = F.lit(False)  # rows arrive in row order: never late
+    else:
+        # A tuple with no window attribute is never late: it is in no window, but it still holds its place
+        # among the arrivals that name windows (SLIDE n ROWS counts it).
+        is_late = F.coalesce(t < F.lit(before), F.lit(False))
+    counts = rows.agg(
+        F.count(F.lit(1)).alias("rows"),
+        F.count_if(is_late).alias("late"),
+        F.count_if(t.isNull()).alias("nulls"),
+        F.max(t).alias("max_seen"),
+    )
+    signals = frame.agg(
+        F.count_if(malformed).alias("malformed"),
+        F.count_if(~malformed & marked).alias("punctuations"),
+        (
+            F.max(F.when(~malformed & marked, window_attribute(frame))) if STREAMING["punctuation"] else F.lit(None)
+        ).alias("marked"),
+    )
+    stats = counts.crossJoin(signals).first()
+    next_row += stats["rows"]
+
+    max_seen = _larger(meta["max_seen"], stats["max_seen"])
+    after = before
+    if STREAMING["slack"] is not None and max_seen is not None:
+        after = _larger(after, max_seen - STREAMING["slack"])
+    after = _larger(after, stats["marked"])
+
+    positions = None
+    if STREAMING["positions"]:  # rows counted within each partition: each has its own punctuation
+        added = rows.groupBy(*STREAMING["positions"]).agg(F.count(F.lit(1)).alias("_first"))
+        positions = added if offsets is None else offsets.unionByName(added)
+        positions = positions.groupBy(*STREAMING["positions"]).agg(F.sum("_first").alias("_first"))
+        before, after = F.col("_before"), F.col("_after")
+
+    admitted = rows if STREAMING["mode"] == "generous" else rows.where(~is_late)
+    fresh = prepare(admitted)
+    if STREAMING["keeps"] == "cells":
+        fresh = lift(fresh)
+    kept = load_state(spark, checkpoint, meta, "state")
+    if kept is not None:
+        fresh = kept.unionByName(fresh)
+    if STREAMING["keeps"] == "cells":
+        fresh = merge(fresh)
+    kept = fresh.persist()
+
+    emitted = 0
+    if not ended:
+        everything = with_points(windows(kept), offsets, positions)
+        already = None if before is None else is_final(before)
+        if STREAMING["emit"] == "changes":
+            # Every open window whose result differs from what the trigger before computed for it.
+            chosen = everything if already is None else everything.where(~already)
+            earlier = load_state(spark, checkpoint, meta, "state")
+            if earlier is not None:
+                earlier = with_points(windows(earlier), offsets, positions)
+                chosen = chosen.exceptAll(earlier if already is None else earlier.where(~already))
+        else:
+            closes = F.lit(False) if after is None else is_final(after)
+            chosen = everything.where(closes if already is None else closes & ~already)
+        emitted = emit(finish(chosen.drop("_before", "_after")), f"batch-{batch:08d}")
+
+    if late is not None and stats["late"] + stats["malformed"]:
+        rejected = rows.where(is_late).unionByName(frame.where(malformed), allowMissingColumns=True)
+        reason = F.when(F.col(CORRUPT).isNotNull(), F.lit("malformed")) if CORRUPT in frame.columns else None
+        described = missed(rejected, before).select(
+            *(F.col(f"`{c}`") for c in columns),
+            (F.lit("late") if reason is None else reason.otherwise(F.lit("late"))).alias("wql_reason"),
+            (F.col("_missed") if reason is None else F.when(reason.isNull(), F.col("_missed"))).alias("wql_missed"),
+            F.lit(show_point(None if STREAMING["positions"] else before)).alias("wql_punctuation"),
+            F.lit(batch).alias("wql_trigger"),
+            (F.col(CORRUPT) if CORRUPT in frame.columns else F.lit(None).cast("string")).alias("wql_record"),
+        )
+        publish(described, late, late_format, f"batch-{batch:08d}")
+
+    state = None
+    if not ended:
+        retained = retain(with_points(kept, offsets, positions), after).drop("_before", "_after")
+        state = save_state(spark, checkpoint, retained, "state", batch)
+    kept_positions = meta.get("positions")
+    if positions is not None:
+        kept_positions = save_state(spark, checkpoint, positions, "positions", batch)
+    kept.unpersist()
+    frame.unpersist()
+    point = None if STREAMING["positions"] else after
+    save_meta(
+        spark,
+        checkpoint,
+        {
+            "batch": batch,
+            "punctuation": point,
+            "max_seen": max_seen,
+            "next_row": next_row,
+            "state": state,
+            "positions": kept_positions,
+            "drained": ended,
+        },
+    )
+    if report is not None:
+        report(
+            {
+                "trigger": batch,
+                "rows": stats["rows"],
+                "late": stats["late"],
+                "malformed": stats["malformed"],
+                "nulls": stats["nulls"],
+                "punctuations": stats["punctuations"],
+                "windows": emitted,
+                "punctuation": "end of stream"
+                if ended
+                else "rows counted per partition"
+                if STREAMING["positions"]
+                else show_point(after),
+                "state_rows": 0 if state is None else state["rows"],
+            }
+        )
+
+
+def with_points(frame, before, after):
+    """Partitioned row windows: each partition's punctuation, its row count before (_before) and after
+    (_after) the trigger, joined to its windows or state; other windows have one punctuation for all."""
+    from pyspark.sql import functions as F
+
+    if after is None:
+        return frame
+    names, columns = STREAMING["positions"], STREAMING["partition_columns"]
+    points = after.select(
+        *(F.col(f"`{n}`").alias(c) for n, c in zip(names, columns, strict=True)), F.col("_first").alias("_after")
+    )
+    if before is not None:
+        earlier = before.select(
+            *(F.col(f"`{n}`").alias(c) for n, c in zip(names, columns, strict=True)), F.col("_first")
+        )
+        match = None
+        for c in columns:
+            same = F.col(f"p.`{c}`").eqNullSafe(F.col(f"b.`{c}`"))
+            match = same if match is None else match & same
+        points = (
+            points.alias("p")
+            .join(earlier.alias("b"), match, "left")
+            .select(*(F.col(f"p.`{c}`") for c in columns), "_after", F.col("b._first").alias("_before"))
+        )
+    else:
+        points = points.withColumn("_before", F.lit(None).cast("bigint"))
+    points = points.withColumn("_before", F.coalesce("_before", F.lit(0)))
+    match = None
+    for c in columns:
+        same = F.col(f"f.`{c}`").eqNullSafe(F.col(f"p.`{c}`"))
+        match = same if match is None else match & same
+    joined = frame.alias("f").join(F.broadcast(points.alias("p")), match, "left")
+    return joined.select(*(F.col(f"f.`{c}`") for c in frame.columns), "_before", "_after")
+
+
+def merged_moments(n, mean, m2):
+    """Cells' moments (count, mean, M2) from several triggers merged with Chan's parallel formula, into one
+    struct; in any order, as the combine kernels merge them."""
+    from pyspark.sql import functions as F
+
+    def chan(a, b):
+        count = a["n"] + b["n"]
+        delta = b["mean"] - a["mean"]
+        share = F.when(count > 0, b["n"] / count).otherwise(F.lit(0.0))
+        return F.struct(
+            count.alias("n"),
+            (a["mean"] + delta * share).alias("mean"),
+            (a["m2"] + b["m2"] + delta * delta * a["n"] * share).alias("m2"),
+        )
+
+    part = F.struct(
+        F.col(n).cast("bigint").alias("n"),
+        F.coalesce(F.col(mean), F.lit(0.0)).alias("mean"),
+        F.coalesce(F.col(m2), F.lit(0.0)).alias("m2"),
+    )
+    empty = F.struct(F.lit(0).cast("bigint").alias("n"), F.lit(0.0).alias("mean"), F.lit(0.0).alias("m2"))
+    return F.aggregate(F.collect_list(part), empty, chan)
+
+
+def _larger(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return max(a, b)
+
+
+def drain_stream(spark, checkpoint, emit, report=None):
+    """End the stream: the punctuation goes to +∞, so every window still open is emitted, once. Later
+    rows on the same checkpoint are all late. Returns the number of windows emitted."""
+    from pyspark.sql import functions as F
+
+    meta = newest_meta(spark, checkpoint)
+    if meta["batch"] is None or meta["drained"]:
+        return 0
+    before = meta["punctuation"]
+    emitted = 0
+    kept = load_state(spark, checkpoint, meta, "state")
+    if kept is not None and STREAMING["emit"] == "final":  # with EMIT CHANGES, every version is out already
+        everything = windows(kept)
+        if STREAMING["positions"]:  # each partition's windows its row count had not closed
+            counts = load_state(spark, checkpoint, meta, "positions")
+            everything = with_points(everything, counts, counts)
+            before = F.col("_before")
+        chosen = everything if before is None else everything.where(~is_final(before))
+        emitted = emit(finish(chosen.drop("_before", "_after")), f"drain-{meta['batch']:08d}")
+    save_meta(spark, checkpoint, {**meta, "state": None, "drained": True})
+    if report is not None:
+        report(
+            {
+                "trigger": "drain",
+                "rows": 0,
+                "late": 0,
+                "malformed": 0,
+                "nulls": 0,
+                "punctuations": 0,
+                "windows": emitted,
+                "punctuation": "end of stream",
+                "state_rows": 0,
+            }
+        )
+    return emitted
+
+
+def file_sink(directory, fmt):
+    """Windows to DIRECTORY/batch-NNNNNNNN.FMT, one file per trigger, exactly once."""
+
+    def emit(result, name):
+        return publish(result, directory, fmt, name)
+
+    return emit
+
+
+def console_sink(limit=20):
+    """Windows printed as each trigger closes them (a job run without --output)."""
+
+    def emit(result, name):
+        rows = result.collect()
+        if rows:
+            print(f"-- {name}: {len(rows):,} window row{'s' if len(rows) != 1 else ''}", flush=True)
+            result.sparkSession.createDataFrame(rows, result.schema).show(limit, truncate=False)
+        return len(rows)
+
+    return emit
+
+
+def start_stream(
+    spark,
+    emit,
+    checkpoint,
+    paths=None,
+    late=None,
+    late_format="csv",
+    once=False,
+    report=None,
+    max_files=None,
+    interval=None,
+):
+    """Start the query on Structured Streaming, each micro-batch running run_trigger; Spark's
+    StreamingQuery. `once` processes the input that is there and stops (trigger availableNow)."""
+    paths = paths or {}
+    unknown = sorted(set(paths) - set(STREAMS))
+    if unknown:
+        raise ValueError(f"unknown stream {unknown[0]!r}; the query reads {', '.join(STREAMS)}")
+    [(name, stream)] = STREAMS.items()
+    source = open_stream(spark, name, stream, paths.get(name), max_files)
+
+    def on_batch(frame, batch):
+        run_trigger(spark, frame, batch, checkpoint, emit, late, late_format, report)
+
+    writer = source.writeStream.foreachBatch(on_batch).option("checkpointLocation", checkpoint)
+    if once:
+        writer = writer.trigger(availableNow=True)
+    elif interval:
+        writer = writer.trigger(processingTime=f"{interval} seconds")
+    return writer.start()
+
+
+def await_stream(running, idle=None, poll=0.5):
+    """Wait until the query stops or, with `idle`, until no new rows came for that many seconds."""
+    import time
+
+    quiet_since = time.monotonic()
+    while running.isActive:
+        running.awaitTermination(poll)
+        progress = running.lastProgress
+        if progress and progress.get("numInputRows"):
+            quiet_since = time.monotonic()
+        if idle is not None and time.monotonic() - quiet_since >= idle and not running.status["isTriggerActive"]:
+            running.stop()
+    if running.exception() is not None:
+        raise running.exception()
+
+
+def stream_main(argv=None):
+    """Run the query on a stream: python job.py [--input STREAM=DIR] [--output DIR --checkpoint DIR]
+    [--late DIR] [--once] [--drain] [--idle SECONDS]."""
+    import argparse
+    import os
+    import sys
+    import tempfile
+
+    from pyspark.sql import SparkSession
+
+    parser = argparse.ArgumentParser(description="A WQL window query on Spark Structured Streaming.")
+    parser.add_argument("--input", action="append", default=[], metavar="STREAM=PATH", help="read a stream from PATH")
+    parser.add_argument("--output", metavar="DIR", help="write each trigger's windows as files here (exactly once)")
+    parser.add_argument("--format", choices=("csv", "json", "parquet"), default="csv")
+    parser.add_argument("--checkpoint", metavar="DIR", help="where progress and open windows are kept")
+    parser.add_argument("--late", metavar="DIR", help="write late and malformed rows here, with the reason")
+    parser.add_argument("--once", action="store_true", help="process the input that is there, then stop")
+    parser.add_argument("--drain", action="store_true", help="then end the stream: emit every open window")
+    parser.add_argument("--idle", type=float, metavar="SECONDS", help="stop after this long without new input")
+    parser.add_argument("--max-files", type=int, metavar="N", help="files per trigger (file sources)")
+    parser.add_argument("--interval", type=float, metavar="SECONDS", help="seconds between triggers")
+    args = parser.parse_args(argv)
+    paths = {}
+    for item in args.input:
+        name, sep, path = item.partition("=")
+        if not sep:
+            parser.error(f"--input takes STREAM=PATH, got {item!r}")
+        paths[name] = path
+    if args.output and not args.checkpoint:
+        parser.error("--output needs --checkpoint: it is what makes the output exactly once across restarts")
+    checkpoint = args.checkpoint or tempfile.mkdtemp(prefix="wql-checkpoint-")
+    spark = SparkSession.builder.appName(APP_NAME).config("spark.sql.session.timeZone", "UTC").getOrCreate()
+    emit = file_sink(args.output, args.format) if args.output else console_sink()
+
+    def report(status):
+        print(
+            f"wql: trigger {status['trigger']}: {status['rows']:,} rows, {status['late']:,} late, "
+            f"{status['malformed']:,} malformed, {status['windows']:,} windows, "
+            f"punctuation {status['punctuation']}, state {status['state_rows']:,} rows",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    once = args.once or (args.drain and args.idle is None)
+    running = start_stream(
+        spark, emit, checkpoint, paths, args.late, args.format, once, report, args.max_files, args.interval
+    )
+    await_stream(running, args.idle)
+    if args.drain:
+        drain_stream(spark, checkpoint, emit, report)
+    if args.output:
+        print(f"wql: windows in {os.path.abspath(args.output)}", file=sys.stderr)
+    spark.stop()
+    return 0

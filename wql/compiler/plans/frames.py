@@ -1,0 +1,88 @@
+"""Plans for sessions and frames (data-driven windows, FCU; semantics.md §2).
+
+Every data-driven window is a maximal run of consecutive tuples of a partition in
+(attribute, row_num) order, so every plan makes one pass per partition in that
+order, with no per-tuple fan-out: each tuple gets the number of the window it is
+in (or none), and an ordinary group-by of (keys, window) aggregates it.
+
+- fold: one numpy pass per partition (mapInArrow) numbers the windows and folds
+  each window's partial states (no group-by of tuples afterwards). Needs
+  fixed-size partial states and no GROUP BY inside the partitions.
+- starts: inside Spark. A window starts at a tuple that its predecessor alone
+  decides (a gap above GAP, a predicate that turns true), so `lag` over the
+  partition in order marks the starts, a running count of the marks numbers the
+  windows, and a group-by aggregates them: one sort, every aggregate (holistic
+  ones too). Sessions without MAX and threshold frames.
+- scan: where a window's start depends on where the previous one started (a
+  delta frame's anchor, a session's maximum length, a running aggregate that
+  resets), no window function can follow the chain: a numpy pass per partition
+  (mapInArrow) walks it and numbers the windows; a group-by aggregates them.
+  Every window kind, every aggregate.
+
+Costs are in tuple-operations for N tuples (see `Statistics`): a shuffle and sort
+of every tuple dominates all three; the Arrow round trip of fold and scan costs
+more than starts' window functions (measured by benchmarks/sessions.py: starts
+about 2.5x faster than fold on sessions), and fold skips scan's group-by.
+"""
+
+from __future__ import annotations
+
+from wql.compiler.analysis import Query
+from wql.compiler.plans.base import Candidate, Plan, PlanKind, Statistics
+from wql.compiler.plans.states import decompose, state_names, why_not_shared
+from wql.compiler.windows import Window, WindowKind
+
+
+def applies(window: Window) -> bool:
+    return window.is_data_driven
+
+
+def chained(window: Window) -> str | None:
+    """Why a window's starts depend on earlier starts (so neighbouring tuples cannot mark them), or None."""
+    frame = window.frame
+    assert frame is not None
+    if window.kind is WindowKind.DELTA:
+        return "a delta frame is anchored at its first tuple, which depends on where the previous frame began"
+    if window.kind is WindowKind.AGGREGATE:
+        return "an aggregate frame's running aggregate restarts after each frame, which no window function can follow"
+    if frame.longest is not None:
+        return "MAX cuts a session at its first tuple plus MAX, which depends on where the session began"
+    return None
+
+
+def fold_blocker(query: Query) -> str | None:
+    """Why the fold cannot compute this query, or None if it can."""
+    if any(k.origin == "group" for k in query.keys):
+        return "GROUP BY inside a partition: the fold keeps one group of states per window"
+    return None
+
+
+def candidates(query: Query, stats: Statistics) -> list[Candidate]:
+    n = stats.rows
+    window = query.window
+    what = "session" if window.kind is WindowKind.SESSION else "frame"
+    out = []
+    decomposition = decompose(query, state_names(query))
+    if decomposition is None:
+        out.append(Candidate.refused(PlanKind.FOLD, why_not_shared(query)))
+    elif (blocker := fold_blocker(query)) is not None:
+        out.append(Candidate.refused(PlanKind.FOLD, blocker))
+    else:
+        note = (
+            f"one numpy pass per key (mapInArrow): each {what} found and its partial states folded as its tuples go by"
+        )
+        out.append(Candidate(PlanKind.FOLD, Plan("frames", PlanKind.FOLD, decomposition=decomposition), 4.0 * n, note))
+    chain = chained(window)
+    if chain is not None:
+        out.append(Candidate.refused(PlanKind.STARTS, chain))
+    else:
+        mark = "a gap above GAP" if window.kind is WindowKind.SESSION else "a predicate that turns true"
+        note = (
+            f"lag over each key's tuples in order marks the tuples that start a {what} ({mark}), a running count "
+            f"numbers the {what}s, a group-by aggregates them"
+        )
+        out.append(Candidate(PlanKind.STARTS, Plan("frames", PlanKind.STARTS), 3.0 * n, note))
+    walk = f"follows the chain of {what}s and numbers them" if chain is not None else f"numbers the {what}s"
+    note = f"one numpy pass per key (mapInArrow) {walk}, a group-by aggregates them"
+    out.append(Candidate(PlanKind.SCAN, Plan("frames", PlanKind.SCAN), 5.0 * n, note))
+    return out

@@ -1,0 +1,149 @@
+"""The sections of the project's docs/ that define what `wql explain` shows.
+
+One table, read top to bottom: each rule says when a section applies to a query
+(its window kind, its class, its plan, an option), so explain can cite, for
+every query, where its extent, wids, class and plan are defined. The sections
+are headings of docs/*.md; `Section.anchor` is the link GitHub renders for the
+heading, and tests/test_docs.py checks that every heading and anchor here
+exists, so the docs and the citations cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from wql.compiler.analysis import Query
+from wql.compiler.classify import WindowClass
+from wql.compiler.schema import Domain
+from wql.compiler.windows import WindowKind
+
+LANGUAGE = "docs/language.md"
+SEMANTICS = "docs/semantics.md"
+
+
+def github_anchor(heading: str) -> str:
+    """The anchor GitHub gives a Markdown heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+@dataclass(frozen=True)
+class Section:
+    page: str  # a path in the repository, e.g. docs/semantics.md
+    heading: str  # the heading's text without its #s, e.g. "2.6 Slide-by-tuple windows"
+
+    @property
+    def number(self) -> str:
+        return self.heading.split(" ", 1)[0].rstrip(".")
+
+    @property
+    def title(self) -> str:
+        return self.heading.split(" ", 1)[1]
+
+    @property
+    def anchor(self) -> str:
+        return github_anchor(self.heading)
+
+    @property
+    def link(self) -> str:
+        return f"{self.page}#{self.anchor}"
+
+    def cite(self) -> str:
+        """How explain prints it: docs/semantics.md §2.6 Slide-by-tuple windows."""
+        return f"{self.page} §{self.number} {self.title}"
+
+
+def _semantics(heading: str) -> Section:
+    return Section(SEMANTICS, heading)
+
+
+DEFAULTS = Section(LANGUAGE, "5.9 Defaults")
+GRID = _semantics("2.1 Grid windows: sliding and tumbling")
+GAPS = _semantics("2.2 SLIDE larger than RANGE: gaps")
+LANDMARK = _semantics("2.3 Landmark windows")
+TUPLE_BASED = _semantics("2.4 Tuple-based windows")
+PARTITIONED = _semantics("2.5 Partitioned tuple-based windows")
+SLIDE_BY_TUPLE = _semantics("2.6 Slide-by-tuple windows")
+SLIDE_BY_ROWS = _semantics("2.7 Sliding n rows over row_num")
+SLIDE_BY_RANK = _semantics("2.8 Sliding n rows over rank")
+KAFKA = _semantics("2.9 Kafka sliding windows")
+INTERVALS = _semantics("2.10 Interval events")
+CUMULATE = _semantics("2.13 CUMULATE windows")
+KAFKA_GRID = _semantics("2.14 Kafka hopping and tumbling windows")
+ALIGN_FIRST = _semantics("2.15 ALIGN FIRST")
+SESSIONS = _semantics("2.16 Sessions")
+FRAMES = _semantics("2.17 Frames: threshold, delta and aggregate")
+DOUBLE_EDGES = _semantics("3.3 Exact edges on integral and DOUBLE attributes")
+EMPTY = _semantics("4. Empty windows and EMIT EMPTY")
+SLACK = _semantics("8.2 Slack")
+
+CLASSES: dict[WindowClass, Section] = {
+    WindowClass.CF: _semantics("5.1 CF: context free"),
+    WindowClass.FCF: _semantics("5.2 FCF: forward-context free"),
+    WindowClass.FCB: _semantics("5.3 FCB: forward context, bounded"),
+    WindowClass.FCU: _semantics("5.4 FCU: forward context, unbounded"),
+}
+
+PLANS: dict[str, Section] = {
+    "bucket": _semantics("7.2 bucket"),
+    "pane": _semantics("7.3 pane"),
+    "slice": _semantics("7.4 slice"),
+    "bins": _semantics("7.5 bins"),
+    "prefix": _semantics("7.6 prefix"),
+    "over": _semantics("7.7 over"),
+    "fold": _semantics("7.9 fold"),
+    "starts": _semantics("7.10 starts"),
+    "scan": _semantics("7.11 scan"),
+}
+
+
+def _grid(query: Query) -> bool:
+    return query.window.kind is WindowKind.SLIDING
+
+
+def _gaps(query: Query) -> bool:
+    window = query.window
+    return _grid(query) and window.range is not None and window.slide is not None and window.range < window.slide
+
+
+# What the window is: (applies?, section), in the order explain cites them.
+WINDOW_RULES: tuple[tuple[Callable[[Query], bool], Section], ...] = (
+    (lambda q: bool(q.window.defaults), DEFAULTS),
+    (lambda q: _grid(q) and not q.window.is_interval and not q.window.is_tuple_based, GRID),
+    (lambda q: q.window.kind is WindowKind.LANDMARK, LANDMARK),
+    (lambda q: q.window.is_tuple_based and not q.window.partition_by, TUPLE_BASED),
+    (lambda q: q.window.is_tuple_based and bool(q.window.partition_by), PARTITIONED),
+    (_gaps, GAPS),
+    (lambda q: q.window.kind is WindowKind.SLIDE_BY_TUPLE and q.window.slide == 1, SLIDE_BY_TUPLE),
+    (lambda q: q.window.kind is WindowKind.SLIDE_BY_TUPLE and q.window.slide != 1, SLIDE_BY_ROWS),
+    (lambda q: q.window.kind is WindowKind.SLIDE_BY_RANK, SLIDE_BY_RANK),
+    (lambda q: q.window.kind is WindowKind.KAFKA, KAFKA),
+    (lambda q: q.window.is_interval, INTERVALS),
+    (lambda q: q.window.kind is WindowKind.CUMULATE, CUMULATE),
+    (lambda q: q.window.kafka_grid, KAFKA_GRID),
+    (lambda q: q.window.align_first, ALIGN_FIRST),
+    (lambda q: q.window.kind is WindowKind.SESSION, SESSIONS),
+    (lambda q: q.window.is_data_driven and q.window.kind is not WindowKind.SESSION, FRAMES),
+    (lambda q: q.window.attr.domain is Domain.FLOAT, DOUBLE_EDGES),
+    (lambda q: q.emit_empty, EMPTY),
+)
+
+
+def sections_for(query: Query, plan: str | None = None) -> tuple[Section, ...]:
+    """The sections defining this query's window, its class, its plan (if chosen) and its options."""
+    cited = [section for applies, section in WINDOW_RULES if applies(query)]
+    cited.append(CLASSES[query.classification.window_class])
+    if plan is not None and plan in PLANS:
+        cited.append(PLANS[plan])
+    if query.window.slack is not None:
+        cited.append(SLACK)
+    return tuple(cited)
+
+
+ALL_SECTIONS: tuple[Section, ...] = (
+    *(section for _, section in WINDOW_RULES),
+    *CLASSES.values(),
+    *PLANS.values(),
+    SLACK,
+)

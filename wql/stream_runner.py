@@ -1,0 +1,177 @@
+"""`wql run --stream`: a query's streaming job on Spark, with its windows and a status line per trigger.
+
+Part of the CLI shell: it compiles with the public API and runs the job through
+`CompiledQuery.start`, which loads the code `wql compile --stream` prints. On a
+terminal the windows emitted so far and the latest triggers' status lines are
+one live display; otherwise each trigger prints its windows and its line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import threading
+from typing import Any
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.text import Text
+
+import wql
+from wql.display import error_renderable, results_table
+from wql.runtime.streaming import Trigger
+
+EXIT_OK, EXIT_ERRORS = 0, 1
+
+
+class Terminal:
+    """The windows emitted so far (the newest `limit`) and one status line per trigger."""
+
+    def __init__(self, columns: tuple[str, ...], out: Console, err: Console, limit: int) -> None:
+        self.columns = columns
+        self.out, self.err = out, err
+        self.recent: collections.deque[tuple[Any, ...]] = collections.deque(maxlen=limit)
+        self.total = 0
+        self.lines: collections.deque[str] = collections.deque(maxlen=5)
+        self.lock = threading.Lock()
+        self.live: Live | None = None
+
+    def sink(self, result: Any, trigger: int | str) -> int:
+        rows = [tuple(r) for r in result.collect()]
+        with self.lock:
+            self.recent.extend(rows)
+            self.total += len(rows)
+            if self.live is None and rows:
+                label = "drain" if trigger == "drain" else f"trigger {trigger}"
+                self.out.print(Text(f"{label}: windows", style="bold"))
+                self.out.print(results_table(self.columns, rows))
+        self._refresh()
+        return len(rows)
+
+    def status(self, trigger: Trigger) -> None:
+        line = trigger.line()
+        with self.lock:
+            self.lines.append(line)
+            if self.live is None:
+                self.err.print(Text(line, style="dim"))
+        self._refresh()
+
+    def renderable(self) -> Group:
+        caption = f"{self.total:,} window row{'s' if self.total != 1 else ''} emitted"
+        table = results_table(self.columns, list(self.recent))
+        table.caption = caption + (f" (the newest {len(self.recent)} shown)" if len(self.recent) < self.total else "")
+        return Group(table, *(Text(line, style="dim") for line in self.lines))
+
+    def _refresh(self) -> None:
+        if self.live is not None:
+            with self.lock:
+                self.live.update(self.renderable())
+
+
+def run_stream(
+    args: argparse.Namespace, statements: list[wql.Statement], program: wql.Program, out: Console, err: Console
+) -> int:
+    from wql.runtime.errors import translate
+    from wql.runtime.session import DEFAULT_MASTER, default_jvm_log, local_session
+
+    if len(statements) != 1:
+        raise wql.WQLSemanticError(
+            f"{args.file} has {len(statements)} queries; a stream runs one at a time: choose it with --query N"
+        )
+    [statement] = statements
+    compiled = wql.compile_statement(program, statement, plan=args.plan, stream=True)
+    paths = {}
+    for item in args.input:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise wql.WQLRuntimeError(f"--input takes STREAM=PATH, got '{item}'")
+        paths[name] = path
+    source = compiled.stream.source
+    directory = paths.get(compiled.stream.name, compiled.stream.path)
+    if source == "files":
+        if directory is None:
+            raise wql.WQLRuntimeError(
+                f"stream '{compiled.stream.name}' has no FROM directory",
+                hint=f"add FROM 'dir' to its CREATE STREAM, or pass --input {compiled.stream.name}=DIR",
+            )
+        if "://" not in directory and not os.path.isdir(directory):
+            raise wql.WQLRuntimeError(
+                f"stream '{compiled.stream.name}': a stream reads a directory that files land in, and "
+                f"{directory} is {'a file' if os.path.exists(directory) else 'not there'}",
+                hint="point FROM (or --input) at the directory",
+            )
+    if args.output and not args.checkpoint:
+        raise wql.WQLRuntimeError(
+            "--output on a stream needs --checkpoint DIR",
+            hint="the checkpoint records what was read and the open windows, so a restart resumes exactly once",
+        )
+
+    log = None if args.verbose else default_jvm_log()
+    from pyspark.sql import SparkSession
+
+    owned = SparkSession.getActiveSession() is None
+    with err.status("starting Spark…", spinner="dots"):
+        spark = local_session(
+            args.master or DEFAULT_MASTER, app_name=f"wql run --stream {args.file}", verbose=args.verbose, jvm_log=log
+        )
+    terminal = Terminal(compiled.columns, out, err, args.limit)
+    label = f"query {statement.number} (line {statement.line}, plan {compiled.plan})"
+    once = args.once or (args.drain and args.idle is None)
+    try:
+        run = compiled.start(
+            spark,
+            output=args.output,
+            format=args.format,
+            checkpoint=args.checkpoint,
+            late=args.late,
+            once=once,
+            sink=None if args.output else terminal.sink,
+            on_trigger=terminal.status,
+            max_files=args.max_files,
+            interval=args.interval,
+            **paths,
+        )
+        live = out.is_terminal and not args.output
+        try:
+            if live:
+                with Live(terminal.renderable(), console=out, refresh_per_second=4) as display:
+                    terminal.live = display
+                    run.wait(args.idle)
+                    if args.drain:
+                        run.drain()
+                terminal.live = None
+            else:
+                run.wait(args.idle)
+                if args.drain:
+                    run.drain()
+        except KeyboardInterrupt:
+            run.stop(drain=args.drain)
+            err.print(Text("stopped" + (" and drained" if args.drain else ""), style="yellow"))
+        finally:
+            run.close()
+        triggers = run.triggers
+        late = sum(t.late for t in triggers)
+        malformed = sum(t.malformed for t in triggers)
+        windows = sum(t.windows for t in triggers)
+        summary = f"{label}: {len(triggers)} trigger{'s' if len(triggers) != 1 else ''}, {windows:,} windows"
+        if late or malformed:
+            kept = f" (written to {args.late})" if args.late else " (pass --late DIR to keep them)"
+            summary += f", {late:,} late and {malformed:,} malformed rows{kept}"
+        if args.output:
+            summary += f"; windows in {args.output}"
+        err.print(Text.assemble(("✓ ", "green"), summary))
+    except wql.WQLError:
+        raise
+    except Exception as error:  # Spark and Py4J errors become one clear line
+        message = translate(error, label)
+        if log:
+            message.hint = (message.hint or "") + f" (Spark's log: {log})"
+        raise message from None
+    finally:
+        if owned:
+            spark.stop()
+    return EXIT_OK
+
+
+__all__ = ["error_renderable", "run_stream"]

@@ -120,6 +120,7 @@ def model(
     attr = window.attr
     admitted: list[dict[str, Any]] = []
     numbers: list[int] = []
+    set_apart: list[tuple[int, dict[str, Any]]] = []  # late under CONSISTENT: in no window
     arrival = 0
     punctuation: Any = None
     max_seen: Any = None
@@ -142,6 +143,8 @@ def model(
             if not late or generous:
                 admitted.append(row)
                 numbers.append(arrival)
+            else:
+                set_apart.append((arrival, row))
             arrival += 1
             if value is not None:
                 max_seen = value if max_seen is None else max(max_seen, value)
@@ -151,7 +154,7 @@ def model(
         if rules.slack is not None and max_seen is not None:
             after = _larger(after, max_seen - rules.slack)
         after = _larger(after, marked)
-        current = evaluate_query(query, admitted, numbers)
+        current = evaluate_query(query, admitted, numbers, set_apart)
         if query.emit == "changes":
             opened = [r for r in current if not _closed(query, r, before, before_counts)]
             previous = [r for r in earlier if not _closed(query, r, before, before_counts)]

@@ -198,3 +198,23 @@ def test_window_variants(spark: Any, plan: str, data: st.DataObject, rows: list[
         "GROUP BY case_id, k"
     )
     check(spark, data, text, rows, "ts", plan=plan)
+
+
+@pytest.mark.parametrize("plan", ["bucket", "pane", "slice"])
+@SETTINGS
+@given(data=st.data(), rows=cases(count=4, max_rows=10))
+def test_align_first(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    """ALIGN FIRST: a partition's grid starts at its first arrival, kept across triggers (a late first arrival
+    still places it); with PATTR each partition has its own, without it the stream has one."""
+    s = data.draw(st.integers(1, 6))
+    r = s * data.draw(st.integers(1 if plan == "bucket" else 2, 3))
+    if plan == "slice":
+        s = data.draw(st.sampled_from([2, 3, 5]))
+        r = s * data.draw(st.integers(1, 3)) + data.draw(st.integers(1, s - 1))
+    landmark = plan != "slice" and data.draw(st.booleans())
+    spec = f"RANGE UNBOUNDED SLIDE {s} SECONDS" if landmark else f"RANGE {r} SECONDS SLIDE {s} SECONDS"
+    scope = "GROUP BY case_id, k" if landmark or data.draw(st.booleans()) else "PATTR case_id"
+    partition, grouped = (scope, "GROUP BY k") if scope.startswith("PATTR") else ("", scope)
+    slack = data.draw(SLACKS)
+    text = f"SELECT k, {aggregates(plan)} FROM s [{spec} WATTR ts {partition} ALIGN FIRST {slack}] {grouped}"
+    check(spark, data, text, rows, "ts", plan=plan)

@@ -61,6 +61,14 @@ def stream_facts(query: Query, plan: Plan | None) -> dict[str, object]:
 
 def state_text(query: Query, plan: Plan) -> str:
     """What the plan keeps between triggers, and what bounds it: the open windows, never the stream."""
+    kept = _kept_text(query, plan)
+    if query.window.align_first:
+        scope = "each partition's" if query.window.partition_by else "the stream's"
+        kept += f"; and {scope} first arrival (ALIGN FIRST), where its grid starts"
+    return kept
+
+
+def _kept_text(query: Query, plan: Plan) -> str:
     window = query.window
     per = "per key" if query.keys or window.partition_by else "in all"
     reach = "(RANGE + SLACK)" if window.slack is not None else "RANGE"
@@ -148,9 +156,10 @@ def check_streamable(query: Query) -> None:
         raise WQLNotSupportedError(
             "PUNCTUATION WHEN with a window over row_num: rows arrive in row_num order already",
         )
-    if window.align_first:
+    if window.align_first and window.is_interval:
         raise WQLNotSupportedError(
-            "ALIGN FIRST on a stream: the first arrival of each partition would have to be kept across triggers",
+            "ALIGN FIRST over interval events on a stream: the interval plans' stream rules do not measure "
+            "windows from a first arrival yet",
             hint="run the query in batch, or ALIGN the grid on a fixed origin",
         )
     if query.emit == "changes" and window.kind is WindowKind.SLIDE_BY_RANK and window.slide != 1:

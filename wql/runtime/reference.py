@@ -444,13 +444,20 @@ def extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
 
 
 def evaluate_query(
-    query: Query, rows: Sequence[Mapping[str, Any]], arrivals: Sequence[int] | None = None
+    query: Query,
+    rows: Sequence[Mapping[str, Any]],
+    arrivals: Sequence[int] | None = None,
+    late: Sequence[tuple[int, Mapping[str, Any]]] = (),
 ) -> list[dict[str, Any]]:
     """Result rows of `query` over `rows` (dicts by column name, in arrival order). `arrivals` gives each
     row's arrival position instead of its index (a stream's model leaves late rows out but not their
-    numbers)."""
+    numbers). `late`: a stream's tuples set apart as late, with their arrival positions; they are in no
+    window, but they did arrive, and ALIGN FIRST's grid starts at the first arrival, late or not."""
     window = query.window
     tuples = _prepare(query, rows, arrivals)
+    if late and window.align_first:
+        shaping = _prepare(query, [row for _, row in late], [number for number, _ in late])
+        tuples += [replace(t, passes=False) for t in shaping]
     if window.kind is WindowKind.KAFKA or (window.frame is not None and window.frame.kafka):
         tuples = [t for t in tuples if t.passes]  # Kafka filters records before placing windows
     partition_keys = [k for k in query.keys if k.origin == "partition"]

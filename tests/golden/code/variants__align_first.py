@@ -43,22 +43,25 @@ STREAMS = {
 }
 
 
-def number(traffic: DataFrame, first_row: int = 0, offsets=None) -> DataFrame:
+def number(traffic: DataFrame, first_row: int = 0, offsets=None, anchors=None) -> DataFrame:
     """row_num: the arrival position, numbered before WHERE so that WHERE never renumbers rows."""
     rows = traffic
     # Arrival position first_row, first_row + 1, …: on a stream, triggers continue each other's count.
     rows = number_rows(rows, first_row)
+    # ALIGN FIRST: each partition's (seg_id) grid starts at its first arrival (backward context, FCF).
+    arrival = F.struct(F.col("row_num").alias("r"), F.unix_micros(F.col("ts")).alias("a"))
+    present = rows.where(F.unix_micros(F.col("ts")).isNotNull())
+    firsts = present.groupBy(F.col("seg_id").alias("__wql_p0")).agg(F.min(arrival)["a"].alias("__wql_first"))
+    if anchors is not None:  # a stream: partitions an earlier trigger saw keep the first arrival it saw
+        fresh = firsts.alias("f").join(anchors.alias("a"), F.col("f.__wql_p0").eqNullSafe(F.col("a.__wql_p0")), how="left_anti")
+        firsts = anchors.unionByName(fresh.where(F.col("__wql_first").isNotNull()))
+    rows = rows.join(firsts, F.col("seg_id").eqNullSafe(F.col("__wql_p0"))).drop("__wql_p0")
     return rows
 
 
 def prepare(traffic: DataFrame) -> DataFrame:
     """The stream's tuples in window terms: keys, aggregate inputs, _t."""
     rows = traffic
-    # ALIGN FIRST: each partition's (seg_id) grid starts at its first arrival (backward context, FCF).
-    arrival = F.struct(F.col("row_num").alias("r"), F.unix_micros(F.col("ts")).alias("a"))
-    present = rows.where(F.unix_micros(F.col("ts")).isNotNull())
-    firsts = present.groupBy(F.col("seg_id").alias("__wql_p0")).agg(F.min(arrival)["a"].alias("__wql_first"))
-    rows = rows.join(firsts, F.col("seg_id").eqNullSafe(F.col("__wql_p0"))).drop("__wql_p0")
     # Keys, aggregate inputs and the window attribute (_t: ts in microseconds since the epoch).
     rows = rows.select(
         F.col("seg_id"),

@@ -149,14 +149,17 @@ def numbering(ctx: Context, *, rows: bool, positions: bool) -> None:
     (unless a ROW_NUM column gives it); with `positions`, _pos, the position within the PATTR partition."""
     window, stream = ctx.window, ctx.query.stream
     numbered = rows and not stream.row_num
-    if not numbered and not positions:
+    if not numbered and not positions and not window.align_first:
         return
     doc = (
         "row_num: the arrival position, numbered before WHERE so that WHERE never renumbers rows"
         if numbered
         else "_pos: the position within the partition, in arrival order"
+        if positions
+        else "the first arrival's value, where the grid starts"
     )
-    code = ctx.stage("number", ctx.param, doc + ".", extra=("first_row: int = 0", "offsets=None"))
+    extra = ("first_row: int = 0", "offsets=None", *(("anchors=None",) if window.align_first else ()))
+    code = ctx.stage("number", ctx.param, doc + ".", extra=extra)
     code(f"rows = {ctx.param}")
     if numbered:
         ctx.helpers.add("number_rows")
@@ -173,6 +176,8 @@ def numbering(ctx: Context, *, rows: bool, positions: bool) -> None:
         code("if offsets is not None:  # a stream: earlier triggers' rows come first")
         code(f"    rows = continue_positions(rows, offsets, {py(list(window.partition_by))})")
         ctx.helpers.update({"Window", "continue_positions"})
+    if window.align_first:
+        first_arrival(ctx)
     code("return rows")
 
 
@@ -217,8 +222,6 @@ def prologue(ctx: Context) -> None:
     numbering(ctx, rows=window.numbers_rows, positions=window.per_partition_rows)
     code = ctx.stage("prepare", ctx.param, f"The stream's tuples in window terms: keys, aggregate inputs, {ATTR}.")
     code(f"rows = {ctx.param}")
-    if window.align_first:
-        first_arrival(ctx)
     if query.where is not None:
         code.comment("WHERE filters window contents.")
         code(f"rows = rows.where({expr(query.where)})")
@@ -238,9 +241,11 @@ def prologue(ctx: Context) -> None:
 
 
 def first_arrival(ctx: Context) -> None:
-    """ALIGN FIRST: _anchor, the window attribute of the first arrival (least row_num; ties, only possible
+    """ALIGN FIRST: __wql_first, the window attribute of the first arrival (least row_num; ties, only possible
     with a declared ROW_NUM column, by least value) per PATTR partition, among tuples that have one. It is
-    found before WHERE: the window spec applies to the stream, WHERE to window contents."""
+    found in the number stage, before WHERE and before late tuples are set apart: the window spec applies
+    to the stream as it arrives, WHERE to window contents. On a stream, `anchors` holds the first arrivals
+    of partitions that earlier triggers saw; only a partition new to this trigger takes one from its rows."""
     window, code = ctx.window, ctx.code
     stream = ctx.query.stream
     order = col(stream.row_num) if stream.row_num else col(ROW_NUM)
@@ -250,16 +255,47 @@ def first_arrival(ctx: Context) -> None:
     code.comment(f"ALIGN FIRST: {scope} at its first arrival (backward context, FCF).")
     code(f'arrival = F.struct({order}.alias("r"), {value}.alias("a"))')
     code(f"present = rows.where({value}.isNotNull())")
+    renamed = anchor_columns(window)
     first = f'F.min(arrival)["a"].alias({py(FIRST)})'
+    if parts:
+        grouped = ", ".join(f"{col(p)}.alias({py(r)})" for p, r in zip(parts, renamed, strict=True))
+        code(f"firsts = present.groupBy({grouped}).agg({first})")
+    else:
+        code(f"firsts = present.agg({first})")
+    code("if anchors is not None:  # a stream: partitions an earlier trigger saw keep the first arrival it saw")
+    earlier = " & ".join(f"F.col({py('f.' + r)}).eqNullSafe(F.col({py('a.' + r)}))" for r in renamed)
+    condition = f", {earlier}" if parts else ""
+    code(f'    fresh = firsts.alias("f").join(anchors.alias("a"){condition}, how="left_anti")')
+    code(f"    firsts = anchors.unionByName(fresh.where(F.col({py(FIRST)}).isNotNull()))")
     if not parts:
-        code(f"rows = rows.crossJoin(F.broadcast(present.agg({first})))")
+        code(f"    firsts = firsts.agg(F.first({py(FIRST)}, ignorenulls=True).alias({py(FIRST)}))")
+        code("rows = rows.crossJoin(F.broadcast(firsts))")
         return
-    renamed = [f"__wql_p{i}" for i in range(len(parts))]
-    grouped = ", ".join(f"{col(p)}.alias({py(r)})" for p, r in zip(parts, renamed, strict=True))
-    code(f"firsts = present.groupBy({grouped}).agg({first})")
     matches = " & ".join(f"{col(p)}.eqNullSafe(F.col({py(r)}))" for p, r in zip(parts, renamed, strict=True))
     dropped = ", ".join(py(r) for r in renamed)
     code(f"rows = rows.join(firsts, {matches}).drop({dropped})")
+
+
+def anchor_columns(window: Window) -> list[str]:
+    """ALIGN FIRST: the PATTR columns under the names the first arrivals table gives them (kept on a stream)."""
+    return [f"__wql_p{i}" for i in range(len(window.partition_by))]
+
+
+def anchors_rule(ctx: Context) -> None:
+    """anchors_seen: on a stream with ALIGN FIRST, the first arrivals to keep for the next trigger."""
+    window, code = ctx.window, ctx.rules
+    parts = list(window.partition_by)
+    renamed = anchor_columns(window)
+    items = ", ".join([*(f"{col(p)}.alias({py(r)})" for p, r in zip(parts, renamed, strict=True)), py(FIRST)])
+    code("def anchors_seen(rows, anchors):")
+    code.indent()
+    code('"""The first arrival of every partition seen so far (ALIGN FIRST), for the triggers to come."""')
+    code(f"seen = rows.select({items}).where(F.col({py(FIRST)}).isNotNull())")
+    code("if anchors is not None:")
+    code("    seen = anchors.unionByName(seen)")
+    code("return seen.dropDuplicates()")
+    code.dedent()
+    code.blank(2)
 
 
 # Columns the plans add to rows next to the stream's own; a stream column the query carries by name
@@ -363,14 +399,14 @@ def grid_bounds(ctx: Context) -> list[str]:
         kind = {Domain.TIMESTAMP: "timestamp", Domain.DATE: "date", Domain.FLOAT: "double"}.get(domain, "bigint")
         start = f'F.lit(None).cast("{kind}")'
     elif window.kind is WindowKind.CUMULATE:  # every window of a period starts where the period does
-        start = convert.format(anchored(window, 'ORIGIN + F.floor(F.col("wid") / PERIOD) * RANGE'))
+        start = convert.format(from_anchor(window, 'ORIGIN + F.floor(F.col("wid") / PERIOD) * RANGE'))
     else:
-        start = convert.format(anchored(window, f"{end} - RANGE"))
-    end = convert.format(anchored(window, end))
+        start = convert.format(from_anchor(window, f"{end} - RANGE"))
+    end = convert.format(from_anchor(window, end))
     return [f'{start}.alias("window_start")', f'{end}.alias("window_end")']
 
 
-def anchored(window: Window, bound: str) -> str:
+def from_anchor(window: Window, bound: str) -> str:
     """A bound measured from the first arrival (ALIGN FIRST) back on the attribute's own axis."""
     return f"F.col({py(ANCHOR)}) + ({bound})" if window.align_first else bound
 

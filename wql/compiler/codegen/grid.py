@@ -14,12 +14,14 @@ from wql.compiler.codegen.common import (
     ANCHOR,
     ATTR,
     END_ATTR,
+    FIRST,
     Context,
     aggregate_items,
     attribute_expression,
     declare_window_constants,
     emit_empty,
     epilogue,
+    from_anchor,
     grid_bounds,
     prologue,
 )
@@ -254,7 +256,8 @@ def stream_rules(ctx: Context) -> None:
     code("def is_final(punctuation):")
     code.indent()
     code('"""A window is final once the punctuation reaches its end: no tuple still to come can fall in it."""')
-    code('return ORIGIN + (F.col("wid") + 1) * SLIDE <= punctuation')
+    end = from_anchor(window, 'ORIGIN + (F.col("wid") + 1) * SLIDE')
+    code(f"return {end} <= punctuation")
     code.dedent()
     code.blank(2)
     code("def first_open(punctuation):")
@@ -278,6 +281,7 @@ def stream_rules(ctx: Context) -> None:
             code('later panes stay as they are."""')
             code("if punctuation is None:")
             code("    return cells")
+            _relative_punctuation(ctx, ANCHOR)
             code("last_final = first_open(punctuation) - 1")
             code('folded = cells.where(F.col("_cell") <= last_final).withColumn("_cell", last_final.cast("bigint"))')
             code('return merge(folded.unionByName(cells.where(F.col("_cell") > last_final)))')
@@ -291,6 +295,7 @@ def stream_rules(ctx: Context) -> None:
         )
         code("if punctuation is None:")
         code(f"    return {kept}")
+        _relative_punctuation(ctx, ANCHOR)
         if window.kind is WindowKind.CUMULATE:
             code("# CUMULATE: the first open window starts where its period does.")
             code("start = ORIGIN + F.floor(first_open(punctuation) / PERIOD) * RANGE")
@@ -311,6 +316,14 @@ def stream_rules(ctx: Context) -> None:
     code.dedent()
     code.blank(2)
     _missed_rule(ctx)
+
+
+def _relative_punctuation(ctx: Context, anchor: str) -> None:
+    """ALIGN FIRST: each partition's grid starts at its own first arrival, so the punctuation is measured
+    from that partition's anchor (a column), as the cells' and rows' _t are."""
+    if ctx.window.align_first:
+        ctx.rules.comment("ALIGN FIRST: the punctuation measured from each partition's first arrival.")
+        ctx.rules(f"punctuation = F.lit(punctuation) - F.col({py(anchor)})")
 
 
 def _merge_stage(ctx: Context) -> None:
@@ -362,6 +375,10 @@ def _missed_rule(ctx: Context) -> None:
     else:
         code('"""CONSISTENT: a late tuple is in no window; it misses every window it belongs to."""')
     code("t = window_attribute(late)")
+    if window.align_first:
+        code(f"t = t - F.col({py(FIRST)})")
+    if generous:
+        _relative_punctuation(ctx, FIRST)
     closed = "first_open(punctuation) - 1"
     if window.kind is WindowKind.LANDMARK:
         first = f"F.greatest({_first(ctx, 't')}, F.lit(0))"

@@ -26,11 +26,10 @@ from wql.compiler.codegen.common import (
     Context,
     aggregate_inputs,
     aggregate_items,
-    anchored,
     attribute_expression,
     emit_empty,
     epilogue,
-    first_arrival,
+    from_anchor,
     key_items,
     numbering,
     origin_note,
@@ -125,8 +124,6 @@ def _prepare(ctx: Context) -> None:
     numbering(ctx, rows=window.numbers_rows, positions=False)
     code = ctx.stage("prepare", ctx.param, f"The stream's events in window terms: keys, inputs, {ATTR}, {END_ATTR}.")
     code(f"rows = {ctx.param}")
-    if window.align_first:
-        first_arrival(ctx)
     keys = key_items(ctx)
     kept = [c for c in query.input_columns if c in aggregate_inputs(query) or c in ctx.key_columns.values()]
     items = [*(col(c) for c in kept), *keys]
@@ -866,8 +863,8 @@ def _grid_bounds(ctx: Context) -> list[str]:
     end_wid = 'F.col("_wend")' if window.snap else wid
     start, _ = _grid_edges(ctx, wid)
     _, end = _grid_edges(ctx, end_wid)
-    start = None if start is None else anchored(window, start)
-    end = anchored(window, end)
+    start = None if start is None else from_anchor(window, start)
+    end = from_anchor(window, end)
     if start is None:
         kind = {
             Domain.TIMESTAMP: "timestamp",

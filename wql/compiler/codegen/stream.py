@@ -10,7 +10,7 @@ and the driver copied from `wql.compiler.kernels.streaming`.
 from __future__ import annotations
 
 from wql.compiler.analysis import Query
-from wql.compiler.codegen.common import Context, window_attribute_rule
+from wql.compiler.codegen.common import Context, anchors_rule, window_attribute_rule
 from wql.compiler.disorder import check_streamable, disorder
 from wql.compiler.plans import Plan
 from wql.compiler.schema import Domain
@@ -52,6 +52,8 @@ def stream_extras(ctx: Context) -> None:
 
     window_attribute_rule(ctx)
     FAMILIES[ctx.plan.family].stream_rules(ctx)
+    if ctx.window.align_first:
+        anchors_rule(ctx)
     _show_point(ctx)
     merge = next((s for s in ctx.stages if s.name == "merge"), None)
     if merge is not None:  # right after lift, where a reader expects it
@@ -95,6 +97,7 @@ def streaming_constants(ctx: Context) -> dict[str, object]:
         "punctuation": query.stream.punctuation,
         "numbered": any(s.name == "number" for s in ctx.stages),
         "positions": list(window.partition_by) if counted else [],
+        "anchored": window.align_first,
         "partition_columns": [ctx.key_columns[k.name] for k in partitions] if counted else [],
     }
 

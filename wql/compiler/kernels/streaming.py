@@ -187,7 +187,8 @@ def save_meta(spark, checkpoint, meta):
 
 
 def load_state(spark, checkpoint, meta, part):
-    """The rows or cells (part "state") or partition positions ("positions") a trigger left, or None."""
+    """The rows or cells (part "state"), partition positions ("positions") or first arrivals ("anchors", ALIGN
+    FIRST) a trigger left, or None."""
     name = (meta.get(part) or {}).get("name") if isinstance(meta.get(part), dict) else None
     if not name:
         return None
@@ -284,7 +285,10 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     rows = frame.where(~malformed & ~marked)
     next_row = meta["next_row"]
     offsets = load_state(spark, checkpoint, meta, "positions")
-    if STREAMING["numbered"]:
+    anchors = load_state(spark, checkpoint, meta, "anchors")
+    if STREAMING["anchored"]:  # ALIGN FIRST: partitions seen before keep the first arrival they had
+        rows = number(rows, next_row, offsets, anchors)
+    elif STREAMING["numbered"]:
         rows = number(rows, next_row, offsets)
     t = window_attribute(rows)
     if ended:
@@ -371,6 +375,9 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     kept_positions = meta.get("positions")
     if positions is not None:
         kept_positions = save_state(spark, checkpoint, positions, "positions", batch)
+    kept_anchors = meta.get("anchors")
+    if STREAMING["anchored"]:
+        kept_anchors = save_state(spark, checkpoint, anchors_seen(rows, anchors), "anchors", batch)
     kept.unpersist()
     frame.unpersist()
     point = None if STREAMING["positions"] else after
@@ -384,6 +391,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
             "next_row": next_row,
             "state": state,
             "positions": kept_positions,
+            "anchors": kept_anchors,
             "drained": ended,
         },
     )

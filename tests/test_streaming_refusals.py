@@ -15,6 +15,8 @@ REFUSED = {
     "SELECT count(*) AS n FROM s [RANGE 10 SECONDS RATTR ts SLIDE 2 ROWS SATTR rank(ts)] EMIT CHANGES": (
         "EMIT CHANGES of windows named by rank"
     ),
+    "SELECT count(*) AS n FROM s [SNAPSHOT WATTR (x, y) PATTR case_id]": "snapshot windows on a stream",
+    "SELECT count(*) AS n FROM s [RANGE 10 SLIDE 5 WATTR (x, y) SNAP]": "SNAP on a stream",
     "SELECT count(*) AS n FROM s [SESSION GAP 10 SECONDS WATTR ts PATTR k]": "session windows on a stream: the split",
     "SELECT count(*) AS n FROM s [SESSION GAP 5 SECONDS KAFKA WATTR ts]": "session windows on a stream",
     "SELECT count(*) AS n FROM s [FRAME THRESHOLD (v < 4) MIN 3 ROWS WATTR ts]": "threshold-frame windows on a stream",

@@ -10,14 +10,14 @@ one where rounding moved it (see first_window/last_window in the job).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from wql.compiler.codegen.common import (
     ANCHOR,
     ATTR,
-    END_ATTR,
     FIRST,
     Context,
     aggregate_items,
-    attribute_expression,
     declare_window_constants,
     emit_empty,
     epilogue,
@@ -31,7 +31,6 @@ from wql.compiler.schema import Domain
 from wql.compiler.windows import WindowKind
 
 T = f"F.col({py(ATTR)})"
-E = f"F.col({py(END_ATTR)})"
 
 
 def generate(ctx: Context) -> None:
@@ -246,17 +245,13 @@ def combine(ctx: Context) -> None:
 # ------------------------------------------------------------------ on a stream
 
 
-def stream_rules(ctx: Context) -> None:
-    """merge (cell plans), is_final, retain and missed: what a streaming job needs beyond the batch stages."""
-    window, plan = ctx.window, ctx.plan
-    grid = plan.grid
-    if grid is not None:
-        _merge_stage(ctx)
+def final_rules(ctx: Context) -> None:
+    """is_final and first_open: when a window of the grid is final, and the first one that is not."""
     code = ctx.rules
     code("def is_final(punctuation):")
     code.indent()
     code('"""A window is final once the punctuation reaches its end: no tuple still to come can fall in it."""')
-    end = from_anchor(window, 'ORIGIN + (F.col("wid") + 1) * SLIDE')
+    end = from_anchor(ctx.window, 'ORIGIN + (F.col("wid") + 1) * SLIDE')
     code(f"return {end} <= punctuation")
     code.dedent()
     code.blank(2)
@@ -270,6 +265,16 @@ def stream_rules(ctx: Context) -> None:
     code(f"return {first}")
     code.dedent()
     code.blank(2)
+
+
+def stream_rules(ctx: Context) -> None:
+    """merge (cell plans), is_final, retain and missed: what a streaming job needs beyond the batch stages."""
+    window, plan = ctx.window, ctx.plan
+    grid = plan.grid
+    if grid is not None:
+        _merge_stage(ctx)
+    final_rules(ctx)
+    code = ctx.rules
     kept = "cells" if grid is not None else "rows"
     code(f"def retain({kept}, punctuation):")
     code.indent()
@@ -307,15 +312,11 @@ def stream_rules(ctx: Context) -> None:
             code('return cells.where(F.col("_cell") >= 2 * F.floor((start - ORIGIN) / SLIDE))')
         elif grid is not None:
             code('return cells.where(F.col("_cell") >= F.floor((start - ORIGIN) / PANE))')
-        elif window.is_interval:
-            code("# An event overlapping an open window, a point event inside one, or an open-ended event.")
-            code(f"inside = ({E} > start) | (({E} == {T}) & ({T} >= start))")
-            code(f"return rows.where({E}.isNull() | inside)")
         else:
             code(f"return rows.where({T} >= start)")
     code.dedent()
     code.blank(2)
-    _missed_rule(ctx)
+    missed_rule(ctx)
 
 
 def _relative_punctuation(ctx: Context, anchor: str) -> None:
@@ -364,8 +365,10 @@ def _merge_stage(ctx: Context) -> None:
     code("return merged")
 
 
-def _missed_rule(ctx: Context) -> None:
-    """missed: for the late-rows output, which windows a late tuple belongs to and did not reach."""
+def missed_rule(ctx: Context, windows: Callable[[Context, str, bool], str] | None = None) -> None:
+    """missed: for the late-rows output, which windows a late tuple belongs to and did not reach. `windows`
+    (another family's: interval events) writes that text for grid windows from t, the closed windows and
+    whether the slack is GENEROUS."""
     code, window = ctx.rules, ctx.window
     generous = window.slack is not None and window.slack.mode == "generous"
     code("def missed(late, punctuation):")
@@ -386,20 +389,8 @@ def _missed_rule(ctx: Context) -> None:
             text = f'F.format_string("windows %d to %d", {first}, {closed})'
         else:
             text = f'F.format_string("windows %d and every later one", {first})'
-    elif window.is_interval:
-        assert window.end_attr is not None
-        code(f"e = {attribute_expression(ctx, window.end_attr.name)}")
-        code.comment("An open-ended event belongs to every window from its first on.")
-        first = _first(ctx, "t")
-        point = "F.floor((t - ORIGIN + RANGE) / SLIDE) - 1"
-        last = f"F.when(e == t, {point}).otherwise(F.ceil((e - ORIGIN + RANGE) / SLIDE) - 2)"
-        if generous:
-            last = f"F.least({last}, {closed})"
-            ended = f'F.format_string("windows %d to %d", {first}, {closed})'
-        else:
-            ended = f'F.format_string("windows %d and every later one", {first})'
-        bounded = f'F.format_string("windows %d to %d", {first}, {last})'
-        text = f"F.when(e.isNull(), {ended}).otherwise({bounded})"
+    elif windows is not None:
+        text = windows(ctx, closed, generous)
     else:
         last = f"F.least({_last(ctx, 't')}, {closed})" if generous else _last(ctx, "t")
         text = f'F.format_string("windows %d to %d", {_first(ctx, "t")}, {last})'

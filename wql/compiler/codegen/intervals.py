@@ -37,6 +37,7 @@ from wql.compiler.codegen.common import (
     unit_note,
 )
 from wql.compiler.codegen.emit import Raw, col, expr, py
+from wql.compiler.codegen.grid import final_rules, missed_rule
 from wql.compiler.plans import ONE, PlanKind, StateGroup, fresh_name, intervals
 from wql.compiler.schema import Domain
 from wql.compiler.windows import WindowKind
@@ -522,7 +523,9 @@ def _finite_helper(ctx: Context) -> None:
 def _difference(ctx: Context) -> None:
     window, keys = ctx.window, ctx.keys()
     signed = _Signed(ctx)
-    code = ctx.stage("lift", "rows", "Cells: each event's signed deltas, summed per key and window-id.")
+    code = ctx.stage(
+        "windows", "rows", "One row per window and key: each event's signed deltas, then a running combine per key."
+    )
     _finite_helper(ctx)
     first, _ = _windows_of_event(ctx)
     code.comment("An event overlaps window [a, b) iff start < b and end > a; and one that ends at or before a")
@@ -554,9 +557,6 @@ def _difference(ctx: Context) -> None:
     if window.snap:
         items.append('F.count("_share0_0").alias("_moves")  # the deltas that count: the first state is the row count')
     code.call("cells", f"deltas.groupBy({grouped}).agg", items)
-    code("return cells")
-
-    code = ctx.stage("windows", "cells", "One row per window and key: a running combine of each key's cells.")
     code.comment("The combine runs from each key's first cell to the data's last window; cells are shifted so")
     code.comment("that the first is 0.")
     code('bounds = cells.agg(F.min("_cell").alias("_lo"), F.max("_h").alias("_hi"))')
@@ -616,7 +616,9 @@ def _snap_from_moves(ctx: Context) -> None:
 
 def _landmark_difference(ctx: Context) -> None:
     keys = ctx.keys()
-    code = ctx.stage("lift", "rows", "Cells: each event's states at its first window, per key.")
+    code = ctx.stage(
+        "windows", "rows", "One row per window and key: each event's states at its first window, combined."
+    )
     code.comment("A landmark window holds every event that starts before its end: each event's states go to its")
     code.comment("first window, and window w is the running combine of every cell up to w.")
     items = [f'F.max({_first(ctx, f"F.greatest({T}, F.coalesce({E}, {T}))")}).alias("_h")']
@@ -634,8 +636,6 @@ def _landmark_difference(ctx: Context) -> None:
             items.append(f"F.{group.operation}({share}).alias({py(column)})")
     grouped = ", ".join([*(col(k) for k in keys), f'{_first(ctx)}.alias("_cell")'])
     code.call("cells", f"rows.groupBy({grouped}).agg", items)
-    code("return cells")
-    code = ctx.stage("windows", "cells", "One row per window and key: a running combine of each key's cells.")
     code.comment("Landmark windows are reported up to the window holding the data's largest start or end.")
     code('cells = cells.crossJoin(F.broadcast(cells.agg(F.max("_h").cast("bigint").alias("_last"))))')
     decomposition = ctx.plan.decomposition
@@ -643,6 +643,52 @@ def _landmark_difference(ctx: Context) -> None:
     _combine(ctx, [(g.operation, list(g.columns)) for g in decomposition.groups])
     code('windows = windows.withColumnRenamed("_cell", "wid")')
     _lower(ctx, keys)
+
+
+# ------------------------------------------------------------------ on a stream
+
+
+def stream_rules(ctx: Context) -> None:
+    """is_final, first_open, retain and missed. Every intervals plan keeps events (rows) between triggers and
+    recomputes the open windows from them, so the batch stages serve the stream unchanged; an open window
+    is exact because every event that overlaps it is kept. Snapshots and SNAP are refused (disorder.py)."""
+    window = ctx.window
+    final_rules(ctx)
+    code = ctx.rules
+    code("def retain(rows, punctuation):")
+    code.indent()
+    if window.kind is WindowKind.LANDMARK:
+        code('"""A landmark window holds every event since the stream began: all rows stay."""')
+        code("return rows")
+    else:
+        code('"""What windows not yet final can still need: the events that end at or after the first open')
+        code("window's start (one that ends there keeps the data's end where the whole stream has it), and")
+        code('every open-ended event."""')
+        code("if punctuation is None:")
+        code("    return rows")
+        code("start = ORIGIN + (first_open(punctuation) + 1) * SLIDE - RANGE")
+        code(f"return rows.where({E}.isNull() | ({E} >= start))")
+    code.dedent()
+    code.blank(2)
+    missed_rule(ctx, _missed_windows)
+
+
+def _missed_windows(ctx: Context, closed: str, generous: bool) -> str:
+    """The windows a late event belongs to (missed writes the text): from its first to its last, or with the
+    data for an open-ended one; with GENEROUS only those already closed."""
+    window, code = ctx.window, ctx.rules
+    assert window.end_attr is not None
+    code(f"e = {attribute_expression(ctx, window.end_attr.name)}")
+    code.comment("An open-ended event belongs to every window from its first on.")
+    first = _first(ctx, "t")
+    last = f"F.when(e == t, {_last_holding(ctx, 't')}).otherwise({_last_before(ctx, 'e')})"
+    if generous:
+        last = f"F.least({last}, {closed})"
+        ended = f'F.format_string("windows %d to %d", {first}, {closed})'
+    else:
+        ended = f'F.format_string("windows %d and every later one", {first})'
+    bounded = f'F.format_string("windows %d to %d", {first}, {last})'
+    return f"F.when(e.isNull(), {ended}).otherwise({bounded})"
 
 
 # ------------------------------------------------------------------ SNAP on bucket and se-slices

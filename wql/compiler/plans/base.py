@@ -73,9 +73,9 @@ class Plan:
     @property
     def keeps(self) -> Literal["cells", "rows"]:
         """What a streaming job keeps between triggers: the cells the plan lifts rows into, or rows."""
-        if self.kind is PlanKind.SE_SLICES:
-            return "rows"  # its kernel slices the events itself
-        return "cells" if self.grid is not None or self.kind is PlanKind.DIFFERENCE else "rows"
+        if self.family == "intervals":
+            return "rows"  # each trigger recomputes the open windows from the events that reach them
+        return "cells" if self.grid is not None else "rows"
 
 
 @dataclass(frozen=True)

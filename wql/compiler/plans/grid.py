@@ -79,10 +79,7 @@ def fan_out(window: Window, stats: Statistics) -> float:
     assert window.range is not None
     if window.kind is WindowKind.CUMULATE:
         return (window.windows_per_period + 1) / 2  # from a tuple's own window to the end of its period
-    copies = window.range / window.slide
-    if window.is_interval:
-        copies += 1
-    return max(1.0, copies)
+    return max(1.0, window.range / window.slide)
 
 
 def candidates(query: Query, stats: Statistics) -> list[Candidate]:

@@ -487,7 +487,9 @@ class _Signed:
                 kept = f"({col(ns)} - {col(ne)})"
                 shift = f"({col(ms)} - {col(me)})"
                 finite_mean = f"F.when({kept} > 0, {col(ms)} + {shift} * {col(ne)} / {kept})"
-                finite_m2 = f"F.when({kept} > 0, {col(qs)} - {col(qe)} - {col(ns)} * {col(ne)} * {shift} ** 2 / {kept})"
+                difference = f"{col(qs)} - {col(qe)} - {col(ns)} * {col(ne)} * {shift} ** 2 / {kept}"
+                # One value has no spread, and M2 is never negative: the subtraction's rounding must not say so.
+                finite_m2 = f"F.when({kept} == 1, F.lit(0.0)).when({kept} > 1, F.greatest({difference}, F.lit(0.0)))"
                 undefined = f"({nan} > 0) | (({pinf} > 0) & ({ninf} > 0))"
                 nonfinite = f"({nan} > 0) | ({pinf} > 0) | ({ninf} > 0)"
                 items += [

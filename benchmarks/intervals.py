@@ -1,6 +1,6 @@
 """Interval events: WQL's chosen plan against the bucket plan and the Spark a user would write.
 
-    python benchmarks/intervals.py [--rows N] [--lengths 1,10,100] [--aggregates sum,max] [--json]
+    python benchmarks/intervals.py [--rows N] [--lengths 1,10,100] [--aggregates sum,max] [--plan P] [--json]
 
 N events (default 2,000,000) of 100 keys, a start every 0.1 s, lasting an
 exponentially distributed time that averages 1, 10 or 100 slides; windows of
@@ -8,7 +8,7 @@ RANGE 10 MINUTES SLIDE 1 MINUTE over WATTR (started, ended). Two aggregate sets:
 "sum" (count, sum, avg: the difference plan's) and "max" (min, max: SE-slices').
 For each case three contenders run in one process on the same cached data:
 
-- wql:    the plan WQL chooses;
+- wql:    the plan WQL chooses (or --plan's);
 - bucket: WQL's bucket plan (each event copied into every window it overlaps);
 - native: what a Spark user writes: explode the `sequence` of the window starts
           an event overlaps, then group by key and window.
@@ -43,6 +43,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--lengths", default="1,10,100", help="mean event lengths in slides, comma-separated")
     parser.add_argument("--aggregates", default="sum,max", help="aggregate sets: sum (count, sum, avg), max (min, max)")
     parser.add_argument("--repeat", type=int, default=2, help="runs per measurement; the best is kept")
+    parser.add_argument("--plan", default="auto", help="the plan WQL runs: auto (its choice), se-slices, difference")
     parser.add_argument("--json", action="store_true", help="one JSON object per case")
     parser.add_argument("--master", default="local[*]")
     return parser.parse_args()
@@ -103,7 +104,7 @@ def main() -> int:
                 f"[RANGE {RANGE_SECONDS // 60} MINUTES SLIDE {SLIDE_SECONDS // 60} MINUTE WATTR (started, ended)] "
                 f"GROUP BY caller"
             )
-            chosen = wql.compile(text, streams=streams)
+            chosen = wql.compile(text, streams=streams, plan=None if args.plan == "auto" else args.plan)
             bucket = wql.compile(text, streams=streams, plan="bucket")
             runs: dict[str, Callable[[], Any]] = {
                 "wql": lambda q=chosen, d=data: q.run(spark, calls=d),

@@ -75,12 +75,13 @@ def session(master: str, name: str) -> Any:
     )
 
 
-def timed(builds: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
+def timed(builds: dict[str, Callable[[], Any]], repeat: int, counts: dict[str, int] | None = None) -> dict[str, float]:
     """Seconds to compute every row of each fresh build(), best of `repeat` rounds.
 
     Rounds interleave the contenders so none gains from running after the others
     (JIT, Python workers), and each run builds a new DataFrame: collecting the
     same one twice would reuse its shuffle files and time only the last stage.
+    With `counts`, each contender's row count goes there (from the timed runs).
     """
     from pyspark.sql import functions as F
 
@@ -90,8 +91,10 @@ def timed(builds: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]
             frame = build()
             probe = frame.select(F.sum(F.hash(*frame.columns)).alias("h"), F.count(F.lit(1)).alias("n"))
             started = time.perf_counter()
-            probe.collect()
+            result = probe.collect()
             best[name] = min(best[name], time.perf_counter() - started)
+            if counts is not None:
+                counts[name] = result[0]["n"]
     return best
 
 

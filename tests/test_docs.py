@@ -183,6 +183,9 @@ SELECT sum(v) AS total FROM s [SESSION GAP 10 WATTR m PATTR k];
 SELECT sum(v) AS total FROM s [FRAME THRESHOLD (v > 1) WATTR m];
 SELECT median(v) AS mid FROM s [FRAME DELTA 2 ON x WATTR m];
 SELECT count(*) AS n FROM s [FRAME AGGREGATE (sum(v) > 10) WATTR m];
+SELECT count(*) AS n FROM s [SNAPSHOT WATTR (m, e) PATTR k];
+SELECT sum(e - m) AS busy FROM s [RANGE 10 SLIDE 5 WATTR (m, e) CLIP];
+SELECT count(*) AS n FROM s [RANGE 10 SLIDE 5 WATTR (m, e) SNAP];
 """
 
 EXPECTED = [  # (the section of the window, the class's section)
@@ -205,6 +208,9 @@ EXPECTED = [  # (the section of the window, the class's section)
     ("2.17", "5.4"),
     ("2.17", "5.4"),
     ("2.17", "5.4"),
+    ("2.18", "5.3"),
+    ("2.19", "5.1"),
+    ("2.20", "5.3"),
 ]
 
 

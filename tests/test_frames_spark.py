@@ -331,11 +331,22 @@ def typed_rows(path: Path, types: dict[str, Any]) -> list[dict[str, Any]]:
         ]
 
 
+CALLS = {
+    "call_id": str,
+    "region": str,
+    "started": datetime.fromisoformat,
+    "ended": datetime.fromisoformat,
+    "cost": float,
+}
+
+
 @pytest.mark.parametrize(
     ("name", "types"),
     [
         ("clicks", {"user_id": str, "page": str, "ts": datetime.fromisoformat, "amount": float}),
         ("slowdowns", {"seg_id": str, "speed": float, "ts": datetime.fromisoformat}),
+        ("calls", CALLS),
+        ("concurrent_calls", CALLS),
     ],
 )
 def test_examples_equal_the_reference(spark: Any, name: str, types: dict[str, Any], tmp_path: Path) -> None:

@@ -115,14 +115,46 @@ def test_partitioned_row_windows(spark: Any, plan: str, data: st.DataObject, row
     check(spark, data, text, rows, "ts", plan=plan)
 
 
+INTERVAL_AGGREGATES = {
+    "bucket": f"{SHARED}, {HOLISTIC}",
+    "se-slices": SHARED,
+    "difference": "count(*) AS n, count(v) AS nv, sum(v) AS sv, avg(v) AS av, stddev(v) AS sd",
+}
+INTERVAL_SLACKS = st.sampled_from(["", "SLACK 2", "SLACK 5 GENEROUS"])
+
+
+@pytest.mark.parametrize("plan", ["bucket", "se-slices", "difference"])
 @SETTINGS
 @given(data=st.data(), rows=cases(count=4, max_rows=10))
-def test_interval_events(spark: Any, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+def test_interval_events(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    """Every intervals plan keeps the events its open windows can still need (open-ended ones always):
+    events of any length, point events, open-ended and malformed ones, WHERE as a flag."""
     r = data.draw(st.integers(1, 10))
     s = data.draw(st.integers(1, 10))
-    slack = data.draw(st.sampled_from(["", "SLACK 2", "SLACK 5 GENEROUS"]))
-    text = f"SELECT {aggregates('bucket')} FROM s [RANGE {r} SLIDE {s} WATTR (x, y) {slack}] GROUP BY case_id"
-    check(spark, data, text, rows, "x", plan="bucket")
+    slack = data.draw(INTERVAL_SLACKS)
+    where = data.draw(st.sampled_from(["", "WHERE n <> 3"]))
+    text = (
+        f"SELECT {INTERVAL_AGGREGATES[plan]} FROM s [RANGE {r} SLIDE {s} WATTR (x, y) {slack}] {where} GROUP BY case_id"
+    )
+    check(spark, data, text, rows, "x", plan=plan)
+
+
+@pytest.mark.parametrize("variant", ["clip", "landmark"])
+@SETTINGS
+@given(data=st.data(), rows=cases(count=4, max_rows=10))
+def test_interval_event_variants(spark: Any, variant: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    """CLIP (bucket: each window reads the lifetimes clipped to it) and landmark windows (difference: every
+    event kept) on a stream."""
+    s = data.draw(st.integers(1, 6))
+    slack = data.draw(INTERVAL_SLACKS)
+    if variant == "clip":
+        spec = f"RANGE {data.draw(st.integers(1, 10))} SLIDE {s} WATTR (x, y) CLIP {slack}"
+        clipped = "count(*) AS n, sum(y - x) AS busy, max(y) AS last_end, sum(v) AS sv"
+        text = f"SELECT {clipped} FROM s [{spec}] GROUP BY case_id"
+        check(spark, data, text, rows, "x", plan="bucket")
+    else:
+        text = f"SELECT {INTERVAL_AGGREGATES['difference']} FROM s [RANGE UNBOUNDED SLIDE {s} WATTR (x, y) {slack}]"
+        check(spark, data, text, rows, "x", plan="difference")
 
 
 TUPLE_SLIDES = {"every": "SLIDE 1 ROW", "row_num": "SLIDE 3 ROWS SATTR row_num", "rank": "SLIDE 2 ROWS SATTR rank(ts)"}

@@ -25,6 +25,8 @@ REFUSED = {
         "EMIT CHANGES of session windows: a tuple that arrives out of order can merge two sessions"
     ),
     "SELECT avg(v) AS a FROM s [FRAME DELTA 5 ON v WATTR ts] EMIT CHANGES": "EMIT CHANGES of delta-frame windows",
+    "SELECT count(*) AS n FROM s [SNAPSHOT WATTR (x, y) PATTR case_id]": "snapshot windows on a stream",
+    "SELECT count(*) AS n FROM s [RANGE 10 SLIDE 5 WATTR (x, y) SNAP]": "SNAP on a stream",
 }
 
 

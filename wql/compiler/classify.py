@@ -37,6 +37,15 @@ class Classification:
 
 
 def classify(window: Window) -> Classification:
+    if window.kind is WindowKind.SNAPSHOT:
+        return _classify_snapshot(window)
+    if window.snap:
+        return Classification(
+            WindowClass.FCB,
+            "forward, bounded",
+            "SNAP reports runs of grid windows that hold the same events: t's grid windows follow from t alone, "
+            "but where a run holding them ends depends on other events that enter or leave within them",
+        )
     if window.frame is not None:
         return Classification(WindowClass.FCU, "forward, unbounded", _data_driven_reason(window))
     if window.is_grid:
@@ -97,6 +106,26 @@ def classify(window: Window) -> Classification:
     )
 
 
+def _classify_snapshot(window: Window) -> Classification:
+    s, e = window.attr.name, window.end_attr.name if window.end_attr else "end"
+    scope = f" of its partition ({', '.join(window.partition_by)})" if window.partition_by else ""
+    return Classification(
+        WindowClass.FCB,
+        "forward, bounded",
+        f"window-ids are the endpoints of the events{scope}; t's windows are among [t.{s}, t.{e}), known on "
+        f"arrival (unbounded for an open-ended event), but which of them exist depends on other events' endpoints",
+    )
+
+
+def _variant_note(window: Window) -> str:
+    """The StreamInsight variant a window over interval events uses, in words ("" for WQL's default)."""
+    if window.clip:
+        return ", CLIP: aggregates see each event's lifetime clipped to the window (StreamInsight)"
+    if window.snap:
+        return ", SNAP: one row per run of windows holding the same events (StreamInsight's snap to boundaries)"
+    return ""
+
+
 def _order(window: Window) -> str:
     """How a window's tuples are ordered, in words: (ts, row_num) per user."""
     scope = f" per {', '.join(window.partition_by)}" if window.partition_by else ""
@@ -136,6 +165,10 @@ def describe_kind(window: Window) -> str:
     """A one-line name for the window, as a user would say it."""
     if window.frame is not None:
         return _describe_data_driven(window)
+    return _describe_kind(window) + _variant_note(window)
+
+
+def _describe_kind(window: Window) -> str:
     attr = window.attr
     basis = (
         "tuple-based"
@@ -147,6 +180,8 @@ def describe_kind(window: Window) -> str:
     if window.is_interval:
         basis = f"interval-event ({basis})"
     partitioned = " partitioned" if window.partition_by else ""
+    if window.kind is WindowKind.SNAPSHOT:
+        return f"{basis}{partitioned} snapshot window (between consecutive event endpoints)"
     if window.is_grid and window.align_first:
         first = "each partition's first tuple" if window.partition_by else "the first tuple"
         return f"{_describe_grid(window, basis, partitioned)}, aligned to {first}"
@@ -292,7 +327,37 @@ def _value(window: Window) -> str:
     return f"t.{window.attr.name}"
 
 
+def _snapshot_formulas(window: Window) -> tuple[str, str]:
+    assert window.end_attr is not None
+    s, e = f"t.{window.attr.name}", f"t.{window.end_attr.name}"
+    scope = "".join(f" ∧ u.{p} = t.{p}" for p in window.partition_by)
+    windows = (
+        f"windows = {{ u.{window.attr.name}, u.{window.end_attr.name} | u well-formed{scope} }} "
+        "(NULL ends are no endpoints)"
+    )
+    wids = f"wids(t) = {{ p ∈ windows | {s} ≤ p < {e} }} (a point event: {{ {s} }}),  {windows}"
+    extent = (
+        f"extent(p) = {{ t | {s} < next(p) ∧ p < {e} }} ∪ {{ point events with {s} = p }}, "
+        "window [p, next(p)), next(p) the next endpoint (none after the last: window_end NULL)"
+    )
+    return wids, extent
+
+
+def _snap_note(window: Window) -> str:
+    if window.snap:
+        return (
+            "; SNAP reports each run of consecutive windows w₁ … w₂ with the same extent once: "
+            "wid w₁, [start(w₁), end(w₂))"
+        )
+    if window.clip:
+        end = window.end_attr.name if window.end_attr else ""
+        return f"; CLIP: aggregates read {window.attr.name} and {end} clipped to the window"
+    return ""
+
+
 def wids_formula(window: Window) -> str:
+    if window.kind is WindowKind.SNAPSHOT:
+        return _snapshot_formulas(window)[0]
     if window.frame is not None:
         return _data_driven_formulas(window)[0]
     d = window.attr.domain
@@ -355,8 +420,14 @@ def wids_formula(window: Window) -> str:
 
 
 def extent_formula(window: Window) -> str:
+    if window.kind is WindowKind.SNAPSHOT:
+        return _snapshot_formulas(window)[1] + _snap_note(window)
     if window.frame is not None:
         return _data_driven_formulas(window)[1]
+    return _extent_formula(window) + _snap_note(window)
+
+
+def _extent_formula(window: Window) -> str:
     d = window.attr.domain
     a = _value(window)
     if window.is_grid:

@@ -75,6 +75,13 @@ def _kept_text(query: Query, plan: Plan) -> str:
     per = "per key" if query.keys or window.partition_by else "in all"
     reach = "(RANGE + SLACK)" if window.slack is not None else "RANGE"
     grid = plan.grid
+    if plan.family == "intervals":
+        if window.kind is WindowKind.LANDMARK:
+            return "rows: every event (a landmark window holds every event since the stream began)"
+        return (
+            "rows: the events that end at or after the first open window's start (those alive in the last "
+            f"{reach} before the punctuation, however long), and every open-ended event"
+        )
     if grid is not None and grid.kind == "landmark":
         return f"cells: {per}, one running state for the final windows and the cells after them"
     if grid is not None and grid.kind == "cumulate":
@@ -187,6 +194,18 @@ def check_streamable(query: Query) -> None:
             "ALIGN FIRST over interval events on a stream: the interval plans' stream rules do not measure "
             "windows from a first arrival yet",
             hint="run the query in batch, or ALIGN the grid on a fixed origin",
+        )
+    if window.is_snapshot:
+        raise WQLNotSupportedError(
+            "snapshot windows on a stream: a snapshot ends at its partition's next event endpoint, which an "
+            "event still to come can cut short; finality for snapshots is not built yet",
+            hint="run the query in batch (without --stream)",
+        )
+    if window.snap:
+        raise WQLNotSupportedError(
+            "SNAP on a stream: a run of windows that hold the same events can go on past the punctuation, so "
+            "its row cannot be emitted when its first window is final",
+            hint="drop SNAP (each window is emitted once, when it is final), or run the query in batch",
         )
     if query.emit == "changes" and window.kind is WindowKind.SLIDE_BY_RANK and window.slide != 1:
         raise WQLNotSupportedError(

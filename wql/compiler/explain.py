@@ -119,6 +119,8 @@ def window_facts(query: Query) -> dict[str, Any]:
     range_unit, slide_unit = window.units
     if window.kind is WindowKind.KAFKA:
         slide = "KAFKA"
+    elif window.kind is WindowKind.SNAPSHOT:
+        slide = "SNAPSHOT"
     elif window.slide_on is SlideOn.ATTRIBUTE:
         assert window.slide is not None
         slide = quantity_text(window.slide, domain, slide_unit)
@@ -133,12 +135,16 @@ def window_facts(query: Query) -> dict[str, Any]:
     return {
         "spec": window.spec_text(),
         "kind": window.kind.value,
-        "range": "UNBOUNDED" if window.range is None else quantity_text(window.range, domain, range_unit),
+        "range": "SNAPSHOT"
+        if window.kind is WindowKind.SNAPSHOT
+        else "UNBOUNDED"
+        if window.range is None
+        else quantity_text(window.range, domain, range_unit),
         "slide": slide,
         "range_attribute": window.attr.name
         if window.end_attr is None
         else f"({window.attr.name}, {window.end_attr.name})",
-        "slide_attribute": slide_attr if window.kind is not WindowKind.KAFKA else None,
+        "slide_attribute": slide_attr if window.kind not in {WindowKind.KAFKA, WindowKind.SNAPSHOT} else None,
         "partition_by": list(window.partition_by),
         "slack": None
         if window.slack is None
@@ -147,6 +153,7 @@ def window_facts(query: Query) -> dict[str, Any]:
             "mode": window.slack.mode,
         },
         "defaults": list(window.defaults),
+        **({"variant": "clip" if window.clip else "snap"} if window.clip or window.snap else {}),
     }
 
 

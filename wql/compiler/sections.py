@@ -74,6 +74,9 @@ KAFKA_GRID = _semantics("2.14 Kafka hopping and tumbling windows")
 ALIGN_FIRST = _semantics("2.15 ALIGN FIRST")
 SESSIONS = _semantics("2.16 Sessions")
 FRAMES = _semantics("2.17 Frames: threshold, delta and aggregate")
+SNAPSHOT = _semantics("2.18 Snapshot windows")
+CLIP = _semantics("2.19 CLIP: lifetimes clipped to the window")
+SNAP = _semantics("2.20 SNAP: snapping to boundaries")
 DOUBLE_EDGES = _semantics("3.3 Exact edges on integral and DOUBLE attributes")
 EMPTY = _semantics("4. Empty windows and EMIT EMPTY")
 SLACK = _semantics("8.2 Slack")
@@ -95,6 +98,8 @@ PLANS: dict[str, Section] = {
     "fold": _semantics("7.9 fold"),
     "starts": _semantics("7.10 starts"),
     "scan": _semantics("7.11 scan"),
+    "se-slices": _semantics("7.12 se-slices"),
+    "difference": _semantics("7.13 difference"),
 }
 
 
@@ -120,6 +125,9 @@ WINDOW_RULES: tuple[tuple[Callable[[Query], bool], Section], ...] = (
     (lambda q: q.window.kind is WindowKind.SLIDE_BY_RANK, SLIDE_BY_RANK),
     (lambda q: q.window.kind is WindowKind.KAFKA, KAFKA),
     (lambda q: q.window.is_interval, INTERVALS),
+    (lambda q: q.window.is_snapshot, SNAPSHOT),
+    (lambda q: q.window.clip, CLIP),
+    (lambda q: q.window.snap, SNAP),
     (lambda q: q.window.kind is WindowKind.CUMULATE, CUMULATE),
     (lambda q: q.window.kafka_grid, KAFKA_GRID),
     (lambda q: q.window.align_first, ALIGN_FIRST),

@@ -15,7 +15,7 @@ from wql.compiler.schema import Domain
 from wql.grammar.ast import Quantity, Unit
 from wql.grammar.errors import WQLTypeError
 
-Number = int | float
+Number = int | float | Decimal  # Decimal: DECIMAL interval attributes, exact
 
 DAY_MICROS = 86_400_000_000
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -72,7 +72,7 @@ def to_base(quantity: Quantity, domain: Domain, attr: str, what: str, *, allow_n
                 hint=f"write {what} {_plain(value)} ROWS, or name a TIMESTAMP with WATTR",
             )
         return _integral(value, quantity, f"{shown} is not a whole number of rows")
-    if domain in {Domain.INTEGER, Domain.FLOAT}:
+    if domain in {Domain.INTEGER, Domain.FLOAT, Domain.DECIMAL}:
         if unit is Unit.ROWS:
             raise WQLTypeError(
                 f"{shown}: ROWS count arrivals, but '{attr}' is a number",
@@ -87,6 +87,10 @@ def to_base(quantity: Quantity, domain: Domain, attr: str, what: str, *, allow_n
             )
         if domain is Domain.INTEGER:
             return _integral(value, quantity, f"{shown} is not a whole number, and '{attr}' is an integer")
+        if domain is Domain.DECIMAL:
+            if abs(value) >= LIMIT or value.as_tuple().exponent < -18:  # type: ignore[operator]
+                raise WQLTypeError("the value is out of range for a window attribute", span=quantity.span)
+            return value
         if abs(value) >= LIMIT:
             raise WQLTypeError("the value is out of range for a window attribute", span=quantity.span)
         return float(value)
@@ -178,6 +182,8 @@ def short_text(amount: Number, domain: Domain) -> str:
 
 
 def number_text(amount: Number) -> str:
+    if isinstance(amount, Decimal):
+        return format(amount, "f")
     if isinstance(amount, float):
         text = repr(amount)
         return text[:-2] if text.endswith(".0") else text

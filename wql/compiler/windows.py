@@ -13,6 +13,7 @@ Defaults (docs/language.md §5.9):
   column; SATTR rank(a) or SATTR a names a.
 - no ALIGN: origin 0 (the epoch for timestamps).
 - SLACK without a mode: CONSISTENT.
+- SNAPSHOT: no RANGE, SLIDE or ALIGN; the events' endpoints cut the windows.
 - SESSION/FRAME without WATTR: a GAP (or MIN) in time units means the stream's only
   TIMESTAMP column, in ROWS row_num; a FRAME with neither, the only TIMESTAMP column.
 """
@@ -20,7 +21,8 @@ Defaults (docs/language.md §5.9):
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from enum import Enum
 from typing import Literal
 
@@ -45,6 +47,7 @@ class WindowKind(Enum):
     SLIDE_BY_TUPLE = "slide-by-tuple"  # RANGE r RATTR a SLIDE n ROWS SATTR row_num
     SLIDE_BY_RANK = "slide-by-rank"  # RANGE r RATTR a SLIDE n ROWS SATTR rank(a)
     KAFKA = "kafka"  # RANGE r RATTR a SLIDE KAFKA (Kafka Streams SlidingWindows)
+    SNAPSHOT = "snapshot"  # SNAPSHOT WATTR (start, end): between consecutive event endpoints (StreamInsight)
     CUMULATE = "cumulate"  # RANGE p SLIDE s CUMULATE: windows growing by s from each period of p (Flink CUMULATE)
     SESSION = "session"  # SESSION GAP g [MAX m] [KAFKA]: runs of tuples at most g apart
     THRESHOLD = "threshold-frame"  # FRAME THRESHOLD (p) [MIN n]: maximal runs where p holds
@@ -67,6 +70,7 @@ class SlideOn(Enum):
 class Attribute:
     name: str  # a column name as declared, or "row_num"
     domain: Domain
+    scale: int = 0  # DECIMAL: base units are 10^-scale (values compared as exact scaled integers)
 
     @property
     def is_row_num(self) -> bool:
@@ -144,6 +148,8 @@ class Window:
     defaults: tuple[str, ...] = field(default=(), compare=False)
     units: tuple[ast.Unit | None, ast.Unit | None] = field(default=(None, None), compare=False)
     slack_unit: ast.Unit | None = field(default=None, compare=False)
+    clip: bool = False  # CLIP: aggregates see interval lifetimes clipped to the window (StreamInsight)
+    snap: bool = False  # SNAP: one row per run of consecutive windows with the same events (StreamInsight)
     frame: Frame | None = None  # sessions and frames (DATA_DRIVEN kinds)
 
     @property
@@ -184,6 +190,10 @@ class Window:
         return self.end_attr is not None
 
     @property
+    def is_snapshot(self) -> bool:
+        return self.kind is WindowKind.SNAPSHOT
+
+    @property
     def is_tuple_based(self) -> bool:
         return self.attr.is_row_num
 
@@ -210,12 +220,16 @@ class Window:
         domain = self.attr.domain
         range_unit, slide_unit = self.units
         parts = []
-        if self.range is None:
+        if self.kind is WindowKind.SNAPSHOT:
+            parts.append("SNAPSHOT")
+        elif self.range is None:
             parts.append("RANGE UNBOUNDED")
         else:
             parts.append(f"RANGE {quantity_text(self.range, domain, range_unit)}")
         if self.kind is WindowKind.KAFKA:
             parts.append("SLIDE KAFKA")
+        elif self.kind is WindowKind.SNAPSHOT:
+            pass
         elif self.slide_on is SlideOn.ATTRIBUTE:
             assert self.slide is not None
             parts.append(f"SLIDE {quantity_text(self.slide, domain, slide_unit)}")
@@ -242,6 +256,7 @@ class Window:
             parts.append(f"ALIGN {origin_text(self.origin, domain)}")
         if self.slack is not None:
             parts.append(f"SLACK {quantity_text(self.slack.amount, domain, self.slack_unit)} {self.slack.mode.upper()}")
+        parts += [word for word, on in (("CLIP", self.clip), ("SNAP", self.snap)) if on]
         return "[" + " ".join(parts) + "]"
 
     def _data_driven_spec_text(self, frame: Frame) -> str:
@@ -408,6 +423,9 @@ _NOT_DATA_DRIVEN: dict[type, str] = {
     ast.SattrClause: "SATTR",
     ast.AlignClause: "ALIGN",
     ast.CumulateClause: "CUMULATE",
+    ast.SnapshotClause: "SNAPSHOT",
+    ast.ClipClause: "CLIP",
+    ast.SnapClause: "SNAP",
 }
 
 
@@ -439,7 +457,7 @@ class _Resolver:
         return self.clauses.get(kind)
 
     # attributes ------------------------------------------------------------
-    def attribute(self, name: ast.Name) -> Attribute:
+    def attribute(self, name: ast.Name, *, interval: bool = False) -> Attribute:
         if name.key == ROW_NUM:
             return Attribute(ROW_NUM, Domain.ROW_NUM)
         column = self.stream.column(name.text)
@@ -459,11 +477,13 @@ class _Resolver:
                 hint="a window attribute is a TIMESTAMP, DATE, number or row_num",
             )
         if column.domain is Domain.DECIMAL:
-            raise WQLNotSupportedError(
-                f"windows over DECIMAL attributes ('{column.name}')",
-                span=name.span,
-                hint="declare the column as DOUBLE or BIGINT",
-            )
+            if not interval:
+                raise WQLNotSupportedError(
+                    f"windows over DECIMAL attributes ('{column.name}') other than interval events",
+                    span=name.span,
+                    hint="declare the column as DOUBLE or BIGINT, or give events an end: WATTR (start, end)",
+                )
+            return Attribute(column.name, column.domain, _decimal_scale(column.type))
         return Attribute(column.name, column.domain)
 
     def infer_attribute(self, quantity: ast.Quantity | None) -> Attribute:
@@ -523,6 +543,9 @@ class _Resolver:
                 span=sattr.span,
                 hint="use RATTR a with SATTR b to range and slide on different attributes",
             )
+        snapshot = self.get(ast.SnapshotClause)
+        if snapshot is not None:
+            return self.snapshot(snapshot, wattr)
         if rng is None and slide is None:
             raise WQLSemanticError(
                 "the window has no RANGE or SLIDE",
@@ -542,7 +565,7 @@ class _Resolver:
         # range attribute (and interval end) ------------------------------------
         end_attr = None
         if wattr is not None:
-            attr = self.attribute(wattr.attrs[0])
+            attr = self.attribute(wattr.attrs[0], interval=len(wattr.attrs) == 2)
             if len(wattr.attrs) == 2:
                 end_attr = self.interval_end(wattr, attr)
         elif rattr is not None:
@@ -594,7 +617,7 @@ class _Resolver:
         return self.grid(rng, slide, attr, end_attr, unbounded, one_row)
 
     def interval_end(self, wattr: ast.WattrClause, start: Attribute) -> Attribute:
-        end = self.attribute(wattr.attrs[1])
+        end = self.attribute(wattr.attrs[1], interval=True)
         if start.is_row_num or end.is_row_num:
             raise WQLTypeError("interval events need two columns, not row_num", span=wattr.span)
         if start.domain is not end.domain or start.name == end.name:
@@ -608,6 +631,77 @@ class _Resolver:
             )
             raise WQLTypeError(message, span=wattr.span)
         return end
+
+    def snapshot(self, clause: ast.SnapshotClause, wattr: ast.WattrClause | None) -> Window:
+        """SNAPSHOT WATTR (start, end): windows between consecutive endpoints of the partition's events."""
+        if wattr is None or len(wattr.attrs) != 2:
+            raise WQLSemanticError(
+                "snapshot windows need interval events: name their start and end",
+                span=(wattr or clause).span,
+                hint="e.g. [SNAPSHOT WATTR (started, ended) PATTR caller]",
+            )
+        for kind, why in (
+            (ast.RangeClause, "RANGE"),
+            (ast.SlideClause, "SLIDE"),
+            (ast.AlignClause, "ALIGN"),
+            (ast.CumulateClause, "CUMULATE"),
+            (ast.KafkaClause, "KAFKA"),
+        ):
+            found = self.get(kind)
+            if found is not None:
+                raise WQLSemanticError(
+                    f"{why} does not apply to SNAPSHOT: the events' starts and ends cut the windows",
+                    span=found.span,
+                )
+        self.reject_variant(ast.SnapClause, "snapshot windows already change only where their events do")
+        attr = self.attribute(wattr.attrs[0], interval=True)
+        end_attr = self.interval_end(wattr, attr)
+        attr, end_attr = _scaled(attr, end_attr, ())
+        return Window(
+            kind=WindowKind.SNAPSHOT,
+            attr=attr,
+            end_attr=end_attr,
+            range=None,
+            slide=None,
+            partition_by=self.partition(),
+            origin=Decimal(0) if attr.domain is Domain.DECIMAL else 0,
+            slack=self.slack(attr),
+            defaults=tuple(self.notes),
+            slack_unit=self.slack_unit(),
+            clip=self.get(ast.ClipClause) is not None,
+        )
+
+    def variants(self, kind: WindowKind, end_attr: Attribute | None) -> dict[str, bool]:
+        """CLIP and SNAP, StreamInsight's variants of windows over interval events (sliding or tumbling)."""
+        found: dict[str, bool] = {}
+        for clause_type, name in ((ast.ClipClause, "clip"), (ast.SnapClause, "snap")):
+            clause = self.get(clause_type)
+            found[name] = clause is not None
+            if clause is None:
+                continue
+            word = name.upper()
+            if end_attr is None:
+                raise WQLSemanticError(
+                    f"{word} applies to interval events: name their start and end with WATTR (start, end)",
+                    span=clause.span,
+                )
+            if kind is WindowKind.LANDMARK and name == "snap":
+                raise WQLNotSupportedError("SNAP on landmark windows", span=clause.span)
+        if found["clip"] and found["snap"]:
+            clause = self.get(ast.SnapClause)
+            assert clause is not None
+            raise WQLSemanticError(
+                "SNAP merges windows that hold the same events, but CLIP gives each window its own clipped events",
+                span=clause.span,
+                hint="drop one of them",
+            )
+        return found
+
+    def reject_variant(self, kind: type, why: str) -> None:
+        clause = self.get(kind)
+        if clause is not None:
+            word = kind.__name__.removesuffix("Clause").upper()
+            raise WQLSemanticError(f"{word} does not apply: {why}", span=clause.span)
 
     # kinds -----------------------------------------------------------------------------
     def grid(
@@ -660,6 +754,8 @@ class _Resolver:
         align_first = isinstance(align, ast.AlignClause) and align.first
         if align_first:
             self.check_align_first(align, end_attr, kind)  # type: ignore[arg-type]
+        if end_attr is not None and attr.domain is Domain.DECIMAL:
+            attr, end_attr = _scaled(attr, end_attr, (range_value, slide_value, origin))
         return Window(
             kind=kind,
             attr=attr,
@@ -672,6 +768,7 @@ class _Resolver:
             defaults=tuple(self.notes),
             units=(range_unit, slide_unit),
             slack_unit=self.slack_unit(),
+            **self.variants(kind, end_attr),
             kafka_grid=kafka is not None,
             align_first=align_first,
         )
@@ -792,6 +889,7 @@ class _Resolver:
                 )
             rows = int(to_base(slide.quantity, Domain.ROW_NUM, ROW_NUM, "SLIDE"))
         self.reject_align("windows that slide by rows are named by their last tuple, so they have no grid")
+        self.variants(WindowKind.SLIDE_BY_TUPLE, None)
         kind = WindowKind.SLIDE_BY_TUPLE if slide_on is SlideOn.ROW_NUM else WindowKind.SLIDE_BY_RANK
         return Window(
             kind=kind,
@@ -827,6 +925,7 @@ class _Resolver:
                 hint="e.g. [RANGE 10 SECONDS WATTR ts SLIDE KAFKA]",
             )
         self.reject_align("Kafka sliding windows are placed at the records, so they have no grid")
+        self.variants(WindowKind.KAFKA, None)
         return Window(
             kind=WindowKind.KAFKA,
             attr=attr,
@@ -970,7 +1069,7 @@ class _Resolver:
     def origin(self, attr: Attribute, range_value: Number | None, kind: WindowKind) -> Number:
         clause = self.get(ast.AlignClause)
         if clause is None:
-            return 0.0 if attr.domain is Domain.FLOAT else 0
+            return 0.0 if attr.domain is Domain.FLOAT else Decimal(0) if attr.domain is Domain.DECIMAL else 0
         assert isinstance(clause, ast.AlignClause)
         domain = attr.domain
         value: Number
@@ -1032,3 +1131,26 @@ class _Resolver:
         clause = self.get(ast.AlignClause)
         if clause is not None:
             raise WQLSemanticError(f"ALIGN does not apply: {why}", span=clause.span)
+
+
+def _decimal_scale(type_name: str) -> int:
+    """The scale of DECIMAL(p, s); Spark's bare DECIMAL is DECIMAL(10, 0)."""
+    inside = type_name.partition("(")[2].rstrip(")")
+    parts = [p.strip() for p in inside.split(",")] if inside else []
+    return int(parts[1]) if len(parts) == 2 else 0
+
+
+def _scaled(attr: Attribute, end: Attribute, values: tuple[Number | None, ...]) -> tuple[Attribute, Attribute]:
+    """DECIMAL interval attributes share one scale: the finest of their columns and of the spec's numbers.
+
+    Generated code then compares scaled integers (value · 10^scale), exactly, as for BIGINT attributes.
+    """
+    if attr.domain is not Domain.DECIMAL:
+        return attr, end
+    scale = max(attr.scale, end.scale)
+    for value in values:
+        if isinstance(value, Decimal):
+            exponent = value.normalize().as_tuple().exponent
+            if isinstance(exponent, int):
+                scale = max(scale, -exponent)
+    return replace(attr, scale=scale), replace(end, scale=scale)

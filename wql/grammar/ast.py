@@ -170,6 +170,21 @@ class SlackClause(Node):
 
 
 @dataclass(frozen=True, kw_only=True)
+class SnapshotClause(Node):
+    """SNAPSHOT: interval events' snapshot windows, one between each pair of consecutive endpoints."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClipClause(Node):
+    """CLIP: aggregates see each interval event's lifetime clipped to the window (StreamInsight)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SnapClause(Node):
+    """SNAP: one row per run of consecutive windows holding the same events (StreamInsight's snap to boundaries)."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class SessionClause(Node):
     """SESSION GAP g [MAX m]: sessions of tuples at most g apart, optionally at most m long."""
 
@@ -208,6 +223,9 @@ WindowClause = (
     | PattrClause
     | AlignClause
     | SlackClause
+    | SnapshotClause
+    | ClipClause
+    | SnapClause
     | SessionClause
     | FrameClause
     | CumulateClause

@@ -95,6 +95,12 @@ def format_clause(clause: ast.WindowClause) -> str:
         case ast.SlackClause(quantity=q, mode=mode):
             suffix = f" {mode.upper()}" if mode else ""
             return f"SLACK {format_quantity(q)}{suffix}"
+        case ast.SnapshotClause():
+            return "SNAPSHOT"
+        case ast.ClipClause():
+            return "CLIP"
+        case ast.SnapClause():
+            return "SNAP"
         case ast.SessionClause(gap=gap, max=longest):
             return f"SESSION GAP {format_quantity(gap)}" + (f" MAX {format_quantity(longest)}" if longest else "")
         case ast.FrameClause():

@@ -122,6 +122,9 @@ _CLAUSE_KEYWORDS = {
     "CUMULATE",
     "SESSION",
     "FRAME",
+    "SNAPSHOT",
+    "CLIP",
+    "SNAP",
 }
 _RESERVED = {"SELECT", "FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT"}
 
@@ -463,6 +466,18 @@ class _Builder(Transformer[Any, Any]):
     def slack_clause(self, meta: Any, children: list[Any]) -> ast.SlackClause:
         mode = children[1].type.lower() if len(children) > 1 else None
         return ast.SlackClause(quantity=children[0], mode=mode, span=self._span(meta))
+
+    @v_args(meta=True)
+    def snapshot_clause(self, meta: Any, children: list[Any]) -> ast.SnapshotClause:
+        return ast.SnapshotClause(span=self._span(meta))
+
+    @v_args(meta=True)
+    def clip_clause(self, meta: Any, children: list[Any]) -> ast.ClipClause:
+        return ast.ClipClause(span=self._span(meta))
+
+    @v_args(meta=True)
+    def snap_clause(self, meta: Any, children: list[Any]) -> ast.SnapClause:
+        return ast.SnapClause(span=self._span(meta))
 
     @v_args(meta=True)
     def session_clause(self, meta: Any, children: list[ast.Quantity]) -> ast.SessionClause:

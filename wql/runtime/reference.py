@@ -24,6 +24,12 @@ Conventions it fixes for every plan (docs/semantics.md §1–4):
 - ALIGN [START] FIRST: values are measured from the partition's first arrival (see grid_extents).
 - Slide-by-tuple and rank: windows are the RATTR values of the qualifying
   tuples (PATTR: per partition); rank orders non-NULL values, ties by arrival.
+- Snapshot windows: one per distinct endpoint p of the partition's well-formed
+  events (WHERE filters contents only), [p, next endpoint), NULL end after the
+  last; a point event is in the snapshot at its start.
+- CLIP: aggregates read the interval attributes clipped to the window.
+- SNAP: consecutive windows of a partition and group that hold the same events
+  are one row: the first window's wid and start, the last one's end.
 - Sessions and frames: each partition's tuples with a non-NULL attribute, in
   (attribute, row_num) order, cut into maximal runs by the window's own rule
   (semantics.md §2), walked one tuple at a time. The rule sees every tuple (WHERE
@@ -413,7 +419,40 @@ def data_driven_final(window: Window, extent: Extent, point: Number) -> bool:
     return extent.closer is not None and extent.closer.a is not None and point > extent.closer.a
 
 
+def snapshot_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
+    """A window from each endpoint of the partition's well-formed events to the next (none after the last)."""
+    domain = window.attr.domain
+    extents = []
+    for part in _partitions(tuples):
+        events = [t for t in part if t.a is not None and (t.end is None or t.end >= t.a)]
+        points = sorted({t.a for t in events} | {t.end for t in events if t.end is not None})  # type: ignore[type-var]
+        for index, p in enumerate(points):
+            following = points[index + 1] if index + 1 < len(points) else None
+            members = [t for t in events if _alive(t, p, following)]
+            extents.append(
+                Extent(
+                    from_base(p, domain),
+                    from_base(p, domain),
+                    from_base(following, domain),
+                    part[0].partition,
+                    members,
+                    (p,),
+                )
+            )
+    return extents
+
+
+def _alive(item: _Tuple, p: Number, following: Number | None) -> bool:
+    """Whether an event is alive over [p, following): a point event only at its start."""
+    assert item.a is not None
+    if item.end is not None and item.end == item.a:
+        return item.a == p
+    return (following is None or item.a < following) and (item.end is None or p < item.end)
+
+
 def extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
+    if window.kind is WindowKind.SNAPSHOT:
+        return snapshot_extents(window, tuples)
     if window.frame is not None:
         return data_driven_extents(window, tuples)
     if window.is_grid:
@@ -461,6 +500,8 @@ def evaluate_query(
     results: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
     for (partition, group), windows in cells.items():
         chosen = list(windows.values())
+        if window.snap:
+            chosen = _snap_runs(chosen)
         if query.emit_empty:
             low, high = min(windows), max(windows)
             chosen = [windows.get(e.order, (e, [])) for e in by_partition[partition] if low <= e.order <= high]
@@ -477,6 +518,23 @@ def evaluate_query(
         rows_out = rows_out[: query.limit]
     kept = [*query.columns, *(["_extent"] if extents_too else [])]
     return [{c: r[c] for c in kept} for r in rows_out]
+
+
+def _snap_runs(windows: list[tuple[Extent, list[_Tuple]]]) -> list[tuple[Extent, list[_Tuple]]]:
+    """SNAP: each run of consecutive grid windows that hold the same events, as its first window with the last's end."""
+    runs: list[tuple[Extent, list[_Tuple]]] = []
+    held: set[int] = set()
+    last_wid = None
+    for extent, members in sorted(windows, key=lambda pair: pair[0].order):
+        ids = {id(m) for m in members}
+        if runs and ids == held and last_wid is not None and extent.wid == last_wid + 1:
+            first, kept = runs[-1]
+            runs[-1] = (Extent(first.wid, first.start, extent.end, first.partition, kept, first.order), kept)
+        else:
+            runs.append((extent, members))
+            held = ids
+        last_wid = extent.wid
+    return runs
 
 
 def _sortable(values: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -496,11 +554,29 @@ def _result_row(
     for key, value in zip([k for k in query.keys if k.origin == "group"], group, strict=True):
         row[key.name] = value
     contents = [m.row for m in members]
+    if query.window.clip:
+        contents = [_clipped(query.window, row, extent) for row in contents]
     for call in query.aggregates:
         row[call.name] = aggregate(call.sql, contents)
     for output in query.outputs:
         row[output.name] = evaluate(output.sql, row)
     return row
+
+
+def _clipped(window: Window, row: Mapping[str, Any], extent: Extent) -> Mapping[str, Any]:
+    """CLIP: the event's start and end as the window sees them, [max(start, window_start), min(end, window_end))."""
+    assert window.end_attr is not None
+    start, end = window.attr.name, window.end_attr.name
+    clipped = dict(row)
+    if extent.start is not None and clipped[start] is not None and clipped[start] < extent.start:
+        clipped[start] = extent.start
+    if extent.end is not None and (clipped[end] is None or _nan(clipped[end]) or clipped[end] > extent.end):
+        clipped[end] = extent.end
+    return clipped
+
+
+def _nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
 
 
 def _order(query: Query, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

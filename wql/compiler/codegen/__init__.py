@@ -4,9 +4,9 @@ One generator module per plan family (mirroring `wql.compiler.plans`): each
 writes the stages of its plans and, for streaming jobs, its window rules.
 """
 
-from wql.compiler.codegen import frames, grid, tuples
+from wql.compiler.codegen import frames, grid, intervals, tuples
 
-FAMILIES = {"grid": grid, "tuples": tuples, "frames": frames}
+FAMILIES = {"grid": grid, "tuples": tuples, "frames": frames, "intervals": intervals}
 
 from wql.compiler.codegen.job import generate_job  # noqa: E402 (job reads FAMILIES)
 

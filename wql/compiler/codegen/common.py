@@ -129,6 +129,8 @@ def attribute_expression(ctx: Context, name: str) -> str:
         return f"F.unix_date({col(name)})"
     if domain is Domain.FLOAT:
         return f"F.nanvl({col(name)}, F.lit(None))"  # NaN has no place on the axis: like NULL
+    if domain is Domain.DECIMAL:  # interval events: exact integers in units of 10^-scale
+        return f'({col(name)} * F.lit(SCALE)).cast("bigint")'
     return col(name)
 
 
@@ -299,15 +301,19 @@ def anchors_rule(ctx: Context) -> None:
 
 # Columns the plans add to rows next to the stream's own; a stream column the query carries by name
 # (an aggregate input, a WHERE column) must not share one of these names.
-INTERNAL_COLUMNS = frozenset(
-    (
-        ATTR,
-        END_ATTR,
-        POSITION,
-        ANCHOR,
-        *"_in _d _w _rows _next _position _through _first _arrival _rank _cell _center".split(),
+INTERNAL_COLUMNS = (
+    frozenset(
+        (
+            ATTR,
+            END_ATTR,
+            POSITION,
+            ANCHOR,
+            *"_in _d _w _rows _next _position _through _first _arrival _rank _cell _center".split(),
+        )
     )
-) | {"_last", "_lo", "_hi", "_gone", "_leaving", "_before", "_after", "_missed"}
+    | {"_last", "_lo", "_hi", "_gone", "_leaving", "_before", "_after", "_missed"}
+    | {"_h", "_p", "_pnext", "_idx", "_lastidx", "_phase", "_moves", "_moved", "_wend", "_v"}
+)
 
 
 def check_internal_names(query: Query) -> None:

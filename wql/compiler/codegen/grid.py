@@ -1,4 +1,4 @@
-"""Query bodies for grid windows (CF and FCF): bucket, pane and slice plans.
+"""Query bodies for grid windows (CF and FCF): bucket, pane and slice plans (interval events: intervals.py).
 
 Window w is [ORIGIN + (w+1)·SLIDE − RANGE, ORIGIN + (w+1)·SLIDE) on the window
 attribute (docs/semantics.md §2.1). Integral attributes (timestamps in µs, dates,
@@ -10,14 +10,14 @@ one where rounding moved it (see first_window/last_window in the job).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from wql.compiler.codegen.common import (
     ANCHOR,
     ATTR,
-    END_ATTR,
     FIRST,
     Context,
     aggregate_items,
-    attribute_expression,
     declare_window_constants,
     emit_empty,
     epilogue,
@@ -31,7 +31,6 @@ from wql.compiler.schema import Domain
 from wql.compiler.windows import WindowKind
 
 T = f"F.col({py(ATTR)})"
-E = f"F.col({py(END_ATTR)})"
 
 
 def generate(ctx: Context) -> None:
@@ -92,8 +91,6 @@ def bucket(ctx: Context) -> None:
         code(f"first = F.greatest({_first(ctx)}, F.lit(0))")
         code("tagged = rows.crossJoin(F.broadcast(final_window))")
         code('tagged = tagged.withColumn("wid", F.explode(F.sequence(first, F.col("_last"))))')
-    elif window.is_interval:
-        _interval_bucket(ctx)
     elif window.kind is WindowKind.CUMULATE:
         code.comment("Bucket (WID), CUMULATE: tag each tuple with its window-ids, from its own window ⌊(t − o)/s⌋ to")
         code.comment("the last window of its period, PERIOD·(⌊(t − o)/r⌋ + 1) − 1, and aggregate by window-id and key.")
@@ -132,32 +129,6 @@ def _landmark_limit(ctx: Context, last: str) -> None:
     """final_window: one row, `_last`, the window holding the stream's largest value (`last` aggregates it)."""
     ctx.code.comment("Landmark windows are reported up to the window holding the stream's last value.")
     ctx.code(f'final_window = {last}.alias("_last"))')
-
-
-def _interval_bucket(ctx: Context) -> None:
-    code = ctx.code
-    if _float(ctx):
-        from wql.grammar.errors import WQLNotSupportedError
-
-        raise WQLNotSupportedError("interval events over a DOUBLE attribute", hint="use TIMESTAMP or integer bounds")
-    code.comment("Interval events [start, end): an event is in every window its interval overlaps. A point")
-    code.comment("event (end = start) is where its start is; an open-ended one (end NULL) lasts to the end of")
-    code.comment("the data, the last window starting at or before the largest start or end; end < start is")
-    code.comment("malformed: in no window, and no part of the data's end.")
-    code(f"rows = rows.where({E}.isNull() | ({E} >= {T}))")
-    code(f'horizon = rows.agg(F.greatest(F.max({py(ATTR)}), F.max({py(END_ATTR)})).alias("_h"))')
-    code('horizon = horizon.select((F.floor((F.col("_h") - ORIGIN + RANGE) / SLIDE) - 1).alias("_last"))')
-    code(f"first = {_first(ctx)}")
-    code("last = (")
-    code.indent()
-    code(f'F.when({E}.isNull(), F.col("_last"))')
-    code(f".when({E} == {T}, F.floor(({T} - ORIGIN + RANGE) / SLIDE) - 1)")
-    code(f".otherwise(F.ceil(({E} - ORIGIN + RANGE) / SLIDE) - 2)")
-    code.dedent()
-    code(")")
-    code.comment("An event inside a gap between windows (SLIDE > RANGE) has first > last: it is in none.")
-    code("tagged = rows.crossJoin(F.broadcast(horizon)).where(first <= last)")
-    code('tagged = tagged.withColumn("wid", F.explode(F.sequence(first, last)))')
 
 
 def _cell(ctx: Context, grid: Grid) -> str:
@@ -274,17 +245,13 @@ def combine(ctx: Context) -> None:
 # ------------------------------------------------------------------ on a stream
 
 
-def stream_rules(ctx: Context) -> None:
-    """merge (cell plans), is_final, retain and missed: what a streaming job needs beyond the batch stages."""
-    window, plan = ctx.window, ctx.plan
-    grid = plan.grid
-    if grid is not None:
-        _merge_stage(ctx)
+def final_rules(ctx: Context) -> None:
+    """is_final and first_open: when a window of the grid is final, and the first one that is not."""
     code = ctx.rules
     code("def is_final(punctuation):")
     code.indent()
     code('"""A window is final once the punctuation reaches its end: no tuple still to come can fall in it."""')
-    end = from_anchor(window, 'ORIGIN + (F.col("wid") + 1) * SLIDE')
+    end = from_anchor(ctx.window, 'ORIGIN + (F.col("wid") + 1) * SLIDE')
     code(f"return {end} <= punctuation")
     code.dedent()
     code.blank(2)
@@ -298,6 +265,16 @@ def stream_rules(ctx: Context) -> None:
     code(f"return {first}")
     code.dedent()
     code.blank(2)
+
+
+def stream_rules(ctx: Context) -> None:
+    """merge (cell plans), is_final, retain and missed: what a streaming job needs beyond the batch stages."""
+    window, plan = ctx.window, ctx.plan
+    grid = plan.grid
+    if grid is not None:
+        _merge_stage(ctx)
+    final_rules(ctx)
+    code = ctx.rules
     kept = "cells" if grid is not None else "rows"
     code(f"def retain({kept}, punctuation):")
     code.indent()
@@ -335,15 +312,11 @@ def stream_rules(ctx: Context) -> None:
             code('return cells.where(F.col("_cell") >= 2 * F.floor((start - ORIGIN) / SLIDE))')
         elif grid is not None:
             code('return cells.where(F.col("_cell") >= F.floor((start - ORIGIN) / PANE))')
-        elif window.is_interval:
-            code("# An event overlapping an open window, a point event inside one, or an open-ended event.")
-            code(f"inside = ({E} > start) | (({E} == {T}) & ({T} >= start))")
-            code(f"return rows.where({E}.isNull() | inside)")
         else:
             code(f"return rows.where({T} >= start)")
     code.dedent()
     code.blank(2)
-    _missed_rule(ctx)
+    missed_rule(ctx)
 
 
 def _relative_punctuation(ctx: Context, anchor: str) -> None:
@@ -392,8 +365,10 @@ def _merge_stage(ctx: Context) -> None:
     code("return merged")
 
 
-def _missed_rule(ctx: Context) -> None:
-    """missed: for the late-rows output, which windows a late tuple belongs to and did not reach."""
+def missed_rule(ctx: Context, windows: Callable[[Context, str, bool], str] | None = None) -> None:
+    """missed: for the late-rows output, which windows a late tuple belongs to and did not reach. `windows`
+    (another family's: interval events) writes that text for grid windows from t, the closed windows and
+    whether the slack is GENEROUS."""
     code, window = ctx.rules, ctx.window
     generous = window.slack is not None and window.slack.mode == "generous"
     code("def missed(late, punctuation):")
@@ -414,20 +389,8 @@ def _missed_rule(ctx: Context) -> None:
             text = f'F.format_string("windows %d to %d", {first}, {closed})'
         else:
             text = f'F.format_string("windows %d and every later one", {first})'
-    elif window.is_interval:
-        assert window.end_attr is not None
-        code(f"e = {attribute_expression(ctx, window.end_attr.name)}")
-        code.comment("An open-ended event belongs to every window from its first on.")
-        first = _first(ctx, "t")
-        point = "F.floor((t - ORIGIN + RANGE) / SLIDE) - 1"
-        last = f"F.when(e == t, {point}).otherwise(F.ceil((e - ORIGIN + RANGE) / SLIDE) - 2)"
-        if generous:
-            last = f"F.least({last}, {closed})"
-            ended = f'F.format_string("windows %d to %d", {first}, {closed})'
-        else:
-            ended = f'F.format_string("windows %d and every later one", {first})'
-        bounded = f'F.format_string("windows %d to %d", {first}, {last})'
-        text = f"F.when(e.isNull(), {ended}).otherwise({bounded})"
+    elif windows is not None:
+        text = windows(ctx, closed, generous)
     else:
         last = f"F.least({_last(ctx, 't')}, {closed})" if generous else _last(ctx, "t")
         text = f'F.format_string("windows %d to %d", {_first(ctx, "t")}, {last})'

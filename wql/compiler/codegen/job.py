@@ -38,6 +38,8 @@ _SUPPORT_ORDER = (
     "sliding_combine",
     "windows_by_tuple",
     "tuple_windows",
+    "slice_events",
+    "event_slices",
     "frame_windows",
     "frame_states",
     "frame_labels",
@@ -51,6 +53,7 @@ _SUPPORT_ORDER = (
     "running_test",
     "jvm_kernel",
     "kernel_extension",
+    "jvm_class",
     "jvm_states",
     "key_ids",
     "state_identity",
@@ -87,12 +90,35 @@ def cell_of(t, width):
     return F.when(t < ORIGIN + c * width, c - 1).when(t >= ORIGIN + (c + 1) * width, c + 1).otherwise(c)
 '''
 
+# Interval events' ends on DOUBLE attributes: an event [t, e) reaches the windows and cells that start before e.
+_INTERVAL_EDGES = '''
+def last_window_before(e):
+    """The last window starting before e: the greatest w with ORIGIN + (w + 1) * SLIDE - RANGE < e."""
+    w = F.ceil((e - ORIGIN + RANGE) / SLIDE) - 2
+    too_late = ORIGIN + (w + 1) * SLIDE - RANGE >= e
+    one_more = ORIGIN + (w + 2) * SLIDE - RANGE < e
+    return F.when(too_late, w - 1).when(one_more, w + 1).otherwise(w)
+
+
+def cell_before(e, width):
+    """The cell holding the last instant before e: the cell of e, or the one before when e is its edge."""
+    c = cell_of(e, width)
+    return F.when(ORIGIN + c * width == e, c - 1).otherwise(c)
+'''
+
 
 @cache
 def _support_sources() -> dict[str, str]:
     """Top-level definitions of the kernel modules, by name; each module's constants as "_constants:MODULE"."""
     sources: dict[str, str] = {}
-    for module in ("job_support.py", "sliding_combine.py", "tuple_windows.py", "frame_windows.py", "streaming.py"):
+    for module in (
+        "job_support.py",
+        "sliding_combine.py",
+        "tuple_windows.py",
+        "frame_windows.py",
+        "interval_windows.py",
+        "streaming.py",
+    ):
         text = resources.files("wql.compiler.kernels").joinpath(module).read_text(encoding="utf-8")
         tree = ast.parse(text)
         for node in tree.body:
@@ -199,6 +225,9 @@ def generate_job(
     support = _support_sources()
     if "float_edges" in ctx.helpers:
         code(*_FLOAT_EDGES.strip("\n").splitlines())
+        code.blank(2)
+    if "interval_edges" in ctx.helpers:
+        code(*_INTERVAL_EDGES.strip("\n").splitlines())
         code.blank(2)
     wanted = set(ctx.helpers) | {"read_stream", "inspect_stream", "load_inputs", "write_result", "main"}
     if stream:

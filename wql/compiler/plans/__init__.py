@@ -4,6 +4,7 @@
 - `states`: how aggregates decompose into partial states;
 - `grid`: bucket, pane and slice plans for grid windows;
 - `tuples`: bins, prefix and over plans for windows named by tuples;
+- `intervals`: bucket, se-slices and difference plans for interval events and snapshot windows.
 - `frames`: fold, starts and scan plans for sessions and frames (data-driven windows).
 
 Every family offers `applies(window)` and `candidates(query, stats)`; the
@@ -12,11 +13,11 @@ optimizer asks the family that applies and ranks what it offers.
 
 from __future__ import annotations
 
-from wql.compiler.plans import frames, grid, tuples
+from wql.compiler.plans import frames, grid, intervals, tuples
 from wql.compiler.plans.base import Candidate, Family, Grid, Plan, PlanKind, Statistics
 from wql.compiler.plans.states import ONE, Decomposition, StateGroup, decompose, fresh_name
 
-FAMILIES = (grid, tuples, frames)
+FAMILIES = (intervals, grid, tuples, frames)  # intervals first: grid windows over interval events are theirs
 
 __all__ = [
     "FAMILIES",

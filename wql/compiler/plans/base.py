@@ -35,9 +35,11 @@ class PlanKind(Enum):
     FOLD = "fold"
     STARTS = "starts"
     SCAN = "scan"
+    SE_SLICES = "se-slices"
+    DIFFERENCE = "difference"
 
 
-Family = Literal["grid", "tuples", "frames"]
+Family = Literal["grid", "tuples", "frames", "intervals"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,8 @@ class Plan:
     @property
     def keeps(self) -> Literal["cells", "rows"]:
         """What a streaming job keeps between triggers: the cells the plan lifts rows into, or rows."""
+        if self.family == "intervals":
+            return "rows"  # each trigger recomputes the open windows from the events that reach them
         return "cells" if self.grid is not None else "rows"
 
 
@@ -81,6 +85,7 @@ class Statistics:
     rows: int = 1_000_000
     rows_per_slide: float = 10.0
     rows_per_window: float = 100.0  # windows named by tuples
+    event_slides: float = 10.0  # interval events: mean length in slides (plans/intervals.py)
 
     def describe(self) -> str:
         return f"N = {self.rows:,} tuples, ρ = {self.rows_per_slide:g} tuples per slide (assumed)"

@@ -1,4 +1,5 @@
-"""Plans for grid windows (CF and FCF): sliding, tumbling, SLIDE > RANGE, landmark, CUMULATE, interval events.
+"""Plans for grid windows (CF and FCF): sliding, tumbling, SLIDE > RANGE, landmark, CUMULATE (interval events:
+intervals.py).
 
 - bucket: tag each tuple with its window-ids and group by (window, keys).
 - pane: cells of gcd(r, s); size = r/g cells per window, step = s/g.
@@ -29,7 +30,7 @@ from wql.compiler.windows import Window, WindowKind
 
 
 def applies(window: Window) -> bool:
-    return window.is_grid
+    return window.is_grid and not window.is_interval
 
 
 def pane_grid(window: Window) -> Grid | None:
@@ -78,10 +79,7 @@ def fan_out(window: Window, stats: Statistics) -> float:
     assert window.range is not None
     if window.kind is WindowKind.CUMULATE:
         return (window.windows_per_period + 1) / 2  # from a tuple's own window to the end of its period
-    copies = window.range / window.slide
-    if window.is_interval:
-        copies += 1
-    return max(1.0, copies)
+    return max(1.0, window.range / window.slide)
 
 
 def candidates(query: Query, stats: Statistics) -> list[Candidate]:
@@ -100,9 +98,7 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     out = [Candidate(PlanKind.BUCKET, Plan("grid", PlanKind.BUCKET), n * (1 + copies), bucket_note)]
     decomposition = decompose(query, state_names(query))
     why_not = None
-    if window.is_interval:
-        why_not = "not supported yet for interval events (they span several cells)"
-    elif decomposition is None:
+    if decomposition is None:
         why_not = why_not_shared(query)
     elif not grid_exact(window):
         why_not = "RANGE, SLIDE and ALIGN must be whole numbers for exact cell edges on a DOUBLE attribute"

@@ -152,14 +152,12 @@ def slice_events(events, keys, first, last, horizon, states, size, step):
     holds the data's last window, and an event that lasts to its end is carried into
     every later slice at once rather than written into each.
     """
-    from pyspark.sql import DataFrame
-
-    kernel = jvm_class(events.sparkSession, "EventSlices")
-    if kernel is not None:
-        operations, columns = jvm_states(states)
-        windows = kernel.slices(events._jdf, keys, first, last, horizon, operations, columns, size, step)
-        if windows is not None:  # None: a state type only numpy handles
-            return DataFrame(windows, events.sparkSession)
+    operations, columns = jvm_states(states)
+    request = {"kernel": "EventSlices", "keys": keys, "first": first, "last": last, "horizon": horizon}
+    request.update(operations=operations, columns=columns, size=size, step=step)
+    windows = jvm_kernel(events, request)
+    if windows is not None:
+        return windows
     events = events.repartition(*keys) if keys else events.coalesce(1)
     return events.mapInArrow(event_slices(keys, first, last, states, size, step), events.schema)
 
@@ -376,19 +374,56 @@ def event_slices(keys, first, last, states, size, step):
     return run
 
 
-def jvm_class(spark, name):
-    """WQL's JVM class `name` through py4j, or None: the SE-slices kernel (EventSlices) is called this way,
-    as it is not one of the kernels the extension's requests name yet. None on Spark Connect (no JVM to
-    call), without wql-kernels.jar, or when spark.wql.combine is "arrow" (numpy forced)."""
+def jvm_kernel(frame, request):
+    """`frame` through WQL's JVM kernel that `request` names, as a DataFrame, or None: then the job runs its
+    numpy kernel, with the same results.
+
+    A Spark started with WQL's extension (`--jars wql-kernels.jar --conf
+    spark.sql.extensions=wql.kernels.WqlExtensions`: a Spark Connect server, a cluster, spark-submit) gets
+    the request as a hint, which a client without a JVM can send too. A classic session with the jar on
+    its classpath alone gets it through py4j. None when neither has the kernels, when the kernel refuses
+    the request (a type only numpy handles), or when spark.wql.combine is "arrow" (numpy forced).
+    """
+    import json
+
+    from pyspark.sql import DataFrame
+
+    spark = frame.sparkSession
     if spark.conf.get("spark.wql.combine", "auto") == "arrow":
         return None
+    text = json.dumps({"protocol": KERNEL_PROTOCOL, **request})
+    if kernel_extension(spark):
+        try:
+            # select: a Connect client keeps a hint's input schema without asking the server; a
+            # projection's schema it asks for, which analyzes the request (the server refuses it there)
+            windows = frame.hint("wql_kernel", text).select("*")
+            windows.schema  # noqa: B018
+        except Exception as error:
+            if "WQL kernel refused" in str(error):
+                return None
+            raise
+        return windows
     try:
         from py4j.java_gateway import JavaClass
 
-        kernel = getattr(spark._jvm.wql.kernels, name)
+        kernels = spark._jvm.wql.kernels.Kernels
     except Exception:
+        return None  # Spark Connect without the extension, or no jar
+    if not isinstance(kernels, JavaClass):
         return None
-    return kernel if isinstance(kernel, JavaClass) else None
+    windows = kernels.apply(frame._jdf, text)
+    return None if windows is None else DataFrame(windows, spark)
+
+
+def kernel_extension(spark):
+    """Whether the session's Spark runs WQL's extension: its function wql_kernels() answers this job's
+    protocol. Asked once per session."""
+    known = _kernel_servers.get(id(spark))
+    if known is None or known[0] is not spark:
+        present = spark.catalog.functionExists("wql_kernels")  # the function is the extension's mark
+        answer = spark.sql("SELECT wql_kernels()").first()[0] if present else None
+        known = _kernel_servers[id(spark)] = (spark, answer == KERNEL_PROTOCOL)
+    return known[1]
 
 
 def jvm_states(states):

@@ -349,7 +349,7 @@ def _se_slices(ctx: Context) -> None:
             items.append(f"{share}.alias({py(column)})")
         states.append((group.operation, list(group.columns)))
     code.call("events", "rows.crossJoin(F.broadcast(horizon)).select", items)
-    ctx.helpers.update({"slice_events", "event_slices", "jvm_class", "jvm_states"})
+    ctx.helpers.update({"slice_events", "event_slices", "jvm_kernel", "kernel_extension", "jvm_states"})
     code.comment("In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars), else numpy via Arrow.")
     keywords: dict[str, object] = {
         "keys": keys,

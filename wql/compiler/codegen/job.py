@@ -53,7 +53,6 @@ _SUPPORT_ORDER = (
     "running_test",
     "jvm_kernel",
     "kernel_extension",
-    "jvm_class",
     "jvm_states",
     "key_ids",
     "state_identity",

@@ -1,4 +1,4 @@
-from wql.compiler.kernels.job_support import jvm_class, jvm_states  # a job holds its own copy, beside this function
+from wql.compiler.kernels.job_support import jvm_kernel, jvm_states  # a job holds its own copy, beside this function
 
 
 def event_slices(keys, first, last, states, size, step):
@@ -223,13 +223,11 @@ def slice_events(events, keys, first, last, horizon, states, size, step):
     holds the data's last window, and an event that lasts to its end is carried into
     every later slice at once rather than written into each.
     """
-    from pyspark.sql import DataFrame
-
-    kernel = jvm_class(events.sparkSession, "EventSlices")
-    if kernel is not None:
-        operations, columns = jvm_states(states)
-        windows = kernel.slices(events._jdf, keys, first, last, horizon, operations, columns, size, step)
-        if windows is not None:  # None: a state type only numpy handles
-            return DataFrame(windows, events.sparkSession)
+    operations, columns = jvm_states(states)
+    request = {"kernel": "EventSlices", "keys": keys, "first": first, "last": last, "horizon": horizon}
+    request.update(operations=operations, columns=columns, size=size, step=step)
+    windows = jvm_kernel(events, request)
+    if windows is not None:
+        return windows
     events = events.repartition(*keys) if keys else events.coalesce(1)
     return events.mapInArrow(event_slices(keys, first, last, states, size, step), events.schema)

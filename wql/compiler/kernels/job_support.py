@@ -269,21 +269,6 @@ def kernel_extension(spark):
     return known[1]
 
 
-def jvm_class(spark, name):
-    """WQL's JVM class `name` through py4j, or None: the SE-slices kernel (EventSlices) is called this way,
-    as it is not one of the kernels the extension's requests name yet. None on Spark Connect (no JVM to
-    call), without wql-kernels.jar, or when spark.wql.combine is "arrow" (numpy forced)."""
-    if spark.conf.get("spark.wql.combine", "auto") == "arrow":
-        return None
-    try:
-        from py4j.java_gateway import JavaClass
-
-        kernel = getattr(spark._jvm.wql.kernels, name)
-    except Exception:
-        return None
-    return kernel if isinstance(kernel, JavaClass) else None
-
-
 def jvm_states(states):
     """(operation, columns) pairs as the JVM kernels take them: one operation per column."""
     operations = [operation for operation, names in states for _ in names]

@@ -1,13 +1,13 @@
 package wql.kernels;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
-import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.StructType;
 
@@ -37,27 +37,26 @@ import org.apache.spark.sql.types.StructType;
 public final class EventSlices {
   private EventSlices() {}
 
-  /** The windows, or null when a column has a type only the numpy kernel handles. */
-  public static Dataset<Row> slices(
-      Dataset<Row> events,
-      List<String> keys,
-      String first,
-      String last,
-      String horizon,
-      List<String> operations,
-      List<String> columns,
-      long size,
-      long step) {
-    StructType schema = events.schema();
-    States states = States.of(schema, operations, columns);
-    Keys keyFields = Keys.of(schema, keys);
-    if (states == null || keyFields == null || states.hasAbsentColumn()) {
-      return null;
-    }
+  /** The request a job's `slice_events` sends, or {@link KernelRequest.Refused}: then numpy runs. */
+  static KernelRequest request(JsonNode request, StructType schema) {
+    List<String> keys = KernelRequest.strings(request.path("keys"));
+    String first = request.path("first").asText();
+    String last = request.path("last").asText();
+    String horizon = request.path("horizon").asText();
+    List<String> names = List.of(schema.fieldNames());
     for (String column : List.of(first, last, horizon)) {
-      if (!(schema.apply(column).dataType() instanceof LongType)) {
-        return null;
+      if (!names.contains(column) || !(schema.apply(column).dataType() instanceof LongType)) {
+        throw new KernelRequest.Refused("the slice column " + column + " is not a BIGINT");
       }
+    }
+    States states =
+        States.of(
+            schema,
+            KernelRequest.strings(request.path("operations")),
+            KernelRequest.strings(request.path("columns")));
+    Keys keyFields = names.containsAll(keys) ? Keys.of(schema, keys) : null;
+    if (states == null || keyFields == null || states.hasAbsentColumn()) {
+      throw new KernelRequest.Refused("a key or state column has a type only the numpy kernel handles");
     }
     Spec spec = new Spec();
     spec.schema = schema;
@@ -66,9 +65,48 @@ public final class EventSlices {
     spec.firstField = schema.fieldIndex(first);
     spec.lastField = schema.fieldIndex(last);
     spec.horizonField = schema.fieldIndex(horizon);
-    spec.size = size;
-    spec.step = step;
-    return KernelPlan.of(events, new KernelSpec("EventSlices", keys, first, rows -> new Windows(rows, spec)), schema);
+    spec.size = request.path("size").asLong();
+    spec.step = request.path("step").asLong();
+    if (spec.size <= 0 || spec.step <= 0) {
+      throw new KernelRequest.Refused("size and step must be positive");
+    }
+    return new Request(keys, first, spec);
+  }
+
+  /** Events to windows, each key's events in one partition sorted by their first slice. */
+  static final class Request extends KernelRequest {
+    private static final long serialVersionUID = 1L;
+    private final List<String> keys;
+    private final String first;
+    private final Spec spec;
+
+    Request(List<String> keys, String first, Spec spec) {
+      this.keys = List.copyOf(keys);
+      this.first = first;
+      this.spec = spec;
+    }
+
+    @Override
+    String name() {
+      return "EventSlices";
+    }
+
+    @Override
+    StructType output() {
+      return spec.schema;
+    }
+
+    @Override
+    SparkPlan plan(KernelNode node, KernelStrategy strategy) {
+      Spec work = spec; // the closure must hold the spec alone
+      KernelSpec kernel = new KernelSpec("EventSlices", keys, first, rows -> new Windows(rows, work));
+      return new KernelExec(strategy.later(node.child), kernel, node.output());
+    }
+
+    @Override
+    public String toString() {
+      return "keys " + keys + ", " + spec.size + " slices a window, every " + spec.step;
+    }
   }
 
   static final class Spec implements java.io.Serializable {

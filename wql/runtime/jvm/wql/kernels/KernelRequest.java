@@ -56,6 +56,8 @@ abstract class KernelRequest implements Serializable {
         return SlidingCombine.request(request, input);
       case "TupleWindows":
         return TupleWindows.request(request, input);
+      case "EventSlices":
+        return EventSlices.request(request, input);
       default:
         throw new Refused("no kernel named '" + kernel + "'");
     }

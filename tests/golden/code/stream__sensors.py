@@ -438,7 +438,12 @@ def jvm_kernel(frame, request):
         try:
             # select: a Connect client keeps a hint's input schema without asking the server; a
             # projection's schema it asks for, which analyzes the request (the server refuses it there)
-            windows = frame.hint("wql_kernel", text).select("*")
+            # by name where the request names its output: a "*" can be expanded against the hint's input
+            # before the server turns the hint into the kernel, and the input has columns the output lacks
+            output = request.get("output")
+            names = [field["name"] for field in json.loads(output)["fields"]] if output else ["*"]
+            quoted = [n if n == "*" else "`" + n.replace("`", "``") + "`" for n in names]
+            windows = frame.hint("wql_kernel", text).select(*quoted)
             windows.schema  # noqa: B018
         except Exception as error:
             if "WQL kernel refused" in str(error):

@@ -79,3 +79,19 @@ def test_an_aggregate_frame_is_closed_by_its_own_last_tuple(spark: Any) -> None:
     text = "SELECT count(*) AS n FROM s [FRAME AGGREGATE (sum(v) > 2) WATTR ts]"
     got, _ = emitted(spark, text, [[row(0, v=1.0), row(1, v=1.0)], [row(2, v=1.0)], [row(3, v=1.0)]])
     assert got == [(2, 0.0, 2.0, 3), ("drain", 3.0, 3.0, 1)]
+
+
+@pytest.mark.parametrize("plan", ["fold", "scan"])
+def test_a_delta_frame_closed_by_a_null_is_emitted_beside_other_keys(spark: Any, plan: str) -> None:
+    # Per case_id, DELTA 3 on x, SLACK 0. Key 0: 0 s (x 0) is closed by 1 s (x 10): final in trigger 0 (p = 3 s).
+    # Key 1: 2 s (x 0) is closed by the NULL x at 3 s, which is in no frame; final once p passes 3 s, in
+    # trigger 1. Key 0's frame from 1 s stays open until the drain. The fold once read the closing tuple of
+    # key 1's frame at the wrong index when another key or a row in no frame came before it, and lost it.
+    def at(case_id: int, second: float, x: int | None) -> dict[str, Any]:
+        return {**row(second), "case_id": case_id, "x": x}
+
+    text = "SELECT count(*) AS n FROM s [FRAME DELTA 3 ON x WATTR ts PATTR case_id]"
+    batches = [[at(0, 0, 0), at(0, 1, 10), at(1, 2, 0), at(1, 3, None)], [at(0, 10, 10)]]
+    got, _ = run(spark, compile_stream(text, plan), batches)
+    out = sorted((str(r["_trigger"]), r["case_id"], (r["window_start"] - BASE).total_seconds(), r["n"]) for r in got)
+    assert out == [("0", 0, 0.0, 1), ("1", 1, 2.0, 1), ("drain", 0, 1.0, 2)]

@@ -371,8 +371,8 @@ def frame_states(partitions, states, rule, minimum=None, minimum_rows=False, clo
             return
         number = labels[members]
         heads = np.flatnonzero(np.r_[True, number[1:] != number[:-1]])
-        t = table.column("_t").to_numpy(zero_copy_only=False)[members]
-        first, last = np.minimum.reduceat(t, heads), np.maximum.reduceat(t, heads)
+        stamps = table.column("_t").to_numpy(zero_copy_only=False)[members]  # frame by frame; t stays in walk order
+        first, last = np.minimum.reduceat(stamps, heads), np.maximum.reduceat(stamps, heads)
         size = np.diff(np.r_[heads, len(members)])
         held = np.add.reduceat(inside[members].astype(np.int64), heads)
         keep = held > 0

@@ -134,10 +134,8 @@ def test_partitions_past_the_memory_limit_stream_through_the_sorter(spark: Any, 
     assert got == normalized(reference)
 
 
-def test_a_limit_above_the_kernel_keeps_its_rows(spark: Any) -> None:
-    """A LIMIT larger than the number of tuple batches the kernel shuffles still limits: adaptive execution
-    must not take the batches' row count for the windows' (README, Known bugs: WQL's sessions exclude
-    EliminateLimits from the adaptive optimizer until the batches have a logical node of their own)."""
+def _limited(spark: Any) -> Any:
+    """A slide-by-tuple query of 20,000 windows on the bins kernel, which shuffles far fewer tuple batches."""
     from pyspark.sql import functions as F
 
     frame = spark.range(20_000).select(
@@ -153,6 +151,30 @@ def test_a_limit_above_the_kernel_keeps_its_rows(spark: Any) -> None:
     )
     result = compiled.run(spark, s=frame)
     assert "TupleWindows" in physical_plan(result)
+    return result
+
+
+def test_a_limit_above_the_kernel_keeps_its_rows(spark: Any) -> None:
+    """A LIMIT larger than the number of tuple batches the kernel shuffles still limits: adaptive execution
+    must not take the batches' row count for the windows' (README, Known bugs: WQL's sessions exclude
+    EliminateLimits from the adaptive optimizer until the batches have a logical node of their own)."""
+    result = _limited(spark)
     assert result.count() == 20_000
     assert len(result.limit(1000).collect()) == 1000
     assert result.limit(1000).count() == 1000
+
+
+def test_a_job_keeps_limits_in_a_session_that_does_not(spark: Any) -> None:
+    """A generated job under spark-submit or a user's own session: planning the kernel excludes the rule."""
+    key = "spark.sql.adaptive.optimizer.excludedRules"
+    saved = spark.conf.get(key, "")
+    spark.conf.set(key, "org.apache.spark.sql.catalyst.optimizer.ConvertToLocalRelation")
+    try:
+        result = _limited(spark)
+        assert result.limit(1000).count() == 1000
+        assert spark.conf.get(key) == (
+            "org.apache.spark.sql.catalyst.optimizer.ConvertToLocalRelation,"
+            "org.apache.spark.sql.catalyst.optimizer.EliminateLimits"
+        )
+    finally:
+        spark.conf.set(key, saved) if saved else spark.conf.unset(key)

@@ -197,7 +197,7 @@ def combine(ctx: Context) -> None:
     plan = ctx.plan
     grid, decomposition = plan.grid, plan.decomposition
     assert grid is not None and decomposition is not None
-    ctx.helpers.update({"combine_cells", "sliding_combine", "jvm_kernel", "kernel_extension", "jvm_states"})
+    ctx.helpers.update({"combine_cells", "sliding_combine", "jvm_kernel", "jvm_states"})
     keys = ctx.keys()
     code = ctx.stage("windows", "cells", "One row per window and key: each key's ordered cells combined into windows.")
     if grid.kind == "landmark":

@@ -349,7 +349,7 @@ def _se_slices(ctx: Context) -> None:
             items.append(f"{share}.alias({py(column)})")
         states.append((group.operation, list(group.columns)))
     code.call("events", "rows.crossJoin(F.broadcast(horizon)).select", items)
-    ctx.helpers.update({"slice_events", "event_slices", "jvm_kernel", "kernel_extension", "jvm_states"})
+    ctx.helpers.update({"slice_events", "event_slices", "jvm_kernel", "jvm_states"})
     code.comment("In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars), else numpy via Arrow.")
     keywords: dict[str, object] = {
         "keys": keys,
@@ -595,7 +595,7 @@ def _difference(ctx: Context) -> None:
 def _combine(ctx: Context, states: list[tuple[str, list[str]]], last: str = "_last") -> None:
     """A running combine of each key's ordered cells (the landmark mode of WQL's cell kernel)."""
     code, keys = ctx.code, ctx.keys()
-    ctx.helpers.update({"combine_cells", "sliding_combine", "jvm_kernel", "kernel_extension", "jvm_states"})
+    ctx.helpers.update({"combine_cells", "sliding_combine", "jvm_kernel", "jvm_states"})
     if keys:
         code(f"cells = cells.repartition({ctx.key_list()})")
     else:

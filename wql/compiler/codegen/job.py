@@ -32,7 +32,10 @@ from wql.compiler.schema import ROW_NUM, Stream
 
 VERSION = "0.1.0"
 
-# Support functions, in the order a reader meets them, with what each needs.
+# Support functions a support function calls, brought in with it.
+_NEEDS = {"jvm_kernel": ("keep_limits", "kernel_extension")}
+
+# Support functions, in the order a reader meets them.
 _SUPPORT_ORDER = (
     "combine_cells",
     "sliding_combine",
@@ -52,6 +55,7 @@ _SUPPORT_ORDER = (
     "walk_runs",
     "running_test",
     "jvm_kernel",
+    "keep_limits",
     "kernel_extension",
     "jvm_states",
     "key_ids",
@@ -233,6 +237,9 @@ def generate_job(
         wanted = (wanted - {"read_stream", "inspect_stream", "load_inputs", "write_result", "main"}) | set(
             STREAM_SUPPORT
         )
+    for name, needs in _NEEDS.items():
+        if name in wanted:
+            wanted |= set(needs)
     code(*support["_constants:job_support.py"].rstrip().splitlines())
     if stream:
         code(*support["_constants:streaming.py"].rstrip().splitlines())

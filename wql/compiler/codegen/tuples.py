@@ -104,7 +104,6 @@ def bins(ctx: Context, mode: str) -> None:
             "windows_by_tuple",
             "tuple_windows",
             "jvm_kernel",
-            "kernel_extension",
             "jvm_states",
             "key_ids",
             "state_identity",

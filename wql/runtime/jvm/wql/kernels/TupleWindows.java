@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.function.Function;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.expressions.IsNotNull;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
@@ -14,7 +15,8 @@ import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.catalyst.plans.logical.Filter;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
-import org.apache.spark.sql.catalyst.plans.logical.Project;
+import org.apache.spark.sql.catalyst.types.DataTypeUtils;
+import org.apache.spark.sql.execution.ProjectExec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.BooleanType;
@@ -106,24 +108,34 @@ public final class TupleWindows {
       return new Filter(new IsNotNull(KernelPlan.attribute(child.output(), "_t")), child);
     }
 
+    /**
+     * The input is planned from the node's own child, which the query's logical plan holds: adaptive
+     * execution finds the logical node of a query stage inside it (a cached table's scan) by the stage's
+     * logical link, and a logical node made here, absent from the query's plan, made it plan that stage
+     * afresh on every round, forever. Counts Spark proved to be 1 are dropped by a physical projection.
+     */
     @Override
     SparkPlan plan(KernelNode node, KernelStrategy strategy) {
       LogicalPlan valued = node.child;
       List<String> ones = KernelPlan.constantOnes(valued, integralSums(valued.schema(), operations, columns));
-      if (!ones.isEmpty()) { // constantOnes found them in the top projection: it no longer makes them
-        Project top = (Project) valued;
-        List<NamedExpression> kept = new ArrayList<>();
-        for (int i = 0; i < top.projectList().size(); i++) {
-          if (!ones.contains(top.projectList().apply(i).name())) {
-            kept.add(top.projectList().apply(i));
-          }
+      List<NamedExpression> kept = new ArrayList<>();
+      List<Attribute> attributes = new ArrayList<>();
+      for (int i = 0; i < valued.output().size(); i++) {
+        Attribute attribute = valued.output().apply(i);
+        if (!ones.contains(attribute.name())) { // a count proved to be 1 is a row count: neither shuffled nor held
+          kept.add(attribute);
+          attributes.add(attribute);
         }
-        valued = new Project(KernelPlan.seq(kept), top.child());
       }
-      Spec spec = spec(valued.schema(), partitions, operations, columns, size, output);
+      SparkPlan input = strategy.later(valued);
+      if (!ones.isEmpty()) {
+        input = new ProjectExec(KernelPlan.seq(kept), input);
+      }
+      StructType schema = DataTypeUtils.fromAttributes(KernelPlan.seq(attributes));
+      Spec spec = spec(schema, partitions, operations, columns, size, output);
       spec.memoryLimit = Long.parseLong(SQLConf.get().getConfString(MEMORY_LIMIT, "-1"));
       KernelSpec batching = new KernelSpec("TupleBatches", null, null, tuples -> new TupleBatches.Batcher(tuples, spec));
-      SparkPlan batches = new KernelExec(strategy.later(valued), batching, KernelPlan.attributes(spec.batches));
+      SparkPlan batches = new KernelExec(input, batching, KernelPlan.attributes(spec.batches));
       KernelSpec windowing = new KernelSpec("TupleWindows", partitions, null, batched -> new Windows(batched, spec));
       return new KernelExec(batches, windowing, node.output());
     }

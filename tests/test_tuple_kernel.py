@@ -156,7 +156,7 @@ def _limited(spark: Any) -> Any:
 
 def test_a_limit_above_the_kernel_keeps_its_rows(spark: Any) -> None:
     """A LIMIT larger than the number of tuple batches the kernel shuffles still limits: adaptive execution
-    must not take the batches' row count for the windows' (README, Known bugs: WQL's sessions exclude
+    must not take the batches' row count for the windows' (README, Known bugs: WQL's jobs exclude
     EliminateLimits from the adaptive optimizer until the batches have a logical node of their own)."""
     result = _limited(spark)
     assert result.count() == 20_000

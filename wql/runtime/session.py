@@ -61,10 +61,6 @@ def session_conf(
         # partition early (a LIMIT, a cancelled query) can keep its read lock (SPARK-27666), and a
         # blocking cleaner then holds up SparkContext.stop() for the 120 s RPC timeout.
         "spark.cleaner.referenceTracking.blocking": "false",
-        # Known bug (README): adaptive execution takes the row count of the bins kernel's shuffled batches
-        # for the kernel's maximum row count and would drop a LIMIT above it; until the batches get a
-        # logical node of their own, WQL's sessions keep AQE from eliminating limits.
-        "spark.sql.adaptive.optimizer.excludedRules": "org.apache.spark.sql.catalyst.optimizer.EliminateLimits",
         "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
         "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
     }

@@ -118,20 +118,18 @@ public final class TupleWindows {
     SparkPlan plan(KernelNode node, KernelStrategy strategy) {
       LogicalPlan valued = node.child;
       List<String> ones = KernelPlan.constantOnes(valued, integralSums(valued.schema(), operations, columns));
-      List<NamedExpression> kept = new ArrayList<>();
-      List<Attribute> attributes = new ArrayList<>();
+      List<Attribute> kept = new ArrayList<>();
       for (int i = 0; i < valued.output().size(); i++) {
         Attribute attribute = valued.output().apply(i);
         if (!ones.contains(attribute.name())) { // a count proved to be 1 is a row count: neither shuffled nor held
           kept.add(attribute);
-          attributes.add(attribute);
         }
       }
       SparkPlan input = strategy.later(valued);
       if (!ones.isEmpty()) {
-        input = new ProjectExec(KernelPlan.seq(kept), input);
+        input = new ProjectExec(KernelPlan.seq(new ArrayList<NamedExpression>(kept)), input);
       }
-      StructType schema = DataTypeUtils.fromAttributes(KernelPlan.seq(attributes));
+      StructType schema = DataTypeUtils.fromAttributes(KernelPlan.seq(kept));
       Spec spec = spec(schema, partitions, operations, columns, size, output);
       spec.memoryLimit = Long.parseLong(SQLConf.get().getConfString(MEMORY_LIMIT, "-1"));
       KernelSpec batching = new KernelSpec("TupleBatches", null, null, tuples -> new TupleBatches.Batcher(tuples, spec));

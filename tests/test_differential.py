@@ -115,7 +115,10 @@ def test_landmark_combined_in_numpy(spark: Any, data: st.DataObject, rows: list[
 
 def landmark(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
     s = data.draw(st.integers(3, 20))
-    text = f"SELECT k, {aggregates(plan)} FROM s [RANGE UNBOUNDED SLIDE {s} SECONDS WATTR ts] GROUP BY case_id, k"
+    where = data.draw(st.sampled_from(["", "WHERE v > 0", "WHERE n <> 3"]))  # WHERE does not move the end
+    text = (
+        f"SELECT k, {aggregates(plan)} FROM s [RANGE UNBOUNDED SLIDE {s} SECONDS WATTR ts] {where} GROUP BY case_id, k"
+    )
     compare(spark, text, rows, plan)
 
 

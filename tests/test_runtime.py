@@ -135,28 +135,45 @@ def test_in_window_order_sorts_by_wid_then_keys(spark: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "plan"),
     [
-        pytest.param(
-            "SELECT count(*) AS n FROM s [RANGE UNBOUNDED SLIDE 10 WATTR m] WHERE v < 2",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=AssertionError,
-                reason="known bug: the grid plans take the end of the data from the rows WHERE keeps, the "
-                "reference (and docs/semantics.md §2.3) from the whole stream; remove this mark when fixed",
-            ),
-        ),
+        ("SELECT count(*) AS n FROM s [RANGE UNBOUNDED SLIDE 10 WATTR m] WHERE v < 2", "bucket"),
+        ("SELECT count(*) AS n FROM s [RANGE UNBOUNDED SLIDE 10 WATTR m] WHERE v < 2", "pane"),
         # The intervals family takes it from every well-formed event, WHERE or not (docs/semantics.md §2.10).
-        "SELECT count(*) AS n FROM s [RANGE 10 SLIDE 10 WATTR (m, e)] WHERE v > 2",
+        ("SELECT count(*) AS n FROM s [RANGE 10 SLIDE 10 WATTR (m, e)] WHERE v > 2", "bucket"),
     ],
 )
-def test_where_does_not_move_the_end_of_the_data(spark: Any, text: str) -> None:
+def test_where_does_not_move_the_end_of_the_data(spark: Any, text: str, plan: str) -> None:
     rows = [{"m": 1, "e": 2, "v": 1.0}, {"m": 25, "e": 26, "v": 2.0}, {"m": 3, "e": None, "v": 3.0}]
     frame = spark.createDataFrame(rows, "m bigint, e bigint, v double")
-    compiled = wql.compile(text, streams={"s": frame}, plan="bucket")
+    compiled = wql.compile(text, streams={"s": frame}, plan=plan)
     expected = evaluate_query(compiled.query, rows)
     assert [row["wid"] for row in expected] == [0, 1, 2]  # up to the window holding m = 25 (or e = 26)
     assert sorted((r.asDict() for r in compiled.run(spark, s=frame).collect()), key=lambda r: r["wid"]) == expected
+
+
+@pytest.mark.parametrize("plan", ["bucket", "pane"])
+@pytest.mark.parametrize(
+    "spec",
+    ["RANGE UNBOUNDED SLIDE 10 WATTR m PATTR k", "RANGE UNBOUNDED SLIDE 2 ROWS", "RANGE UNBOUNDED SLIDE 4 WATTR d"],
+)
+def test_landmarks_reach_the_last_value_that_where_drops(spark: Any, spec: str, plan: str) -> None:
+    """Keys whose every tuple WHERE drops have no windows; the others go on to the window of the stream's
+    last value, even when WHERE drops that tuple and every one before it in the last windows."""
+    rows = [
+        {"k": "a", "m": 1, "d": 1.5, "v": 1.0},
+        {"k": "b", "m": 4, "d": 4.0, "v": 9.0},
+        {"k": "a", "m": 12, "d": 12.25, "v": 0.5},
+        {"k": "a", "m": None, "d": None, "v": 0.0},
+        {"k": "b", "m": 47, "d": 47.0, "v": 7.0},
+    ]
+    frame = spark.createDataFrame(rows, "k string, m bigint, d double, v double")
+    text = f"SELECT count(*) AS n, sum(v) AS total, max(v) AS top FROM s [{spec}] WHERE v < 2"
+    compiled = wql.compile(text, streams={"s": frame}, plan=plan)
+    expected = evaluate_query(compiled.query, rows)
+    assert max(row["wid"] for row in expected) >= 2
+    got = [r.asDict() for r in compiled.in_window_order(compiled.run(spark, s=frame)).collect()]
+    assert got == expected
 
 
 @pytest.mark.parametrize("fmt", ["csv", "json", "parquet"])

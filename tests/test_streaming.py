@@ -82,8 +82,10 @@ def test_time_sliding(spark: Any, plan: str, data: st.DataObject, rows: list[dic
 def test_landmark(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
     s = data.draw(st.integers(3, 20))
     slack = data.draw(SLACKS)
+    where = data.draw(st.sampled_from(["", "WHERE n <> 3", "WHERE v > 0"]))  # WHERE does not move the end
     text = (
-        f"SELECT k, {aggregates(plan)} FROM s [RANGE UNBOUNDED SLIDE {s} SECONDS WATTR ts {slack}] GROUP BY case_id, k"
+        f"SELECT k, {aggregates(plan)} FROM s [RANGE UNBOUNDED SLIDE {s} SECONDS WATTR ts {slack}] {where} "
+        "GROUP BY case_id, k"
     )
     check(spark, data, text, rows, "ts", plan=plan)
 

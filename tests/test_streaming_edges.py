@@ -138,6 +138,19 @@ def test_landmark_panes_fold_into_one_running_state(spark: Any) -> None:
     assert max(r["state_rows"] for r in reports) <= 2  # one folded pane and the open one
 
 
+@pytest.mark.parametrize("plan", ["bucket", "pane"])
+def test_landmarks_with_where_reach_the_last_value_on_a_stream(spark: Any, plan: str) -> None:
+    """The last trigger's tuples all fail WHERE, yet they say where the data ends: the drain emits the
+    windows up to theirs, and the state keeps one of them, not all."""
+    text = "SELECT count(*) AS n, sum(v) AS sv FROM s [RANGE UNBOUNDED SLIDE 10 SECONDS WATTR ts] WHERE v < 5"
+    batches = [[row(1, 1.0), row(11, 9.0)], [row(12, 2.0), row(13, 7.0)], [row(35, 8.0), row(31, 6.0)]]
+    got, reports = run(spark, compile_stream(text, plan=plan), batches)
+    ends = sorted((str(r["_trigger"]), (r["window_end"] - BASE).total_seconds(), r["sv"]) for r in got)
+    # p = 11, 13, 35: [.., 20) and [.., 30) close in trigger 2 with nothing new in them; [.., 40) at the drain.
+    assert ends == [("0", 10.0, 1.0), ("2", 20.0, 3.0), ("2", 30.0, 3.0), ("drain", 40.0, 3.0)]
+    assert max(r["state_rows"] for r in reports) <= 3
+
+
 def test_state_is_bounded_by_the_open_windows(spark: Any) -> None:
     text = "SELECT count(*) AS n FROM s [RANGE 20 SECONDS SLIDE 10 SECONDS WATTR ts] GROUP BY k"
     batches = [[row(t, k=k) for t in range(start, start + 30) for k in "ab"] for start in range(0, 300, 30)]

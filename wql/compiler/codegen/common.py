@@ -21,6 +21,7 @@ from wql.compiler.windows import Window, WindowKind
 
 ATTR = "_t"  # the window attribute in base units
 END_ATTR = "_e"  # interval events: the end attribute in base units
+WHERE_FLAG = "_in"  # whether WHERE holds, where a plan keeps the tuples it drops (landmarks, interval events)
 POSITION = "_pos"  # partitioned row-based windows: the position within the partition
 ANCHOR = "_anchor"  # ALIGN FIRST: the first arrival's attribute (per partition); _t and _e are measured from it
 FIRST = "__wql_first"  # _anchor while the stream's own columns are still there: __wql_… never meets one
@@ -223,14 +224,19 @@ def prologue(ctx: Context) -> None:
     numbering(ctx, rows=window.numbers_rows, positions=window.per_partition_rows)
     code = ctx.stage("prepare", ctx.param, f"The stream's tuples in window terms: keys, aggregate inputs, {ATTR}.")
     code(f"rows = {ctx.param}")
-    if query.where is not None:
+    flag = []
+    if flags_where(ctx):
+        code.comment("WHERE filters window contents, but landmark windows go on to the window holding the stream's")
+        code.comment(f"last value, WHERE or not: a tuple WHERE drops stays, flagged {WHERE_FLAG} false, to say so.")
+        flag = [f"F.coalesce({expr(query.where)}, F.lit(False)).alias({py(WHERE_FLAG)})"]
+    elif query.where is not None:
         code.comment("WHERE filters window contents.")
         code(f"rows = rows.where({expr(query.where)})")
     keys = key_items(ctx)
     kept = [c for c in query.input_columns if c in aggregate_inputs(query) or c in ctx.key_columns.values()]
     code.comment(f"Keys, aggregate inputs and the window attribute ({ATTR}: {attribute_note(ctx)}).")
     anchor = [f"F.col({py(FIRST)}).alias({py(ANCHOR)})"] if window.align_first else []
-    select_rows(ctx, [*(col(c) for c in kept), *keys, *attribute_items(ctx), *anchor])
+    select_rows(ctx, [*(col(c) for c in kept), *keys, *attribute_items(ctx), *anchor, *flag])
     if not window.attr.is_row_num:
         code.comment(f"A tuple whose {window.attr.name} is NULL belongs to no window.")
         code(f"rows = rows.where({col(ATTR)}.isNotNull())")
@@ -239,6 +245,13 @@ def prologue(ctx: Context) -> None:
         for column in (ATTR, END_ATTR) if window.end_attr is not None else (ATTR,):
             code(f"rows = rows.withColumn({py(column)}, F.col({py(column)}) - F.col({py(ANCHOR)}))")
     code("return rows")
+
+
+def flags_where(ctx: Context) -> bool:
+    """Whether the prepared rows keep the tuples WHERE drops, flagged `_in` false: landmark grid windows are
+    reported up to the window holding the stream's last value (docs/semantics.md §2.3), which WHERE does not
+    move, so the plans need that value from every tuple."""
+    return ctx.window.kind is WindowKind.LANDMARK and ctx.window.end_attr is None and ctx.query.where is not None
 
 
 def first_arrival(ctx: Context) -> None:

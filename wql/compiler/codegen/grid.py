@@ -16,11 +16,13 @@ from wql.compiler.codegen.common import (
     ANCHOR,
     ATTR,
     FIRST,
+    WHERE_FLAG,
     Context,
     aggregate_items,
     declare_window_constants,
     emit_empty,
     epilogue,
+    flags_where,
     from_anchor,
     grid_bounds,
     prologue,
@@ -31,6 +33,8 @@ from wql.compiler.schema import Domain
 from wql.compiler.windows import WindowKind
 
 T = f"F.col({py(ATTR)})"
+KEPT = f"F.col({py(WHERE_FLAG)})"
+MARK = "_mark"  # landmarks with WHERE: the cell of the stream's last value, among the cells (not a cell itself)
 
 
 def generate(ctx: Context) -> None:
@@ -86,6 +90,9 @@ def bucket(ctx: Context) -> None:
     assert window.slide is not None
     if window.kind is WindowKind.LANDMARK:
         _landmark_limit(ctx, f"rows.agg(({_first(ctx, f'F.max({py(ATTR)})')})")
+        if flags_where(ctx):
+            code.comment("Only the tuples WHERE keeps count.")
+            code(f"rows = rows.where({KEPT})")
         code.comment("Bucket (WID), landmark: a tuple belongs to its own window and every later one, up to the")
         code.comment("last window of the stream; aggregate by window-id and key.")
         code(f"first = F.greatest({_first(ctx)}, F.lit(0))")
@@ -188,7 +195,14 @@ def lift(ctx: Context) -> None:
         for g in decomposition.groups
         for column, lift in zip(g.columns, g.lifts, strict=True)
     ]
+    if flags_where(ctx):
+        source = f"rows.where({KEPT})"
     code.call("cells", f"{source}.groupBy({grouped}).agg", lifts)
+    if flags_where(ctx):
+        code.comment("Only the tuples WHERE keeps count, but the windows go on to the cell of the stream's last")
+        code.comment(f"value, WHERE or not: one more row, {MARK} true, says which (NULL states: it is no cell).")
+        code(f'mark = rows.agg(F.max({cell}).alias("_cell")).where(F.col("_cell").isNotNull())')
+        code(f"cells = cells.unionByName(mark.withColumn({py(MARK)}, F.lit(True)), allowMissingColumns=True)")
     code("return cells")
 
 
@@ -202,6 +216,8 @@ def combine(ctx: Context) -> None:
     code = ctx.stage("windows", "cells", "One row per window and key: each key's ordered cells combined into windows.")
     if grid.kind == "landmark":
         _landmark_limit(ctx, 'cells.agg(F.max("_cell")')
+        if flags_where(ctx):
+            code(f"cells = cells.where(F.col({py(MARK)}).isNull()).drop({py(MARK)})")
         code('cells = cells.crossJoin(F.broadcast(final_window.select(F.col("_last").cast("bigint"))))')
     if keys:
         code.comment("Every key's cells to one partition (a shuffle of cells, not rows) for the combine. With")
@@ -290,6 +306,12 @@ def stream_rules(ctx: Context) -> None:
             code("last_final = first_open(punctuation) - 1")
             code('folded = cells.where(F.col("_cell") <= last_final).withColumn("_cell", last_final.cast("bigint"))')
             code('return merge(folded.unionByName(cells.where(F.col("_cell") > last_final)))')
+        elif flags_where(ctx):
+            code('"""A landmark window holds every tuple since the stream began: all rows WHERE keeps stay (a')
+            code("holistic aggregate since the beginning needs them all); of the others, the one with the largest")
+            code('value, which may say where the data ends."""')
+            code(f"last = rows.where(~{KEPT}).orderBy(F.col({py(ATTR)}).desc()).limit(1)")
+            code(f"return rows.where({KEPT}).unionByName(last)")
         else:
             code('"""A landmark window holds every tuple since the stream began: all rows stay (a holistic aggregate')
             code('since the beginning needs them all)."""')
@@ -345,7 +367,8 @@ def _merge_stage(ctx: Context) -> None:
         function = {"sum": "F.sum", "min": "F.min", "max": "F.max"}[group.operation]
         items += [f"{function}({py(c)}).alias({py(c)})" for c in group.columns]
     keys = ctx.keys()
-    grouped = ", ".join([*(col(k) for k in keys), 'F.col("_cell")'])
+    mark = [col(MARK)] if flags_where(ctx) else []  # the end of the data's row merges with its own kind only
+    grouped = ", ".join([*(col(k) for k in keys), 'F.col("_cell")', *mark])
     code.call("merged", f"cells.groupBy({grouped}).agg", items)
     if moments:
         ctx.helpers.add("merged_moments")

@@ -557,7 +557,12 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     meta = newest_meta(spark, checkpoint, before=batch)
     before = meta["punctuation"]
     ended = meta["drained"]
-    frame = frame.persist()
+    # The micro-batch is read again by each job of the trigger rather than cached: Spark's sources give the
+    # same rows for the same batch, and caching half a million rows costs more than reading them twice.
+    # Row numbers and first arrivals are the exception: they follow the rows' order, which one copy fixes.
+    held = STREAMING["numbered"] or STREAMING["anchored"] or bool(STREAMING["positions"])
+    if held:
+        frame = frame.persist()
     columns = [c for c in frame.columns if c != CORRUPT and not c.startswith("__wql_")]
     malformed = F.col(CORRUPT).isNotNull() if CORRUPT in frame.columns else F.lit(False)
     marked = F.coalesce(F.expr(STREAMING["punctuation"]), F.lit(False)) if STREAMING["punctuation"] else F.lit(False)
@@ -621,7 +626,9 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         fresh = kept.unionByName(fresh)
     if STREAMING["keeps"] == "cells":
         fresh = merge(fresh)
-    kept = fresh.persist()
+    # Sessions and frames read what the trigger keeps several times over; grid windows twice (the windows
+    # it emits, the state it leaves), where computing it again costs less than caching it.
+    kept = fresh.persist() if keyed else fresh
 
     emitted = 0
     computed = None
@@ -678,7 +685,8 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     if STREAMING["anchored"]:
         kept_anchors = save_state(spark, checkpoint, anchors_seen(rows, anchors), "anchors", batch)
     kept.unpersist()
-    frame.unpersist()
+    if held:
+        frame.unpersist()
     point = None if STREAMING["positions"] else after
     save_meta(
         spark,

@@ -5,7 +5,6 @@ import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.types.LongType;
@@ -180,7 +179,6 @@ public final class EventSlices {
     private final boolean[] plainLong;
     private final boolean[] plainDouble;
     private final TaskMemory memory;
-    private UnsafeProjection unsafe;
     private long end; // the data's last slice
 
     Windows(Iterator<InternalRow> rows, Spec spec) {
@@ -204,13 +202,7 @@ public final class EventSlices {
 
     @Override
     UnsafeRow template(InternalRow row) {
-      if (row instanceof UnsafeRow) {
-        return ((UnsafeRow) row).copy();
-      }
-      if (unsafe == null) {
-        unsafe = UnsafeProjection.create(spec.schema);
-      }
-      return unsafe.apply(row).copy();
+      return copied(row, spec.schema);
     }
 
     @Override

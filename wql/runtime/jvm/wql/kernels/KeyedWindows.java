@@ -5,7 +5,9 @@ import java.util.Iterator;
 import java.util.NoSuchElementException;
 import java.util.function.Function;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.types.StructType;
 
 /**
  * What the kernels' partition iterators share: one {@link StateQueue} per key, windows emitted as
@@ -45,6 +47,22 @@ abstract class KeyedWindows implements Iterator<InternalRow> {
 
   /** The output row a new key's windows start from, made from the key's first row. */
   abstract UnsafeRow template(InternalRow row);
+
+  private UnsafeProjection unsafe; // made on the first row that is not already unsafe
+
+  /**
+   * The row as an UnsafeRow of `schema`, copied: Spark reuses the rows it hands an operator, and a
+   * template outlives its row (kernels whose output rows have their input's schema).
+   */
+  UnsafeRow copied(InternalRow row, StructType schema) {
+    if (row instanceof UnsafeRow) {
+      return ((UnsafeRow) row).copy();
+    }
+    if (unsafe == null) {
+      unsafe = UnsafeProjection.create(schema);
+    }
+    return unsafe.apply(row).copy();
+  }
 
   /** The queue of the row's key, new if the key is. */
   StateQueue queueOf(InternalRow row) {

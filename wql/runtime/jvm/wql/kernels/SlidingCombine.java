@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Iterator;
 import java.util.List;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.types.LongType;
@@ -130,7 +129,6 @@ public final class SlidingCombine {
   /** The windows of one partition's cells, sorted by cell, with every key's cells in it. */
   static final class Windows extends KeyedWindows {
     private final Spec spec;
-    private UnsafeProjection unsafe;
     private long finalWindow;
 
     Windows(Iterator<InternalRow> rows, Spec spec) {
@@ -140,13 +138,7 @@ public final class SlidingCombine {
 
     @Override
     UnsafeRow template(InternalRow row) {
-      if (row instanceof UnsafeRow) {
-        return ((UnsafeRow) row).copy();
-      }
-      if (unsafe == null) {
-        unsafe = UnsafeProjection.create(spec.schema);
-      }
-      return unsafe.apply(row).copy();
+      return copied(row, spec.schema);
     }
 
     @Override

@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
+from tests.differential import normalized
 from tests.streaming import compile_stream, frame, run
 from wql.runtime.execute import load_job
+from wql.runtime.reference import evaluate_query
 
 pytestmark = pytest.mark.spark
 
@@ -149,6 +151,20 @@ def test_landmarks_with_where_reach_the_last_value_on_a_stream(spark: Any, plan:
     # p = 11, 13, 35: [.., 20) and [.., 30) close in trigger 2 with nothing new in them; [.., 40) at the drain.
     assert ends == [("0", 10.0, 1.0), ("2", 20.0, 3.0), ("2", 30.0, 3.0), ("drain", 40.0, 3.0)]
     assert max(r["state_rows"] for r in reports) <= 3
+
+
+@pytest.mark.parametrize("plan", ["bucket", "se-slices", "difference"])
+def test_interval_events_keep_what_a_grid_from_the_first_arrival_needs(spark: Any, plan: str) -> None:
+    """ALIGN FIRST over interval events, first arrival at 103: the events kept between triggers are those
+    ending in or after the first open window measured from 103, not from 0 (which would keep none)."""
+    text = "SELECT count(*) AS n, sum(v) AS sv FROM s [RANGE 10 SLIDE 5 WATTR (x, y) ALIGN FIRST]"
+    events = [[(103, 130), (104, 105)], [(125, 126)], [(131, 132), (140, None)]]
+    batches = [[{**row(None, v=float(x)), "x": x, "y": y} for x, y in trigger] for trigger in events]
+    compiled = compile_stream(text, plan=plan)
+    got, _ = run(spark, compiled, batches)
+    want = evaluate_query(compiled.query, [r for b in batches for r in b])
+    assert normalized([{k: v for k, v in r.items() if k != "_trigger"} for r in got]) == normalized(want)
+    assert len(want) >= 8
 
 
 def test_state_is_bounded_by_the_open_windows(spark: Any) -> None:

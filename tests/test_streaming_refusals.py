@@ -11,7 +11,6 @@ from wql.grammar.errors import WQLNotSupportedError
 REFUSED = {
     "SELECT count(*) AS n FROM s [RANGE 10 SECONDS WATTR ts] LIMIT 3": "LIMIT on a stream",
     "SELECT count(*) AS n FROM s [RANGE 10 SECONDS WATTR ts] EMIT EMPTY": "EMIT EMPTY on a stream",
-    "SELECT count(*) AS n FROM s [RANGE 10 SLIDE 5 WATTR (x, y) ALIGN FIRST]": "ALIGN FIRST over interval events on a",
     "SELECT count(*) AS n FROM s [RANGE 10 SECONDS RATTR ts SLIDE 2 ROWS SATTR rank(ts)] EMIT CHANGES": (
         "EMIT CHANGES of windows named by rank"
     ),

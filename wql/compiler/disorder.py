@@ -189,12 +189,6 @@ def check_streamable(query: Query) -> None:
         raise WQLNotSupportedError(
             "PUNCTUATION WHEN with a window over row_num: rows arrive in row_num order already",
         )
-    if window.align_first and window.is_interval:
-        raise WQLNotSupportedError(
-            "ALIGN FIRST over interval events on a stream: the interval plans' stream rules do not measure "
-            "windows from a first arrival yet",
-            hint="run the query in batch, or ALIGN the grid on a fixed origin",
-        )
     if window.is_snapshot:
         raise WQLNotSupportedError(
             "snapshot windows on a stream: a snapshot ends at its partition's next event endpoint, which an "

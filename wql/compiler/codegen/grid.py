@@ -302,7 +302,7 @@ def stream_rules(ctx: Context) -> None:
             code('later panes stay as they are."""')
             code("if punctuation is None:")
             code("    return cells")
-            _relative_punctuation(ctx, ANCHOR)
+            relative_punctuation(ctx, ANCHOR)
             code("last_final = first_open(punctuation) - 1")
             code('folded = cells.where(F.col("_cell") <= last_final).withColumn("_cell", last_final.cast("bigint"))')
             code('return merge(folded.unionByName(cells.where(F.col("_cell") > last_final)))')
@@ -322,7 +322,7 @@ def stream_rules(ctx: Context) -> None:
         )
         code("if punctuation is None:")
         code(f"    return {kept}")
-        _relative_punctuation(ctx, ANCHOR)
+        relative_punctuation(ctx, ANCHOR)
         if window.kind is WindowKind.CUMULATE:
             code("# CUMULATE: the first open window starts where its period does.")
             code("start = ORIGIN + F.floor(first_open(punctuation) / PERIOD) * RANGE")
@@ -341,7 +341,7 @@ def stream_rules(ctx: Context) -> None:
     missed_rule(ctx)
 
 
-def _relative_punctuation(ctx: Context, anchor: str) -> None:
+def relative_punctuation(ctx: Context, anchor: str) -> None:
     """ALIGN FIRST: each partition's grid starts at its own first arrival, so the punctuation is measured
     from that partition's anchor (a column), as the cells' and rows' _t are."""
     if ctx.window.align_first:
@@ -404,7 +404,7 @@ def missed_rule(ctx: Context, windows: Callable[[Context, str, bool], str] | Non
     if window.align_first:
         code(f"t = t - F.col({py(FIRST)})")
     if generous:
-        _relative_punctuation(ctx, FIRST)
+        relative_punctuation(ctx, FIRST)
     closed = "first_open(punctuation) - 1"
     if window.kind is WindowKind.LANDMARK:
         first = f"F.greatest({_first(ctx, 't')}, F.lit(0))"

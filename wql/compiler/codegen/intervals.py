@@ -37,7 +37,7 @@ from wql.compiler.codegen.common import (
     unit_note,
 )
 from wql.compiler.codegen.emit import Raw, col, expr, py
-from wql.compiler.codegen.grid import final_rules, missed_rule
+from wql.compiler.codegen.grid import final_rules, missed_rule, relative_punctuation
 from wql.compiler.plans import ONE, PlanKind, StateGroup, fresh_name, intervals
 from wql.compiler.schema import Domain
 from wql.compiler.windows import WindowKind
@@ -668,6 +668,7 @@ def stream_rules(ctx: Context) -> None:
         code('every open-ended event."""')
         code("if punctuation is None:")
         code("    return rows")
+        relative_punctuation(ctx, ANCHOR)
         code("start = ORIGIN + (first_open(punctuation) + 1) * SLIDE - RANGE")
         code(f"return rows.where({E}.isNull() | ({E} >= start))")
     code.dedent()
@@ -681,6 +682,8 @@ def _missed_windows(ctx: Context, closed: str, generous: bool) -> str:
     window, code = ctx.window, ctx.rules
     assert window.end_attr is not None
     code(f"e = {attribute_expression(ctx, window.end_attr.name)}")
+    if window.align_first:
+        code(f"e = e - F.col({py(FIRST)})")
     code.comment("An open-ended event belongs to every window from its first on.")
     first = _first(ctx, "t")
     last = f"F.when(e == t, {_last_holding(ctx, 't')}).otherwise({_last_before(ctx, 'e')})"

@@ -22,6 +22,7 @@ from wql.compiler.windows import Window, WindowKind
 ATTR = "_t"  # the window attribute in base units
 END_ATTR = "_e"  # interval events: the end attribute in base units
 WHERE_FLAG = "_in"  # whether WHERE holds, where a plan keeps the tuples it drops (landmarks, interval events)
+IN = f"F.col({py(WHERE_FLAG)})"  # the rows WHERE keeps, where the flag stands in for it
 POSITION = "_pos"  # partitioned row-based windows: the position within the partition
 ANCHOR = "_anchor"  # ALIGN FIRST: the first arrival's attribute (per partition); _t and _e are measured from it
 FIRST = "__wql_first"  # _anchor while the stream's own columns are still there: __wql_… never meets one
@@ -224,11 +225,11 @@ def prologue(ctx: Context) -> None:
     numbering(ctx, rows=window.numbers_rows, positions=window.per_partition_rows)
     code = ctx.stage("prepare", ctx.param, f"The stream's tuples in window terms: keys, aggregate inputs, {ATTR}.")
     code(f"rows = {ctx.param}")
-    flag = []
+    flag: list[str] = []
     if flags_where(ctx):
         code.comment("WHERE filters window contents, but landmark windows go on to the window holding the stream's")
         code.comment(f"last value, WHERE or not: a tuple WHERE drops stays, flagged {WHERE_FLAG} false, to say so.")
-        flag = [f"F.coalesce({expr(query.where)}, F.lit(False)).alias({py(WHERE_FLAG)})"]
+        flag = [where_flag(query.where)]
     elif query.where is not None:
         code.comment("WHERE filters window contents.")
         code(f"rows = rows.where({expr(query.where)})")
@@ -245,6 +246,11 @@ def prologue(ctx: Context) -> None:
         for column in (ATTR, END_ATTR) if window.end_attr is not None else (ATTR,):
             code(f"rows = rows.withColumn({py(column)}, F.col({py(column)}) - F.col({py(ANCHOR)}))")
     code("return rows")
+
+
+def where_flag(where: str) -> str:
+    """The select item of the flag: WHERE holds (NULL counts as false, as WHERE has it)."""
+    return f"F.coalesce({expr(where)}, F.lit(False)).alias({py(WHERE_FLAG)})"
 
 
 def flags_where(ctx: Context) -> bool:

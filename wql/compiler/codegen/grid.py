@@ -16,7 +16,7 @@ from wql.compiler.codegen.common import (
     ANCHOR,
     ATTR,
     FIRST,
-    WHERE_FLAG,
+    IN,
     Context,
     aggregate_items,
     declare_window_constants,
@@ -33,7 +33,6 @@ from wql.compiler.schema import Domain
 from wql.compiler.windows import WindowKind
 
 T = f"F.col({py(ATTR)})"
-KEPT = f"F.col({py(WHERE_FLAG)})"
 MARK = "_mark"  # landmarks with WHERE: the cell of the stream's last value, among the cells (not a cell itself)
 
 
@@ -92,7 +91,7 @@ def bucket(ctx: Context) -> None:
         _landmark_limit(ctx, f"rows.agg(({_first(ctx, f'F.max({py(ATTR)})')})")
         if flags_where(ctx):
             code.comment("Only the tuples WHERE keeps count.")
-            code(f"rows = rows.where({KEPT})")
+            code(f"rows = rows.where({IN})")
         code.comment("Bucket (WID), landmark: a tuple belongs to its own window and every later one, up to the")
         code.comment("last window of the stream; aggregate by window-id and key.")
         code(f"first = F.greatest({_first(ctx)}, F.lit(0))")
@@ -196,7 +195,7 @@ def lift(ctx: Context) -> None:
         for column, lift in zip(g.columns, g.lifts, strict=True)
     ]
     if flags_where(ctx):
-        source = f"rows.where({KEPT})"
+        source = f"rows.where({IN})"
     code.call("cells", f"{source}.groupBy({grouped}).agg", lifts)
     if flags_where(ctx):
         code.comment("Only the tuples WHERE keeps count, but the windows go on to the cell of the stream's last")
@@ -310,8 +309,8 @@ def stream_rules(ctx: Context) -> None:
             code('"""A landmark window holds every tuple since the stream began: all rows WHERE keeps stay (a')
             code("holistic aggregate since the beginning needs them all); of the others, the one with the largest")
             code('value, which may say where the data ends."""')
-            code(f"last = rows.where(~{KEPT}).orderBy(F.col({py(ATTR)}).desc()).limit(1)")
-            code(f"return rows.where({KEPT}).unionByName(last)")
+            code(f"last = rows.where(~{IN}).orderBy(F.col({py(ATTR)}).desc()).limit(1)")
+            code(f"return rows.where({IN}).unionByName(last)")
         else:
             code('"""A landmark window holds every tuple since the stream began: all rows stay (a holistic aggregate')
             code('since the beginning needs them all)."""')

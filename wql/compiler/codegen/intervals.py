@@ -23,6 +23,8 @@ from wql.compiler.codegen.common import (
     ATTR,
     END_ATTR,
     FIRST,
+    IN,
+    WHERE_FLAG,
     Context,
     aggregate_inputs,
     aggregate_items,
@@ -35,6 +37,7 @@ from wql.compiler.codegen.common import (
     origin_note,
     select_rows,
     unit_note,
+    where_flag,
 )
 from wql.compiler.codegen.emit import Raw, col, expr, py
 from wql.compiler.codegen.grid import final_rules, missed_rule, relative_punctuation
@@ -44,7 +47,6 @@ from wql.compiler.windows import WindowKind
 
 T = f"F.col({py(ATTR)})"
 E = f"F.col({py(END_ATTR)})"
-IN = 'F.col("_in")'
 WID = 'F.col("wid")'
 P = 'F.col("_p")'
 PNEXT = 'F.col("_pnext")'
@@ -134,7 +136,7 @@ def _prepare(ctx: Context) -> None:
         items.append(f"F.col({py(FIRST)}).alias({py(ANCHOR)})")
     if query.where is not None:
         code.comment("WHERE filters window contents, not windows: it travels as a flag.")
-        items.append(f"F.coalesce({expr(query.where)}, F.lit(False)).alias({py('_in')})")
+        items.append(where_flag(query.where))
     unit = {Domain.TIMESTAMP: " in µs", Domain.DATE: " in days", Domain.DECIMAL: " × SCALE"}.get(window.attr.domain, "")
     code.comment(f"Keys, aggregate inputs, the event's start {ATTR} and end {END_ATTR}{unit}.")
     select_rows(ctx, items)
@@ -397,7 +399,7 @@ class _Signed:
         taken = {c.name.lower() for c in ctx.query.stream.columns}
         taken |= {c.lower() for g in decomposition.groups for c in g.columns}
         keys = ctx.keys()
-        taken |= {k.lower() for k in keys} | {"_cell", "_sign", "_h", "_in", "_t", "_e", "_last", "_lo"}
+        taken |= {k.lower() for k in keys} | {"_cell", "_sign", "_h", WHERE_FLAG, "_t", "_e", "_last", "_lo"}
         self.taken = taken
         self.apart: dict[str, tuple[str, str, str]] = {}  # state column -> its NaN, +∞, −∞ counts
         self.halves: dict[tuple[str, ...], tuple[tuple[str, str, str], tuple[str, str, str]]] = {}

@@ -78,7 +78,6 @@ def windows(rows: DataFrame) -> DataFrame:
         F.expr("CAST(1 AS BIGINT)").alias("_rows"),
         F.expr("CAST(CASE WHEN cost IS NULL THEN 0 ELSE 1 END AS BIGINT)").alias("_n_cost"),
         F.expr("cost").alias("_sum_cost"),
-        F.expr("CAST(cost AS DOUBLE)").alias("_sum_cost_2"),
         F.expr("cost").alias("_max_cost"),
     )
     # In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars), else numpy via Arrow.
@@ -92,7 +91,6 @@ def windows(rows: DataFrame) -> DataFrame:
             ("sum", ["_rows"]),
             ("sum", ["_n_cost"]),
             ("sum", ["_sum_cost"]),
-            ("sum", ["_sum_cost_2"]),
             ("max", ["_max_cost"]),
         ],
         size=4,
@@ -106,7 +104,7 @@ def windows(rows: DataFrame) -> DataFrame:
         F.col("region"),
         F.col("_rows").alias("live_calls"),
         F.expr("CASE WHEN _n_cost > 0 THEN _sum_cost END").alias("sum_cost"),
-        F.expr("CASE WHEN _n_cost > 0 THEN _sum_cost_2 / _n_cost END").alias("avg_cost_2"),
+        F.expr("CASE WHEN _n_cost > 0 THEN _sum_cost / _n_cost END").alias("avg_cost_2"),
         F.expr("CASE WHEN _n_cost > 0 THEN _max_cost END").alias("top_cost"),
     )
     return windows

@@ -86,7 +86,7 @@ def lift(rows: DataFrame) -> DataFrame:
     cells = rows.groupBy(F.col("sensor"), F.floor((F.col("_t") - ORIGIN) / PANE).alias("_cell")).agg(
         F.expr("COUNT(*)").alias("_rows"),
         F.expr("COUNT(temp)").alias("_n_temp"),
-        F.expr("SUM(CAST(temp AS DOUBLE))").alias("_sum_temp"),
+        F.expr("SUM(temp)").alias("_sum_temp"),
         F.expr("MAX(temp)").alias("_max_temp"),
     )
     return cells

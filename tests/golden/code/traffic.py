@@ -69,7 +69,7 @@ def lift(rows: DataFrame) -> DataFrame:
     cells = rows.groupBy(F.col("seg_id"), F.floor((F.col("_t") - ORIGIN) / PANE).alias("_cell")).agg(
         F.expr("COUNT(*)").alias("_rows"),
         F.expr("COUNT(speed)").alias("_n_speed"),
-        F.expr("SUM(CAST(speed AS DOUBLE))").alias("_sum_speed"),
+        F.expr("SUM(speed)").alias("_sum_speed"),
         F.expr("MIN(speed)").alias("_min_speed"),
         F.expr("MAX(speed)").alias("_max_speed"),
     )

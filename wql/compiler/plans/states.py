@@ -159,7 +159,8 @@ class _Decomposer:
         if call.function in {"avg", "try_avg"}:
             if arg_type not in _INTEGRAL | _FLOATING:
                 return False
-            value = f"CAST({arg} AS DOUBLE)"
+            # A DOUBLE needs no cast, and then avg shares sum's state (a query often asks for both).
+            value = arg if arg_type == "DOUBLE" else f"CAST({arg} AS DOUBLE)"
             total = self.state("sum", f"SUM({value})", f"_sum{base}", value, floating=True)
             self.lowers.append((call.name, f"CASE WHEN {count} > 0 THEN {total} / {count} END"))
             return True

@@ -224,6 +224,18 @@ def test_snap_reproduces_streaminsights_hopping_window_2(spark: Any, plan: str) 
     ]
 
 
+@pytest.mark.parametrize("kernel", ["auto", "arrow"])
+def test_equal_values_have_no_spread_in_se_slices(spark: Any, kernel: str) -> None:
+    """Sixty events of 0.1: every window's variance is exactly 0, as Spark's own is. Merging a slice's moments
+    into an empty state once computed the mean as 0.1 · n / n, which rounds for most n (a deviation near
+    1e-17, semantics §3.2)."""
+    rows = [event(s, s + (7 * s) % 31, 0.1, seq=s) for s in range(60)]
+    text = "SELECT count(*) AS n, stddev(v) AS sd, var_pop(v) AS vp FROM s [RANGE 10 SLIDE 5 WATTR (s, e)]"
+    with combined_in(spark, kernel):
+        got = run(spark, text, rows, "se-slices")
+    assert len(got) > 10 and all(r["n"] < 2 or (r["sd"], r["vp"]) == (0.0, 0.0) for r in got)
+
+
 def test_clip_gives_aggregates_the_lifetime_inside_the_window(spark: Any) -> None:
     # Windows [0, 10), [10, 20): the call [5, 25) is busy 5 in the first and 10 in the second; the open one
     # from 12 is busy 8 in the second (it lasts to the end of the data, 25: windows up to [20, 30)).

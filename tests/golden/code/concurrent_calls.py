@@ -251,7 +251,8 @@ def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
         n = n1 + n2
         safe = np.where(n > 0, n, 1)
         delta = mean2 - mean1
-        return [n, mean1 + delta * n2 / safe, m2_1 + m2_2 + delta * delta * n1 * n2 / safe]
+        share = n2 / safe  # first: merged into an empty state, a mean stays exactly itself
+        return [n, mean1 + delta * share, m2_1 + m2_2 + delta * delta * n1 * share]
 
     def scan(operation, blocks):
         """Running combine along each block's cells: prefix (and, on reversed blocks, suffix)."""

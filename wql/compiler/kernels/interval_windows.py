@@ -48,7 +48,8 @@ def event_slices(keys, first, last, states, size, step):
         n = n1 + n2
         safe = np.where(n > 0, n, 1)
         delta = mean2 - mean1
-        return [n, mean1 + delta * n2 / safe, m2_1 + m2_2 + delta * delta * n1 * n2 / safe]
+        share = n2 / safe  # first: merged into an empty state, a mean stays exactly itself
+        return [n, mean1 + delta * share, m2_1 + m2_2 + delta * delta * n1 * share]
 
     def scatter(operation, index, values, length):
         """One state per position: the combine of the values sent to it (the identity where none is)."""
@@ -63,7 +64,12 @@ def event_slices(keys, first, last, states, size, step):
             n, mean, m2 = values
             counts = np.bincount(index, weights=n, minlength=length)
             safe = np.where(counts > 0, counts, 1)
-            means = np.bincount(index, weights=np.where(n > 0, n * mean, 0), minlength=length) / safe
+            # About a part's own mean (one per position): equal means stay exact, where Σ n·mean / Σ n rounds.
+            present = n > 0
+            center = np.zeros(length)
+            center[index[present][::-1]] = mean[present][::-1]  # the first part's mean at each position
+            shifted = np.where(present, n * (mean - center[index]), 0)
+            means = center + np.bincount(index, weights=shifted, minlength=length) / safe
             spread = np.where(n > 0, m2 + n * (mean - means[index]) ** 2, 0)
             out = [counts.astype(n.dtype), means, np.bincount(index, weights=spread, minlength=length)]
         return out

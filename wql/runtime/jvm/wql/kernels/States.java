@@ -266,7 +266,9 @@ final class States implements Serializable {
   /** The mean of two parts of n1 and n2 values (Chan's parallel formula). */
   static double mergedMean(long n1, double mean1, long n2, double mean2) {
     double n = n1 + n2 > 0 ? n1 + n2 : 1;
-    return mean1 + (mean2 - mean1) * n2 / n;
+    // The share n2 / n first: merged into an empty state (share 1) a mean stays exactly itself, so equal
+    // values keep their mean and a variance of exactly 0; (mean2 − mean1) · n2 / n rounds it.
+    return mean1 + (mean2 - mean1) * (n2 / n);
   }
 
   /** The sum of squared deviations of two parts (Chan's parallel formula). */

@@ -10,10 +10,14 @@ semantics:
   a tuple is late when its attribute is below p at the start of its trigger;
 - what a trigger has admitted so far, D: every tuple but the late ones
   (CONSISTENT), or every tuple (GENEROUS, where a late tuple still joins the
-  windows not yet emitted);
+  windows not yet emitted); sessions and frames with GENEROUS: every tuple but
+  the late ones at or before the closing point of their key's last window final
+  when the trigger begins (`_closing_points`, from the reference's extents);
 - EMIT FINAL: trigger i emits the windows the reference computes over D that
   became final in it (p_before < close ≤ p_after; sessions and frames by the
-  reference's own `data_driven_final`); draining emits the rest;
+  reference's own `data_driven_final`; with GENEROUS, those final at p_after
+  not emitted before, since an admitted late tuple can make one final at
+  once); draining emits the rest;
 - EMIT CHANGES: trigger i emits the open windows whose result over D differs
   from their result over the D of the trigger before.
 
@@ -27,6 +31,7 @@ import math
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import strategies as st
@@ -36,7 +41,14 @@ from tests.differential import normalized
 from wql.compiler.disorder import disorder
 from wql.compiler.windows import WindowKind
 from wql.runtime.execute import load_job
-from wql.runtime.reference import data_driven_final, evaluate_query, to_base
+from wql.runtime.reference import (
+    Extent,
+    _prepare,
+    data_driven_extents,
+    data_driven_final,
+    evaluate_query,
+    to_base,
+)
 
 STREAM = "CREATE STREAM s (case_id INT, k STRING, v DOUBLE, n INT, ts TIMESTAMP, x BIGINT, y BIGINT, d DOUBLE){};\n"
 SCHEMA = "case_id INT, k STRING, v DOUBLE, n INT, ts TIMESTAMP, x BIGINT, y BIGINT, d DOUBLE"
@@ -118,6 +130,8 @@ def model(
     window = query.window
     rules = disorder(query)
     generous = window.slack is not None and window.slack.mode == "generous"
+    closing = generous and window.is_data_driven  # a late tuple is admitted after its key's closing point only
+    emitted: set[tuple[Any, ...]] = set()
     attr = window.attr
     admitted: list[dict[str, Any]] = []
     numbers: list[int] = []
@@ -132,6 +146,7 @@ def model(
     for number, batch in enumerate(batches):
         before = punctuation
         before_counts = dict(counts)
+        points = _closing_points(query, admitted, numbers, before) if closing else {}
         marked = None
         for row in batch:
             if is_punctuation is not None and is_punctuation(row):
@@ -141,7 +156,7 @@ def model(
             value = arrival if attr.is_row_num else to_base(row[attr.name], attr.domain)
             late = not attr.is_row_num and value is not None and before is not None and value < before
             late_rows += late
-            if not late or generous:
+            if not late or (generous and (not closing or _after_closing(query, row, arrival, points))):
                 admitted.append(row)
                 numbers.append(arrival)
             else:
@@ -160,6 +175,9 @@ def model(
             opened = [r for r in current if not _closed(query, r, before, before_counts)]
             previous = [r for r in earlier if not _closed(query, r, before, before_counts)]
             chosen = _minus(opened, previous)
+        elif closing:
+            chosen = [r for r in current if _closed(query, r, after, counts) and _identity(query, r) not in emitted]
+            emitted.update(_identity(query, r) for r in chosen)
         else:
             chosen = [
                 r for r in current if _closed(query, r, after, counts) and not _closed(query, r, before, before_counts)
@@ -167,11 +185,52 @@ def model(
         expected.extend({**_plain(r), "_trigger": number} for r in chosen)
         earlier = current
         punctuation = after
-    if query.emit == "final":
+    if query.emit == "final" and closing:
+        expected.extend({**_plain(r), "_trigger": "drain"} for r in earlier if _identity(query, r) not in emitted)
+    elif query.emit == "final":
         expected.extend(
             {**_plain(r), "_trigger": "drain"} for r in earlier if not _closed(query, r, punctuation, counts)
         )
     return expected, late_rows
+
+
+def _closing_points(query: Any, rows: list[dict[str, Any]], numbers: list[int], point: Any) -> dict[tuple, Extent]:
+    """GENEROUS sessions and frames: per partition, its last window final at punctuation `point` over the
+    tuples admitted so far. Every run counts, also one that makes no result row (shorter than MIN, nothing
+    inside WHERE): final, it can no longer change, as a final grid window with nothing in it."""
+    window = query.window
+    if point is None:
+        return {}
+    tuples = [t for t in _prepare(query, rows, numbers) if t.passes or not window.frame.kafka]
+    unfiltered = replace(window, frame=replace(window.frame, minimum=None))
+    points: dict[tuple, Extent] = {}
+    for extent in data_driven_extents(unfiltered, tuples):  # each partition's in order
+        if data_driven_final(window, extent, point):
+            points[extent.partition] = extent
+    return points
+
+
+def _after_closing(query: Any, row: dict[str, Any], arrival: int, points: dict[tuple, Extent]) -> bool:
+    """Whether a late tuple comes after the closing point of its partition's last final window (§8.5): a
+    session's tuples are joined by a tuple at most GAP after the last (and, with MAX, below the first +
+    MAX); a frame depends on the tuples up to the one that closed it, in (value, arrival) order."""
+    window = query.window
+    extent = points.get(tuple(row.get(p) for p in window.partition_by))
+    if extent is None:
+        return True  # nothing final yet
+    a = to_base(row[window.attr.name], window.attr.domain)
+    frame = window.frame
+    if window.kind is WindowKind.SESSION:
+        first, last = extent.members[0].a, extent.members[-1].a
+        return a > last + frame.gap or (frame.longest is not None and a >= first + frame.longest)
+    closer = extent.closer
+    return (a, arrival) > (closer.a, closer.row_num)
+
+
+def _identity(query: Any, row: dict[str, Any]) -> tuple[Any, ...]:
+    """A result row's window and group, which a stream emits once."""
+    extent = row["_extent"]
+    return (extent.partition, extent.order, *(row[k.name] for k in query.keys if k.origin == "group"))
 
 
 def _plain(row: dict[str, Any]) -> dict[str, Any]:

@@ -95,3 +95,55 @@ def test_a_delta_frame_closed_by_a_null_is_emitted_beside_other_keys(spark: Any,
     got, _ = run(spark, compile_stream(text, plan), batches)
     out = sorted((str(r["_trigger"]), r["case_id"], (r["window_start"] - BASE).total_seconds(), r["n"]) for r in got)
     assert out == [("0", 0, 0.0, 1), ("1", 1, 2.0, 1), ("drain", 0, 1.0, 2)]
+
+
+# SLACK … GENEROUS (semantics.md §8.5): a late tuple after the point its key's last final window closes the
+# key's history up to is placed exactly, as if on time; one at or before that point is in no window.
+
+
+def test_generous_a_late_tuple_merges_open_sessions_or_makes_one_final_at_once(spark: Any) -> None:
+    # GAP 5, SLACK 10. Trigger 0: 0, 20, 27, 34 are four sessions; p = 34 − 10 = 24 > 0 + 5, so [0, 5) is final
+    # and emitted, and closes the history up to 5: a late tuple joins no final session only above 5.
+    # Trigger 1 (all three below p = 24, late): 3 ≤ 5 would join [0, 5): in no window. 23 > 5 is admitted and
+    # joins 20 and 27 (3 and 4 apart) into one session [20, 32). 12 > 5 is admitted, 8 from 20: a session of
+    # its own, [12, 17), which is final at once (p ≥ 17) and emitted in this trigger, though p had passed it
+    # before the trigger began. 60 moves p to 50: [20, 32) and [34, 39) are final; the drain emits [60, 65).
+    text = "SELECT count(*) AS n FROM s [SESSION GAP 5 SECONDS WATTR ts SLACK 10 SECONDS GENEROUS]"
+    got, reports = emitted(spark, text, [[row(0), row(20), row(27), row(34)], [row(3), row(23), row(12), row(60)]])
+    assert got == [
+        (0, 0.0, 5.0, 1),
+        (1, 12.0, 17.0, 1),
+        (1, 20.0, 32.0, 3),
+        (1, 34.0, 39.0, 1),
+        ("drain", 60.0, 65.0, 1),
+    ]
+    assert [r["late"] for r in reports[:2]] == [0, 3]
+
+
+def test_generous_a_late_tuple_after_a_threshold_frame_is_placed_between_tuples_in_no_frame(spark: Any) -> None:
+    # THRESHOLD (v < 1), SLACK 10. Trigger 0: 0 and 1 hold, 2, 5 and 8 do not, 12 holds, 25 does not: frames
+    # [0, 1] (closed by 2) and [12, 12] (closed by 25); p = 15 > 2, so [0, 1] is final and emitted, and its
+    # closing tuple, 2, closes the history. The state keeps every tuple after [0, 1]: 2, 5 and 8 too.
+    # Trigger 1 (below p = 15, late): 1.5 (holds) comes before 2: it would join [0, 1], in no window. 2 (holds)
+    # has the value of the closing tuple but arrives after it, so sorts after it: admitted, a frame [2, 2]
+    # closed by 5. 6 (holds) is admitted between 5 and 8: a frame [6, 6] closed by 8 (not [6, 12], as it would
+    # be were 8 not kept). Both are final at once; 40 (does not hold) moves p to 30, past 25: [12, 12] too.
+    text = "SELECT count(*) AS n FROM s [FRAME THRESHOLD (v < 1) WATTR ts SLACK 10 SECONDS GENEROUS]"
+    first = [row(0, v=0.0), row(1, v=0.0), row(2, v=5.0), row(5, v=5.0), row(8, v=5.0), row(12, v=0.0), row(25, v=5.0)]
+    second = [row(1.5, v=0.0), row(2, v=0.0), row(6, v=0.0), row(40, v=5.0)]
+    got, reports = emitted(spark, text, [first, second])
+    assert got == [(0, 0.0, 1.0, 2), (1, 2.0, 2.0, 1), (1, 6.0, 6.0, 1), (1, 12.0, 12.0, 1)]
+    assert [r["late"] for r in reports[:2]] == [0, 3]
+
+
+def test_generous_a_late_tuple_moves_the_end_of_an_open_aggregate_frame(spark: Any) -> None:
+    # AGGREGATE (sum(v) > 2), SLACK 10, v = 1 unless said. Trigger 0: 0, 1, 2 make [0, 2] (the sum reaches 3 at
+    # 2, its own closing tuple); 3, 4 and 20 (v 0.5) make [3, 20], closed at 20; p = 10 > 2: [0, 2] is final and
+    # emitted, and closes the history up to 2. Trigger 1 (below p = 10, late): 1.5 would join [0, 2]: in no
+    # window. 3.5 is admitted: the frame from 3 now reaches 3 at 4, [3, 4], and 20 starts the next one. 40
+    # (v 0.1) moves p to 30 > 4: [3, 4] is final; [20, 40] (sum 0.6) is closed by nothing and the drain emits it.
+    text = "SELECT count(*) AS n FROM s [FRAME AGGREGATE (sum(v) > 2) WATTR ts SLACK 10 SECONDS GENEROUS]"
+    first = [row(0), row(1), row(2), row(3), row(4), row(20, v=0.5)]
+    got, reports = emitted(spark, text, [first, [row(1.5), row(3.5), row(40, v=0.1)]])
+    assert got == [(0, 0.0, 2.0, 3), (1, 3.0, 4.0, 3), ("drain", 20.0, 40.0, 2)]
+    assert [r["late"] for r in reports[:2]] == [0, 2]

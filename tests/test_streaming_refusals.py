@@ -14,12 +14,6 @@ REFUSED = {
     "SELECT count(*) AS n FROM s [RANGE 10 SECONDS RATTR ts SLIDE 2 ROWS SATTR rank(ts)] EMIT CHANGES": (
         "EMIT CHANGES of windows named by rank"
     ),
-    "SELECT count(*) AS n FROM s [SESSION GAP 10 SECONDS WATTR ts PATTR k SLACK 5 SECONDS GENEROUS]": (
-        "SLACK … GENEROUS with session windows: a late tuple can fall inside or next to"
-    ),
-    "SELECT count(*) AS n FROM s [FRAME THRESHOLD (v < 4) MIN 3 ROWS WATTR ts SLACK 1 SECONDS GENEROUS]": (
-        "SLACK … GENEROUS with threshold-frame windows"
-    ),
     "SELECT count(*) AS n FROM s [SESSION GAP 5 SECONDS KAFKA WATTR ts] EMIT CHANGES": (
         "EMIT CHANGES of session windows: a tuple that arrives out of order can merge two sessions"
     ),

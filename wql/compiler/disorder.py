@@ -10,7 +10,9 @@ whether a late tuple counts. The rules, for one query:
   p. Windows over row_num have p = the next row number: rows arrive in order.
 - A tuple is late when its attribute is below p as of the start of its trigger.
   CONSISTENT: a late tuple is in no window. GENEROUS: it still joins the windows
-  not yet emitted. Either way it is counted and written to the late-rows output.
+  not yet emitted; for sessions and frames, when it comes after the point its
+  key's last final window closes the key's history up to, where it is placed as
+  if on time. Either way it is counted and written to the late-rows output.
 - A window is final once p has passed everything that could still join it: a
   grid window [start, end) once p ≥ end; a window named by a tuple value w once
   p > w; a Kafka window [x, x + r] once p > x + r; a session once p > last + g
@@ -88,6 +90,13 @@ def _kept_text(query: Query, plan: Plan) -> str:
         return f"cells of one SLIDE: {per}, those of the periods that still have an open window"
     if grid is not None:
         return f"cells of the open windows: {per}, at most about {reach} / cell width + 1, however many rows"
+    if window.is_data_driven and window.slack is not None and window.slack.mode == "generous":
+        what = "session" if window.kind is WindowKind.SESSION else "frame"
+        return (
+            f"rows: per key, every tuple after its last final {what} (GENEROUS places an admitted late tuple "
+            f"among them; with a threshold or delta frame that includes the tuples in no frame), from which the "
+            f"windows stage finds the open {what}s again; and each key's closing point, from its last final {what}"
+        )
     if window.is_data_driven:
         what = "session" if window.kind is WindowKind.SESSION else "frame"
         kept = (
@@ -134,6 +143,14 @@ def disorder(query: Query) -> Disorder:
     mode = window.slack.mode if window.slack is not None else "consistent"
     if attr.is_row_num:
         late = "never: row numbers are given in arrival order"
+    elif mode == "generous" and window.is_data_driven:
+        what = "session" if window.kind is WindowKind.SESSION else "frame"
+        late = (
+            f"a tuple whose {name} is below the punctuation at the start of its trigger (GENEROUS): after the "
+            f"point its key's last final {what} closes the key's history up to, it is placed as if on time (it "
+            f"can merge, split or start {what}s); at or before it, it is in no window; either way it is counted "
+            "and written to the late-rows output"
+        )
     elif mode == "generous":
         late = (
             f"a tuple whose {name} is below the punctuation at the start of its trigger (GENEROUS): it still joins "
@@ -206,13 +223,6 @@ def check_streamable(query: Query) -> None:
             "EMIT CHANGES of windows named by rank: a later tuple can move every rank after it, so a window "
             "emitted as changed could stop existing, which needs retractions",
             hint="use EMIT FINAL",
-        )
-    if window.is_data_driven and window.slack is not None and window.slack.mode == "generous":
-        raise WQLNotSupportedError(
-            f"SLACK … GENEROUS with {window.kind.value} windows: a late tuple can fall inside or next to a "
-            "session or frame already emitted, where joining the open ones would merge with or split the "
-            "emitted one; which open windows it may still join is not defined exactly yet",
-            hint="use SLACK … CONSISTENT (the default): late tuples are counted and written to the late-rows output",
         )
     if window.is_data_driven and query.emit == "changes":
         raise WQLNotSupportedError(

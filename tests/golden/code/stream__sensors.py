@@ -62,6 +62,7 @@ STREAMING = {
     "anchored": False,
     "partition_columns": [],
     "keyed": [],
+    "closings": None,
 }
 
 
@@ -623,7 +624,16 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         positions = positions.groupBy(*STREAMING["positions"]).agg(F.sum("_first").alias("_first"))
         before, after = F.col("_before"), F.col("_after")
 
-    admitted = rows if STREAMING["mode"] == "generous" else rows.where(~is_late)
+    closing_keys = STREAMING["closings"]
+    if closing_keys is not None:
+        # Sessions and frames, GENEROUS: a late tuple joins the windows only after the point its key's last
+        # final window closes the key's history up to; at or before it (_closed), it is in no window, and
+        # after the drain every tuple is.
+        closings = load_state(spark, checkpoint, meta, "closings")
+        rows = rows.withColumn("_closed", F.lit(True)) if ended else closed(rows, closings)
+        admitted = rows.where(~is_late | ~F.col("_closed"))
+    else:
+        admitted = rows if STREAMING["mode"] == "generous" else rows.where(~is_late)
     fresh = prepare(admitted)
     if STREAMING["keeps"] == "cells":
         fresh = lift(fresh)
@@ -639,7 +649,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         fresh = merge(fresh)
     # Sessions and frames read what the trigger keeps several times over; grid windows twice (the windows
     # it emits, the state it leaves), where computing it again costs less than caching it.
-    kept = fresh.persist() if keyed else fresh
+    kept = fresh.persist() if keyed or closing_keys is not None else fresh
 
     emitted = 0
     computed = None
@@ -650,7 +660,9 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         else:
             computed = windows(kept).persist() if keyed else windows(kept)
         everything = with_points(computed, offsets, positions)
-        already = None if before is None else is_final(before)
+        # GENEROUS sessions and frames: the state holds no window emitted before, and a late tuple admitted
+        # after its key's closing point can make a window that is final at once: every final one goes out.
+        already = None if before is None or closing_keys is not None else is_final(before)
         if STREAMING["emit"] == "changes":
             # Every open window whose result differs from what the trigger before computed for it.
             chosen = everything if already is None else everything.where(~already)
@@ -689,6 +701,14 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
             still_open = computed if after is None else computed.where(~is_final(after))
             kept_windows = save_state(spark, checkpoint, still_open, "windows", batch)
             computed.unpersist()
+    kept_closings = meta.get("closings")
+    if closing_keys is not None and not ended and after is not None:
+        # Each key's closing point: the last final window's among its rows, else the one it had.
+        points = closing(kept, after)
+        earlier = load_state(spark, checkpoint, meta, "closings")
+        if earlier is not None:
+            points = same_keys(earlier, points, closing_keys, "left_anti").unionByName(points)
+        kept_closings = save_state(spark, checkpoint, points, "closings", batch)
     kept_positions = meta.get("positions")
     if positions is not None:
         kept_positions = save_state(spark, checkpoint, positions, "positions", batch)
@@ -709,6 +729,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
             "next_row": next_row,
             "state": state,
             "windows": kept_windows,
+            "closings": kept_closings,
             "positions": kept_positions,
             "anchors": kept_anchors,
             "drained": ended,
@@ -778,6 +799,8 @@ def same_keys(frame, keys, columns, how):
     for c in columns:
         same = F.col(f"wql_rows.`{c}`").eqNullSafe(F.col(f"wql_keys.`{c}`"))
         match = same if match is None else match & same
+    if match is None:  # no key columns: the whole stream is one key
+        match = F.lit(True)
     joined = frame.alias("wql_rows").join(keys.alias("wql_keys"), match, how)
     return joined.select(*(F.col(f"wql_rows.`{c}`") for c in frame.columns))
 

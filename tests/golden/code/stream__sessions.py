@@ -59,6 +59,7 @@ STREAMING = {
     "anchored": False,
     "partition_columns": [],
     "keyed": ["user_id"],
+    "closings": None,
 }
 
 
@@ -164,50 +165,74 @@ STAGING = "_wql_staging"
 LATE_COLUMNS = ("wql_reason", "wql_missed", "wql_punctuation", "wql_trigger", "wql_record")
 
 
-def frame_pending(partitions, rule, point):
+def frame_pending(partitions, rule, point, generous=False):
     """A mapInArrow function for a stream's state: the rows of each key from its first session or frame
     that is not final at punctuation `point` on (semantics.md §8.4), every row after it included.
 
-    A session is final once `point` is past its last value + gap (or at its first value + longest);
-    a frame once `point` is past the tuple that closed it (frame_closes). The final windows of a key
-    come first in its order, and every tuple still to come sorts after them, so the rows kept begin
-    where a window begins and the batch job's own `windows` stage, run again over them and the next
-    trigger's rows, finds the same windows as over the whole stream. A row in no frame (a false
-    predicate, a NULL x) below `point` and before the first open frame is dropped too. All rows
-    of a key must be in one Spark partition.
+    The final windows of a key come first in its order (walk_final), and every tuple still to come
+    sorts after them, so the rows kept begin where a window begins and the batch job's own `windows`
+    stage, run again over them and the next trigger's rows, finds the same windows as over the whole
+    stream. A row in no frame (a false predicate, a NULL x) below `point` and before the first open
+    frame is dropped too, unless `generous` (SLACK … GENEROUS, §8.5): then every row after the key's
+    last final window is kept, since a late tuple admitted there (frame_closings) is placed among
+    them exactly, and a row in no frame can be what separates it from an open frame. All rows of a
+    key must be in one Spark partition.
     """
     import numpy as np
     import pyarrow as pa
 
     def run(batches):
-        walked = walk_batches(batches, partitions, rule)
-        if walked is None or len(walked[1]) == 0:
+        walked = walk_final(batches, partitions, rule, point)
+        if walked is None:
             return
-        table, order, key, t, labels, _ = walked
-        members = np.flatnonzero(labels >= 0)
-        runs = int(labels.max()) + 1 if len(members) else 0
-        if rule["kind"] == "session":
-            change = labels[members][1:] != labels[members][:-1]
-            heads, ends = members[np.r_[True, change]], members[np.r_[change, True]]
-            first = np.zeros(runs, dtype=t.dtype)
-            last = np.zeros(runs, dtype=t.dtype)
-            first[labels[heads]], last[labels[ends]] = t[heads], t[ends]
-            final = point > last + rule["gap"]
-            if rule.get("longest") is not None:
-                final |= point >= first + rule["longest"]
-        else:
-            closed, close = frame_closes(table, rule, order, key, t, labels)
-            final = closed & (close < point)
-        settled = np.where(labels >= 0, final[np.maximum(labels, 0)] if runs else False, t < point)
-        opened = np.cumsum(~settled)
+        table, order, key, t, labels, done = walked
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        before = np.repeat(np.r_[0, opened][starts], np.diff(np.r_[starts, len(key)]))
-        kept = order[opened - before > 0]  # from the key's first row that is not settled on
+        sizes = np.diff(np.r_[starts, len(key)])
+        if generous:  # after the last row of the key's last final window
+            seen = np.cumsum(done)
+            kept = order[(seen == np.repeat(seen[starts + sizes - 1], sizes)) & ~done]
+        else:  # from the key's first row that is not settled on
+            settled = np.where(labels >= 0, done, t < point)
+            opened = np.cumsum(~settled)
+            kept = order[opened - np.repeat(np.r_[0, opened][starts], sizes) > 0]
         if len(kept) == 0:
             return
         yield from table.take(pa.array(kept)).combine_chunks().to_batches()
 
     return run
+
+
+def walk_final(batches, partitions, rule, point):
+    """One Spark partition's rows walked (walk_batches) with which of them, in window order, are in a
+    run that is final at punctuation `point` (semantics.md §8.4): (table, order, key, t, labels, done);
+    None without rows.
+
+    A session is final once `point` is past its last value + gap (or at its first value + longest);
+    a frame once `point` is past the tuple that closed it (frame_closes). The final runs of a key
+    come first in its order: every tuple still to come sorts after them.
+    """
+    import numpy as np
+
+    walked = walk_batches(batches, partitions, rule)
+    if walked is None or len(walked[1]) == 0:
+        return None
+    table, order, key, t, labels, _ = walked
+    members = np.flatnonzero(labels >= 0)
+    runs = int(labels.max()) + 1 if len(members) else 0
+    if rule["kind"] == "session":
+        change = labels[members][1:] != labels[members][:-1]
+        heads, ends = members[np.r_[True, change]], members[np.r_[change, True]]
+        first = np.zeros(runs, dtype=t.dtype)
+        last = np.zeros(runs, dtype=t.dtype)
+        first[labels[heads]], last[labels[ends]] = t[heads], t[ends]
+        final = point > last + rule["gap"]
+        if rule.get("longest") is not None:
+            final |= point >= first + rule["longest"]
+    else:
+        closed, close = frame_closes(table, rule, order, key, t, labels)
+        final = closed & (close < point)
+    done = (labels >= 0) & (final[np.maximum(labels, 0)] if runs else False)
+    return table, order, key, t, labels, done
 
 
 def walk_batches(batches, partitions, rule):
@@ -644,7 +669,16 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         positions = positions.groupBy(*STREAMING["positions"]).agg(F.sum("_first").alias("_first"))
         before, after = F.col("_before"), F.col("_after")
 
-    admitted = rows if STREAMING["mode"] == "generous" else rows.where(~is_late)
+    closing_keys = STREAMING["closings"]
+    if closing_keys is not None:
+        # Sessions and frames, GENEROUS: a late tuple joins the windows only after the point its key's last
+        # final window closes the key's history up to; at or before it (_closed), it is in no window, and
+        # after the drain every tuple is.
+        closings = load_state(spark, checkpoint, meta, "closings")
+        rows = rows.withColumn("_closed", F.lit(True)) if ended else closed(rows, closings)
+        admitted = rows.where(~is_late | ~F.col("_closed"))
+    else:
+        admitted = rows if STREAMING["mode"] == "generous" else rows.where(~is_late)
     fresh = prepare(admitted)
     if STREAMING["keeps"] == "cells":
         fresh = lift(fresh)
@@ -660,7 +694,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         fresh = merge(fresh)
     # Sessions and frames read what the trigger keeps several times over; grid windows twice (the windows
     # it emits, the state it leaves), where computing it again costs less than caching it.
-    kept = fresh.persist() if keyed else fresh
+    kept = fresh.persist() if keyed or closing_keys is not None else fresh
 
     emitted = 0
     computed = None
@@ -671,7 +705,9 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         else:
             computed = windows(kept).persist() if keyed else windows(kept)
         everything = with_points(computed, offsets, positions)
-        already = None if before is None else is_final(before)
+        # GENEROUS sessions and frames: the state holds no window emitted before, and a late tuple admitted
+        # after its key's closing point can make a window that is final at once: every final one goes out.
+        already = None if before is None or closing_keys is not None else is_final(before)
         if STREAMING["emit"] == "changes":
             # Every open window whose result differs from what the trigger before computed for it.
             chosen = everything if already is None else everything.where(~already)
@@ -710,6 +746,14 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
             still_open = computed if after is None else computed.where(~is_final(after))
             kept_windows = save_state(spark, checkpoint, still_open, "windows", batch)
             computed.unpersist()
+    kept_closings = meta.get("closings")
+    if closing_keys is not None and not ended and after is not None:
+        # Each key's closing point: the last final window's among its rows, else the one it had.
+        points = closing(kept, after)
+        earlier = load_state(spark, checkpoint, meta, "closings")
+        if earlier is not None:
+            points = same_keys(earlier, points, closing_keys, "left_anti").unionByName(points)
+        kept_closings = save_state(spark, checkpoint, points, "closings", batch)
     kept_positions = meta.get("positions")
     if positions is not None:
         kept_positions = save_state(spark, checkpoint, positions, "positions", batch)
@@ -730,6 +774,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
             "next_row": next_row,
             "state": state,
             "windows": kept_windows,
+            "closings": kept_closings,
             "positions": kept_positions,
             "anchors": kept_anchors,
             "drained": ended,
@@ -799,6 +844,8 @@ def same_keys(frame, keys, columns, how):
     for c in columns:
         same = F.col(f"wql_rows.`{c}`").eqNullSafe(F.col(f"wql_keys.`{c}`"))
         match = same if match is None else match & same
+    if match is None:  # no key columns: the whole stream is one key
+        match = F.lit(True)
     joined = frame.alias("wql_rows").join(keys.alias("wql_keys"), match, how)
     return joined.select(*(F.col(f"wql_rows.`{c}`") for c in frame.columns))
 

@@ -34,7 +34,7 @@ from wql.compiler.codegen.common import (
     select_rows,
     unit_note,
 )
-from wql.compiler.codegen.emit import Raw, col, expr, py
+from wql.compiler.codegen.emit import Code, Raw, col, expr, py
 from wql.compiler.plans import ONE, PlanKind
 from wql.compiler.schema import ROW_NUM, Domain
 from wql.compiler.windows import Frame, WindowKind
@@ -320,23 +320,10 @@ def fold(ctx: Context) -> None:
     counted = {
         c for g in decomposition.groups for c, share in zip(g.columns, g.contributions, strict=True) if share == ONE
     }
-    code("schema = StructType(")
-    code.indent()
-    code("[")
-    code.indent()
-    for name in partitions:
-        code(f"rows.schema[{py(name)}],")
-    code(f'StructField("wid", rows.schema[{py(ATTR)}].dataType),')
-    code(f'StructField("_last", rows.schema[{py(ATTR)}].dataType),')
-    if _closes(ctx):
-        code(f'StructField("_close", rows.schema[{py(ATTR)}].dataType),')
-    for _, names in states:
-        for name in names:
-            code(f"StructField({py(name)}, LongType())," if name in counted else f"rows.schema[{py(name)}],")
-    code.dedent()
-    code("]")
-    code.dedent()
-    code(")")
+    fields = [f'StructField("{name}", {STAMP})' for name in ("wid", "_last", *(["_close"] if _closes(ctx) else []))]
+    for name in (name for _, names in states for name in names):
+        fields.append(f"StructField({py(name)}, LongType())" if name in counted else f"rows.schema[{py(name)}]")
+    _schema(ctx, fields)
     code.comment("Each key's tuples in one partition, walked once by numpy: windows found, states folded.")
     keywords: dict[str, object] = {"partitions": partitions, "states": states, "rule": Raw(rule(ctx))}
     if frame.minimum is not None:
@@ -351,6 +338,24 @@ def fold(ctx: Context) -> None:
         f"{col(sql) if sql.isidentifier() else expr(sql)}.alias({py(name)})" for name, sql in decomposition.lowers
     ]
     code.call("windows", "windows.select", items)
+
+
+STAMP = f"rows.schema[{py(ATTR)}].dataType"  # the type of the window attribute in base units
+
+
+def _schema(ctx: Context, fields: list[str], code: Code | None = None) -> None:
+    """`schema = StructType([...])` for a kernel's output over `rows`: the partition keys, then `fields`."""
+    code = code or ctx.code
+    code("schema = StructType(")
+    code.indent()
+    code("[")
+    code.indent()
+    for item in [*(f"rows.schema[{py(name)}]" for name in _partitions(ctx)), *fields]:
+        code(f"{item},")
+    code.dedent()
+    code("]")
+    code.dedent()
+    code(")")
 
 
 def _converter(ctx: Context) -> str:
@@ -372,12 +377,19 @@ def bounds(ctx: Context) -> list[str]:
     return [f'{convert.format(start)}.alias("window_start")', f'{convert.format(end)}.alias("window_end")']
 
 
+def _generous(ctx: Context) -> bool:
+    slack = ctx.window.slack
+    return slack is not None and slack.mode == "generous"
+
+
 def stream_rules(ctx: Context) -> None:
-    """is_final, retain and missed for sessions and frames (semantics.md §8.4)."""
+    """is_final, retain and missed for sessions and frames (semantics.md §8.4); with SLACK … GENEROUS
+    also closing and closed, each key's closing point and the late tuples at or before it (§8.5)."""
     code, window, frame = ctx.rules, ctx.window, _frame(ctx)
     convert = _converter(ctx)
     partitions = _partitions(ctx)
-    ctx.helpers.update({*NUMBERING, "frame_pending"})
+    generous = _generous(ctx)
+    ctx.helpers.update({*NUMBERING, "frame_pending", "walk_final", *(("frame_closings", "types") if generous else ())})
     code("def is_final(punctuation):")
     code.indent()
     if window.kind is WindowKind.SESSION:
@@ -398,17 +410,28 @@ def stream_rules(ctx: Context) -> None:
     what = "session" if window.kind is WindowKind.SESSION else "frame"
     code("def retain(rows, punctuation):")
     code.indent()
-    code(f'"""Each key\'s rows from its first {what} not final yet on: its windows begin there, so `windows`')
-    code('finds them again over these rows and the next trigger\'s (frame_pending)."""')
+    if generous:
+        code(f'"""GENEROUS: each key\'s rows after its last final {what}: a late tuple admitted there is placed')
+        code('among them exactly, and `windows` finds the open windows again over them (frame_pending)."""')
+    else:
+        code(f'"""Each key\'s rows from its first {what} not final yet on: its windows begin there, so `windows`')
+        code('finds them again over these rows and the next trigger\'s (frame_pending)."""')
     code("if punctuation is None:")
     code("    return rows")
-    code(f"pending = frame_pending({py(partitions)}, {rule(ctx)}, punctuation)")
+    keep = ", generous=True" if generous else ""
+    code(f"pending = frame_pending({py(partitions)}, {rule(ctx)}, punctuation{keep})")
     code(f"return by_keys(rows, {py(partitions)}).mapInArrow(pending, rows.schema)")
     code.dedent()
     code.blank(2)
+    if generous:
+        _closing_rules(ctx, what)
     code("def missed(late, punctuation):")
     code.indent()
-    code('"""CONSISTENT: a late tuple is in no window; it may have joined, merged or split the windows near it."""')
+    if generous:
+        code(f'"""GENEROUS: a late tuple after its key\'s closing point joined the open {what}s as if on time and')
+        code('missed none; one at or before it (_closed) is in no window, as with CONSISTENT."""')
+    else:
+        code('"""CONSISTENT: a late tuple is in no window; it may have joined, merged or split the windows near it."""')
     code("t = window_attribute(late)")
     if window.kind is WindowKind.SESSION:
         named = "sessions with a tuple in [%s, %s]"
@@ -417,7 +440,65 @@ def stream_rules(ctx: Context) -> None:
     else:
         named = "the frame at %s or next to it"
         text = f"F.format_string({py(named)}, {convert.format('t')}.cast('string'))"
+    if generous:
+        placed = f"none: placed in its key's open {what}s (GENEROUS)"
+        text = f'F.when(F.col("_closed"), {text}).otherwise(F.lit({py(placed)}))'
     code(f"named = {text}")
     code('return late.withColumn("_missed", named)')
+    code.dedent()
+    code.blank(2)
+
+
+def _closing_rules(ctx: Context, what: str) -> None:
+    """closing: each key's closing point after a trigger (frame_closings); closed: whether a tuple of the
+    stream is at or before its key's, where a late one is in no window (semantics.md §8.5)."""
+    code, window, frame = ctx.rules, ctx.window, _frame(ctx)
+    partitions = _partitions(ctx)
+    session = window.kind is WindowKind.SESSION
+    extra = []
+    if session and frame.longest is not None:
+        extra.append(f'StructField("_closed_from", {STAMP})')
+    elif not session:
+        extra.append('StructField("_closed_pos", LongType())')
+    code("def closing(rows, punctuation):")
+    code.indent()
+    code(f'"""GENEROUS: per key with a {what} final at the punctuation among its rows, the point the last one')
+    code('closes the key\'s history up to: a late tuple after it is placed as if on time (frame_closings)."""')
+    _schema(ctx, [f'StructField("_closed_t", {STAMP})', *extra], ctx.rules)
+    code(f"found = frame_closings({py(partitions)}, {rule(ctx)}, punctuation)")
+    code(f"return by_keys(rows, {py(partitions)}).mapInArrow(found, schema)")
+    code.dedent()
+    code.blank(2)
+    keys = [k for k in ctx.query.keys if k.origin == "partition"]
+    code("def closed(rows, closings):")
+    code.indent()
+    if session:
+        joins = "above its last value + GAP" + (", or at its first value + MAX," if frame.longest is not None else "")
+    else:
+        joins = "after the tuple that closed it"
+    code('"""GENEROUS: _closed, whether a tuple is at or before its key\'s closing point, that of its last final')
+    code(f'{what} (a tuple {joins} cannot change it); a key with none yet: false."""')
+    code("if closings is None:")
+    code('    return rows.withColumn("_closed", F.lit(False))')
+    names = [f"_closing{index}" for index in range(len(keys))]
+    picked = [*(f"F.col({py(p)}).alias({py(n)})" for p, n in zip(partitions, names, strict=True)), '"_closed_t"']
+    picked += ['"_closed_from"'] if session and frame.longest is not None else []
+    picked += [] if session else ['"_closed_pos"']
+    code.call("points", "closings.select", picked)
+    match = " & ".join(f"{expr(k.sql)}.eqNullSafe(F.col({py(n)}))" for k, n in zip(keys, names, strict=True))
+    code(f'joined = rows.join(F.broadcast(points), {match or "F.lit(True)"}, "left")')
+    code("t = window_attribute(rows)")
+    if session:
+        after = '(t > F.col("_closed_t"))'
+        if frame.longest is not None:
+            after += ' | (t >= F.col("_closed_from"))'
+        at_or_before = f"~({after})"
+    else:
+        pos = col(ctx.query.stream.row_num or ROW_NUM)
+        at_or_before = f'(t < F.col("_closed_t")) | ((t == F.col("_closed_t")) & ({pos} <= F.col("_closed_pos")))'
+    code(f"at_or_before = {at_or_before}")
+    dropped = ", ".join(py(n) for n in [*names, *(p.strip('"') for p in picked[len(names) :])])
+    code('marked = joined.withColumn("_closed", F.coalesce(at_or_before, F.lit(False)))')
+    code(f"return marked.drop({dropped})")
     code.dedent()
     code.blank(2)

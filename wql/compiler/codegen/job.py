@@ -47,6 +47,8 @@ _SUPPORT_ORDER = (
     "frame_states",
     "frame_labels",
     "frame_pending",
+    "frame_closings",
+    "walk_final",
     "walk_batches",
     "frame_walk",
     "running_arguments",

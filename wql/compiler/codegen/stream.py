@@ -90,6 +90,7 @@ def streaming_constants(ctx: Context) -> dict[str, object]:
     rules = disorder(query)
     partitions = [k for k in query.keys if k.origin == "partition"]
     counted = window.attr.is_row_num and window.per_partition_rows  # FCF: each partition its own punctuation
+    generous = window.slack is not None and window.slack.mode == "generous"
     return {
         "keeps": ctx.plan.keeps,
         "slack": rules.slack,
@@ -100,8 +101,10 @@ def streaming_constants(ctx: Context) -> dict[str, object]:
         "positions": list(window.partition_by) if counted else [],
         "anchored": window.align_first,
         "partition_columns": [ctx.key_columns[k.name] for k in partitions] if counted else [],
-        # Sessions and frames with PATTR: each trigger computes again only the keys its tuples touch.
-        "keyed": [ctx.key_columns[k.name] for k in partitions] if window.is_data_driven else [],
+        # Sessions and frames with PATTR: each trigger computes again only the keys its tuples touch;
+        # with GENEROUS every key, whose closing point (§8.5) follows windows that may not be in the output.
+        "keyed": [ctx.key_columns[k.name] for k in partitions] if window.is_data_driven and not generous else [],
+        "closings": [ctx.key_columns[k.name] for k in partitions] if window.is_data_driven and generous else None,
     }
 
 

@@ -158,48 +158,115 @@ def frame_closes(table, rule, order, key, t, labels):
     return closed, close
 
 
-def frame_pending(partitions, rule, point):
+def walk_final(batches, partitions, rule, point):
+    """One Spark partition's rows walked (walk_batches) with which of them, in window order, are in a
+    run that is final at punctuation `point` (semantics.md §8.4): (table, order, key, t, labels, done);
+    None without rows.
+
+    A session is final once `point` is past its last value + gap (or at its first value + longest);
+    a frame once `point` is past the tuple that closed it (frame_closes). The final runs of a key
+    come first in its order: every tuple still to come sorts after them.
+    """
+    import numpy as np
+
+    walked = walk_batches(batches, partitions, rule)
+    if walked is None or len(walked[1]) == 0:
+        return None
+    table, order, key, t, labels, _ = walked
+    members = np.flatnonzero(labels >= 0)
+    runs = int(labels.max()) + 1 if len(members) else 0
+    if rule["kind"] == "session":
+        change = labels[members][1:] != labels[members][:-1]
+        heads, ends = members[np.r_[True, change]], members[np.r_[change, True]]
+        first = np.zeros(runs, dtype=t.dtype)
+        last = np.zeros(runs, dtype=t.dtype)
+        first[labels[heads]], last[labels[ends]] = t[heads], t[ends]
+        final = point > last + rule["gap"]
+        if rule.get("longest") is not None:
+            final |= point >= first + rule["longest"]
+    else:
+        closed, close = frame_closes(table, rule, order, key, t, labels)
+        final = closed & (close < point)
+    done = (labels >= 0) & (final[np.maximum(labels, 0)] if runs else False)
+    return table, order, key, t, labels, done
+
+
+def frame_pending(partitions, rule, point, generous=False):
     """A mapInArrow function for a stream's state: the rows of each key from its first session or frame
     that is not final at punctuation `point` on (semantics.md §8.4), every row after it included.
 
-    A session is final once `point` is past its last value + gap (or at its first value + longest);
-    a frame once `point` is past the tuple that closed it (frame_closes). The final windows of a key
-    come first in its order, and every tuple still to come sorts after them, so the rows kept begin
-    where a window begins and the batch job's own `windows` stage, run again over them and the next
-    trigger's rows, finds the same windows as over the whole stream. A row in no frame (a false
-    predicate, a NULL x) below `point` and before the first open frame is dropped too. All rows
-    of a key must be in one Spark partition.
+    The final windows of a key come first in its order (walk_final), and every tuple still to come
+    sorts after them, so the rows kept begin where a window begins and the batch job's own `windows`
+    stage, run again over them and the next trigger's rows, finds the same windows as over the whole
+    stream. A row in no frame (a false predicate, a NULL x) below `point` and before the first open
+    frame is dropped too, unless `generous` (SLACK … GENEROUS, §8.5): then every row after the key's
+    last final window is kept, since a late tuple admitted there (frame_closings) is placed among
+    them exactly, and a row in no frame can be what separates it from an open frame. All rows of a
+    key must be in one Spark partition.
     """
     import numpy as np
     import pyarrow as pa
 
     def run(batches):
-        walked = walk_batches(batches, partitions, rule)
-        if walked is None or len(walked[1]) == 0:
+        walked = walk_final(batches, partitions, rule, point)
+        if walked is None:
             return
-        table, order, key, t, labels, _ = walked
-        members = np.flatnonzero(labels >= 0)
-        runs = int(labels.max()) + 1 if len(members) else 0
-        if rule["kind"] == "session":
-            change = labels[members][1:] != labels[members][:-1]
-            heads, ends = members[np.r_[True, change]], members[np.r_[change, True]]
-            first = np.zeros(runs, dtype=t.dtype)
-            last = np.zeros(runs, dtype=t.dtype)
-            first[labels[heads]], last[labels[ends]] = t[heads], t[ends]
-            final = point > last + rule["gap"]
-            if rule.get("longest") is not None:
-                final |= point >= first + rule["longest"]
-        else:
-            closed, close = frame_closes(table, rule, order, key, t, labels)
-            final = closed & (close < point)
-        settled = np.where(labels >= 0, final[np.maximum(labels, 0)] if runs else False, t < point)
-        opened = np.cumsum(~settled)
+        table, order, key, t, labels, done = walked
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        before = np.repeat(np.r_[0, opened][starts], np.diff(np.r_[starts, len(key)]))
-        kept = order[opened - before > 0]  # from the key's first row that is not settled on
+        sizes = np.diff(np.r_[starts, len(key)])
+        if generous:  # after the last row of the key's last final window
+            seen = np.cumsum(done)
+            kept = order[(seen == np.repeat(seen[starts + sizes - 1], sizes)) & ~done]
+        else:  # from the key's first row that is not settled on
+            settled = np.where(labels >= 0, done, t < point)
+            opened = np.cumsum(~settled)
+            kept = order[opened - np.repeat(np.r_[0, opened][starts], sizes) > 0]
         if len(kept) == 0:
             return
         yield from table.take(pa.array(kept)).combine_chunks().to_batches()
+
+    return run
+
+
+def frame_closings(partitions, rule, point):
+    """A mapInArrow function for SLACK … GENEROUS (semantics.md §8.5): per key whose rows hold a window
+    final at punctuation `point`, the point that the last such window closes the key's history up to.
+    A late tuple after it is placed exactly, as if on time; one at or before it is in no window.
+
+    Sessions: `_closed_t`, the last value + gap (a tuple above it cannot join the session) and, with
+    `longest`, `_closed_from`, the first value + longest (a tuple there starts a session of its own).
+    Frames: `_closed_t` and `_closed_pos`, the value and arrival of the tuple that closed the frame
+    (frame_closes); a tuple after it in (value, arrival) order cannot change the frame. Output: the
+    partition key columns, then those. All rows of a key must be in one Spark partition.
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    def run(batches):
+        walked = walk_final(batches, partitions, rule, point)
+        if walked is None:
+            return
+        table, order, key, t, labels, done = walked
+        done = np.flatnonzero(done)
+        if len(done) == 0:
+            return
+        ends = done[np.r_[key[done][1:] != key[done][:-1], True]]  # each key's last row in a final window
+        stamp = table.schema.field("_t").type
+        fields = [table.schema.field(name) for name in partitions]
+        arrays = [table.column(name).take(pa.array(order[ends])).combine_chunks() for name in partitions]
+        if rule["kind"] == "session":
+            heads = np.searchsorted(labels, labels[ends], side="left")  # labels rise along the walk
+            fields.append(pa.field("_closed_t", stamp))
+            arrays.append(pa.array(t[ends] + rule["gap"], type=stamp))
+            if rule.get("longest") is not None:
+                fields.append(pa.field("_closed_from", stamp))
+                arrays.append(pa.array(t[heads] + rule["longest"], type=stamp))
+        else:
+            closer = ends if rule["kind"] == "aggregate" else ends + 1  # closed: a tuple of the key follows
+            fields += [pa.field("_closed_t", stamp), pa.field("_closed_pos", pa.int64())]
+            arrays.append(pa.array(t[closer], type=stamp))
+            arrays.append(pa.array(table.column("_pos").to_numpy(zero_copy_only=False)[order[closer]], type=pa.int64()))
+        yield pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
 
     return run
 

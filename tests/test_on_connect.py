@@ -57,6 +57,21 @@ def test_the_server_plans_wql_operators_and_results_equal_the_reference(
     assert normalized(got) == normalized(evaluate_query(compiled.query, ROWS))
 
 
+def test_a_limit_above_the_kernels_batches_keeps_its_rows(spark: Any) -> None:
+    """On the server too, with adaptive execution's EliminateLimits on: a LIMIT above the number of tuple
+    batches the bins kernel shuffles (a few, for 60 windows) still limits, and the job leaves the
+    server's excluded rules as they were."""
+    excluded = "spark.sql.adaptive.optimizer.excludedRules"
+    before = spark.conf.get(excluded, "") or ""
+    compiled = wql.compile(STREAM + QUERIES["bins"][0], plan="bins")
+    result = compiled.run(spark, s=frame(spark, ROWS))
+    assert result.count() == 60
+    assert result.limit(30).count() == 30
+    assert len(result.limit(30).collect()) == 30
+    assert (spark.conf.get(excluded, "") or "") == before
+    assert "EliminateLimits" not in before
+
+
 def test_the_notebook_magic_uses_the_notebooks_connect_session(spark: Any, capsys: pytest.CaptureFixture[str]) -> None:
     from IPython.core.interactiveshell import InteractiveShell
     from traitlets.config import Config

@@ -154,30 +154,45 @@ def _limited(spark: Any) -> Any:
     return result
 
 
-def test_a_limit_above_the_kernel_keeps_its_rows(spark: Any) -> None:
-    """A LIMIT larger than the number of tuple batches the kernel shuffles still limits: adaptive execution
-    must not take the batches' row count for the windows' (README, Known bugs: WQL's jobs exclude
-    EliminateLimits from the adaptive optimizer until the batches have a logical node of their own)."""
+EXCLUDED_RULES = "spark.sql.adaptive.optimizer.excludedRules"
+ELIMINATE_LIMITS = "org.apache.spark.sql.catalyst.optimizer.EliminateLimits"
+
+
+def _excluded(spark: Any) -> str:
+    return spark.conf.get(EXCLUDED_RULES, "") or ""
+
+
+@pytest.mark.parametrize("path", ["extension", "py4j"])
+def test_a_limit_above_the_kernel_keeps_its_rows(spark: Any, path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A LIMIT larger than the number of tuple batches the kernel shuffles still limits, with adaptive
+    execution's EliminateLimits on: the batches have a logical node of their own, so adaptive execution
+    takes their shuffle stage's row count for theirs, not for the windows' maximum row count. Through
+    the hint that WQL's extension resolves, and through py4j (a session with WQL's jar alone)."""
+    if path == "py4j":
+        from wql.compiler.kernels import job_support
+
+        monkeypatch.setitem(job_support._kernel_servers, id(spark), (spark, False))  # as if without the extension
+    assert ELIMINATE_LIMITS not in _excluded(spark)
     result = _limited(spark)
     assert result.count() == 20_000
     assert len(result.limit(1000).collect()) == 1000
     assert result.limit(1000).count() == 1000
+    assert ELIMINATE_LIMITS not in _excluded(spark)
 
 
-def test_a_job_keeps_limits_in_a_session_that_does_not(spark: Any) -> None:
-    """A generated job under spark-submit or a user's own session: planning the kernel excludes the rule."""
-    key = "spark.sql.adaptive.optimizer.excludedRules"
-    saved = spark.conf.get(key, "")
-    spark.conf.set(key, "org.apache.spark.sql.catalyst.optimizer.ConvertToLocalRelation")
+def test_a_job_leaves_a_sessions_excluded_rules_alone(spark: Any) -> None:
+    """A generated job under spark-submit or in a user's own session, which excludes rules of its own: the
+    job changes none of them, and a LIMIT above the kernel still limits."""
+    saved = _excluded(spark)
+    own = "org.apache.spark.sql.catalyst.optimizer.ConvertToLocalRelation"
+    spark.conf.set(EXCLUDED_RULES, own)
     try:
         result = _limited(spark)
         assert result.limit(1000).count() == 1000
-        assert spark.conf.get(key) == (
-            "org.apache.spark.sql.catalyst.optimizer.ConvertToLocalRelation,"
-            "org.apache.spark.sql.catalyst.optimizer.EliminateLimits"
-        )
+        assert len(result.limit(1000).collect()) == 1000
+        assert spark.conf.get(EXCLUDED_RULES) == own
     finally:
-        spark.conf.set(key, saved) if saved else spark.conf.unset(key)
+        spark.conf.set(EXCLUDED_RULES, saved) if saved else spark.conf.unset(EXCLUDED_RULES)
 
 
 @pytest.mark.timeout(120)

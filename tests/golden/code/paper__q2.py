@@ -352,7 +352,6 @@ def jvm_kernel(frame, request):
     spark = frame.sparkSession
     if spark.conf.get("spark.wql.combine", "auto") == "arrow":
         return None
-    keep_limits(spark)
     text = json.dumps({"protocol": KERNEL_PROTOCOL, **request})
     if kernel_extension(spark):
         try:
@@ -380,22 +379,6 @@ def jvm_kernel(frame, request):
         return None
     windows = kernels.apply(frame._jdf, text)
     return None if windows is None else DataFrame(windows, spark)
-
-
-def keep_limits(spark):
-    """Keep adaptive execution from eliminating a LIMIT above a JVM kernel, in whatever session runs the job.
-
-    A known bug of WQL's kernels (see WQL's README): adaptive execution takes the row count of the bins
-    kernel's shuffled tuple batches for the kernel's maximum row count, and its EliminateLimits rule
-    would then drop a LIMIT larger than that count. Until the batches get a logical node of their own,
-    a job that plans a kernel adds that rule to the session's excluded ones (a lost optimization, never
-    a wrong row).
-    """
-    key = "spark.sql.adaptive.optimizer.excludedRules"
-    rule = "org.apache.spark.sql.catalyst.optimizer.EliminateLimits"
-    excluded = spark.conf.get(key, "") or ""
-    if rule not in [name.strip() for name in excluded.split(",")]:
-        spark.conf.set(key, ",".join(name for name in (excluded, rule) if name))
 
 
 def kernel_extension(spark):

@@ -33,7 +33,7 @@ from wql.compiler.schema import ROW_NUM, Stream
 VERSION = "0.1.0"
 
 # Support functions a support function calls, brought in with it.
-_NEEDS = {"jvm_kernel": ("keep_limits", "kernel_extension")}
+_NEEDS = {"jvm_kernel": ("kernel_extension",)}
 
 # Support functions, in the order a reader meets them.
 _SUPPORT_ORDER = (
@@ -57,7 +57,6 @@ _SUPPORT_ORDER = (
     "walk_runs",
     "running_test",
     "jvm_kernel",
-    "keep_limits",
     "kernel_extension",
     "jvm_states",
     "key_ids",

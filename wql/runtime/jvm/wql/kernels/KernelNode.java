@@ -15,7 +15,8 @@ public final class KernelNode extends LogicalPlan {
   private static final long serialVersionUID = 1L;
   final LogicalPlan child;
   final KernelRequest request;
-  private final Seq<Attribute> output;
+  private final Seq<Attribute> output; // the columns it was made with
+  private transient Seq<Attribute> columns; // those it has over this child (its request's choice)
 
   public KernelNode(LogicalPlan child, KernelRequest request, Seq<Attribute> output) {
     this.child = child;
@@ -25,7 +26,10 @@ public final class KernelNode extends LogicalPlan {
 
   @Override
   public Seq<Attribute> output() {
-    return output;
+    if (columns == null) { // a node is immutable: its columns are chosen once
+      columns = request.output(child, output);
+    }
+    return columns;
   }
 
   @Override

@@ -4,9 +4,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.types.StructType;
+import scala.collection.immutable.Seq;
 
 /**
  * A kernel as the logical plan carries it ({@link KernelNode}): checked against its input's schema
@@ -30,9 +32,20 @@ abstract class KernelRequest implements Serializable {
   /** The schema of the kernel's output rows. */
   abstract StructType output();
 
-  /** The input the kernel reads: `child`, or a plan over it (a filter) that the optimizer then sees. */
+  /**
+   * The input the kernel reads: `child`, or a plan over it (a filter, a kernel node of the kernel's
+   * first step) that the optimizer then sees.
+   */
   LogicalPlan input(LogicalPlan child) {
     return child;
+  }
+
+  /**
+   * The node's columns over its (optimized) `child`: `columns`, the ones it was made with, unless the
+   * kernel's columns depend on what the optimizer made of its input; then those of `columns` it has.
+   */
+  Seq<Attribute> output(LogicalPlan child, Seq<Attribute> columns) {
+    return columns;
   }
 
   /** The operators computing `node`, whose input Spark has optimized. */

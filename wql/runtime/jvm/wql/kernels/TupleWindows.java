@@ -18,10 +18,13 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.types.DataTypeUtils;
 import org.apache.spark.sql.execution.ProjectExec;
 import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.adaptive.LogicalQueryStage;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.BooleanType;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import scala.collection.immutable.Seq;
 
 /**
  * The bins plan's kernel for a window at every tuple, inside the JVM: the contract of the numpy
@@ -34,9 +37,10 @@ import org.apache.spark.sql.types.StructType;
  * key's tuples names window (w - size, w], holding the key's tuples that pass WHERE with values in
  * it.
  *
- * <p>Two operators of Spark's plan. Before the shuffle, {@link TupleBatches} turns each partition's
- * tuples into batches of one key in columns, so the shuffle moves a row per batch rather than per
- * tuple. After it, each Spark partition holds every batch of its keys, in any order: each key's
+ * <p>Two nodes of Spark's logical plan, each planned as one operator ({@link Batches}, {@link
+ * Request}). Before the shuffle, {@link TupleBatches} turns each partition's tuples into batches of
+ * one key in columns, so the shuffle moves a row per batch rather than per tuple. After it, each
+ * Spark partition holds every batch of its keys, in any order: each key's
  * batches are copied into primitive columns ({@link KeyTuples}), sorted by value only where they
  * did not arrive in order ({@link ValueOrder}: a pass per ordered run), and the key's windows are
  * computed column by column with two stacks over the arrays ({@link RangeColumn}). A partition's
@@ -102,45 +106,124 @@ public final class TupleWindows {
       return output;
     }
 
-    /** Tuples whose value is NULL name no window and are in none: they never reach the kernel. */
+    /**
+     * The windows read their batches, a logical node of their own ({@link Batches}) over the tuples
+     * whose value is not NULL (those name no window and are in none: they never reach the kernel).
+     *
+     * <p>The batches need a node of their own because adaptive execution replaces the logical node of
+     * a materialized shuffle stage (the node the stage's operators were planned from) by a {@link
+     * LogicalQueryStage} whose maximum row count is the stage's row count. Planned from one node, the
+     * batches, the shuffle and the windows were all replaced, so the windows claimed to be as few as
+     * the batches, and Spark's EliminateLimits dropped a LIMIT above that number and returned every
+     * row. Now only the batches' node is replaced, and the windows' node above it states no maximum.
+     */
     @Override
     LogicalPlan input(LogicalPlan child) {
-      return new Filter(new IsNotNull(KernelPlan.attribute(child.output(), "_t")), child);
+      LogicalPlan valued = new Filter(new IsNotNull(KernelPlan.attribute(child.output(), "_t")), child);
+      StructType most = TupleWindows.spec(child.schema(), partitions, operations, columns, size, output).batches;
+      return new KernelNode(valued, new Batches(this, most), KernelPlan.attributes(most));
     }
 
     /**
-     * The input is planned from the node's own child, which the query's logical plan holds: adaptive
-     * execution finds the logical node of a query stage inside it (a cached table's scan) by the stage's
-     * logical link, and a logical node made here, absent from the query's plan, made it plan that stage
-     * afresh on every round, forever. Counts Spark proved to be 1 are dropped by a physical projection.
+     * The input is planned from the batches' node, which the query's logical plan holds: adaptive
+     * execution finds the logical node of a query stage inside it by the stage's logical link (here the
+     * batches' shuffle; below them a cached table's scan), and a logical node made here, absent from
+     * the query's plan, made it plan that stage afresh on every round, forever. Once their shuffle
+     * has run, the batches' node is that stage's {@link LogicalQueryStage}, which still names it.
      */
     @Override
     SparkPlan plan(KernelNode node, KernelStrategy strategy) {
-      LogicalPlan valued = node.child;
+      LogicalPlan batches = node.child instanceof LogicalQueryStage ? ((LogicalQueryStage) node.child).logicalPlan() : node.child;
+      if (!(batches instanceof KernelNode) || !(((KernelNode) batches).request instanceof Batches)) {
+        throw new IllegalStateException("the windows' input is not their batches: " + node.child.nodeName());
+      }
+      Spec spec = spec(kept(((KernelNode) batches).child));
+      spec.memoryLimit = Long.parseLong(SQLConf.get().getConfString(MEMORY_LIMIT, "-1"));
+      KernelSpec windowing = new KernelSpec("TupleWindows", partitions, null, batched -> new Windows(batched, spec));
+      return new KernelExec(strategy.later(node.child), windowing, node.output());
+    }
+
+    /**
+     * The columns of the optimized tuples `valued` that the batches carry: all but the counts Spark
+     * proved to be 1, which are row counts, neither shuffled nor held.
+     */
+    List<Attribute> kept(LogicalPlan valued) {
       List<String> ones = KernelPlan.constantOnes(valued, integralSums(valued.schema(), operations, columns));
       List<Attribute> kept = new ArrayList<>();
       for (int i = 0; i < valued.output().size(); i++) {
         Attribute attribute = valued.output().apply(i);
-        if (!ones.contains(attribute.name())) { // a count proved to be 1 is a row count: neither shuffled nor held
+        if (!ones.contains(attribute.name())) {
           kept.add(attribute);
         }
       }
-      SparkPlan input = strategy.later(valued);
-      if (!ones.isEmpty()) {
-        input = new ProjectExec(KernelPlan.seq(new ArrayList<NamedExpression>(kept)), input);
-      }
-      StructType schema = DataTypeUtils.fromAttributes(KernelPlan.seq(kept));
-      Spec spec = spec(schema, partitions, operations, columns, size, output);
-      spec.memoryLimit = Long.parseLong(SQLConf.get().getConfString(MEMORY_LIMIT, "-1"));
-      KernelSpec batching = new KernelSpec("TupleBatches", null, null, tuples -> new TupleBatches.Batcher(tuples, spec));
-      SparkPlan batches = new KernelExec(input, batching, KernelPlan.attributes(spec.batches));
-      KernelSpec windowing = new KernelSpec("TupleWindows", partitions, null, batched -> new Windows(batched, spec));
-      return new KernelExec(batches, windowing, node.output());
+      return kept;
+    }
+
+    /** Both sides' knowledge of the tuples with those columns; the same wherever it is computed. */
+    Spec spec(List<Attribute> kept) {
+      return TupleWindows.spec(DataTypeUtils.fromAttributes(KernelPlan.seq(kept)), partitions, operations, columns, size, output);
     }
 
     @Override
     public String toString() {
       return "partitions " + partitions + ", RANGE " + size + ", a window at every tuple";
+    }
+  }
+
+  /**
+   * The batches of the tuples below the windows ({@link TupleBatches}), as the logical plan carries
+   * them. Their columns depend on the optimized tuples: a count Spark proved to be 1 is no column of
+   * theirs. The node is made with a column for every state that can be stored, and each of its
+   * outputs keeps those of the columns its tuples give (the same attributes, so the windows' node
+   * and adaptive execution see a stable plan).
+   */
+  static final class Batches extends KernelRequest {
+    private static final long serialVersionUID = 1L;
+    private final Request windows;
+    private final StructType most;
+
+    Batches(Request windows, StructType most) {
+      this.windows = windows;
+      this.most = most;
+    }
+
+    @Override
+    String name() {
+      return "TupleBatches";
+    }
+
+    /** The most a batch holds: every count stored. */
+    @Override
+    StructType output() {
+      return most;
+    }
+
+    @Override
+    Seq<Attribute> output(LogicalPlan child, Seq<Attribute> columns) {
+      StructType batches = windows.spec(windows.kept(child)).batches;
+      List<Attribute> out = new ArrayList<>();
+      for (StructField field : batches.fields()) {
+        out.add(KernelPlan.attribute(columns, field.name()).withNullability(field.nullable()));
+      }
+      return KernelPlan.seq(out);
+    }
+
+    /** Counts Spark proved to be 1 are dropped by a physical projection. */
+    @Override
+    SparkPlan plan(KernelNode node, KernelStrategy strategy) {
+      List<Attribute> kept = windows.kept(node.child);
+      SparkPlan input = strategy.later(node.child);
+      if (kept.size() < node.child.output().size()) {
+        input = new ProjectExec(KernelPlan.seq(new ArrayList<NamedExpression>(kept)), input);
+      }
+      Spec spec = windows.spec(kept);
+      KernelSpec batching = new KernelSpec("TupleBatches", null, null, tuples -> new TupleBatches.Batcher(tuples, spec));
+      return new KernelExec(input, batching, node.output());
+    }
+
+    @Override
+    public String toString() {
+      return "batches of up to " + TupleBatches.BATCH + " tuples of one key, for " + windows;
     }
   }
 

@@ -13,7 +13,8 @@ whether a late tuple counts. The rules, for one query:
   not yet emitted. Either way it is counted and written to the late-rows output.
 - A window is final once p has passed everything that could still join it: a
   grid window [start, end) once p ≥ end; a window named by a tuple value w once
-  p > w; a Kafka window [x, x + r] once p > x + r; a session once p > last + g
+  p > w; a snapshot [eᵢ, eᵢ₊₁) once p ≥ eᵢ₊₁ (interval events are late by their
+  start); a Kafka window [x, x + r] once p > x + r; a session once p > last + g
   (with MAX, also once p ≥ first + MAX); a frame once p is past the tuple that
   closed it. EMIT FINAL emits a window
   once, when it becomes final; EMIT CHANGES emits, each trigger, the open
@@ -76,6 +77,11 @@ def _kept_text(query: Query, plan: Plan) -> str:
     reach = "(RANGE + SLACK)" if window.slack is not None else "RANGE"
     grid = plan.grid
     if plan.family == "intervals":
+        if window.is_snapshot:
+            return (
+                "rows: per partition, every open-ended event and those that end at or after x0, the partition's "
+                "largest start or end at or before the punctuation: they hold every snapshot not yet final"
+            )
         if window.kind is WindowKind.LANDMARK:
             return "rows: every event (a landmark window holds every event since the stream began)"
         return (
@@ -170,6 +176,11 @@ def _final(query: Query) -> str:
         return "a window [x, x + RANGE] once the punctuation is past x + RANGE"
     if window.kind in {WindowKind.SLIDE_BY_TUPLE, WindowKind.SLIDE_BY_RANK}:
         return "the window named by value w, (w − RANGE, w], once the punctuation is past w"
+    if window.is_snapshot:
+        return (
+            "a snapshot [start, end) once the punctuation (on event starts) reaches end: no event still to come "
+            "can add an endpoint before it or be alive in it; a partition's last snapshot (no end) once drained"
+        )
     if window.is_interval:
         return "a window [start, end) once the punctuation (on event starts) reaches end"
     return "a window [start, end) once the punctuation reaches end"
@@ -189,11 +200,18 @@ def check_streamable(query: Query) -> None:
         raise WQLNotSupportedError(
             "PUNCTUATION WHEN with a window over row_num: rows arrive in row_num order already",
         )
-    if window.is_snapshot:
+    if window.is_snapshot and query.emit == "changes":
         raise WQLNotSupportedError(
-            "snapshot windows on a stream: a snapshot ends at its partition's next event endpoint, which an "
-            "event still to come can cut short; finality for snapshots is not built yet",
-            hint="run the query in batch (without --stream)",
+            "EMIT CHANGES of snapshot windows: an event still to come can add an endpoint inside an open "
+            "snapshot and cut it in two, so a version already emitted would name a window that no longer "
+            "exists, which needs retractions",
+            hint="use EMIT FINAL: each snapshot once, when the punctuation reaches its end",
+        )
+    if window.is_snapshot and window.slack is not None and window.slack.mode == "generous":
+        raise WQLNotSupportedError(
+            "SLACK … GENEROUS with snapshot windows: a late event starts before the punctuation, inside "
+            "snapshots already emitted, which its start (and end) would cut in two",
+            hint="use SLACK … CONSISTENT (the default): late events are counted and written to the late-rows output",
         )
     if window.snap:
         raise WQLNotSupportedError(

@@ -655,8 +655,11 @@ def _landmark_difference(ctx: Context) -> None:
 def stream_rules(ctx: Context) -> None:
     """is_final, first_open, retain and missed. Every intervals plan keeps events (rows) between triggers and
     recomputes the open windows from them, so the batch stages serve the stream unchanged; an open window
-    is exact because every event that overlaps it is kept. Snapshots and SNAP are refused (disorder.py)."""
+    is exact because every event that overlaps it is kept. SNAP is refused (disorder.py)."""
     window = ctx.window
+    if window.is_snapshot:
+        _snapshot_rules(ctx)
+        return
     final_rules(ctx)
     code = ctx.rules
     code("def retain(rows, punctuation):")
@@ -676,6 +679,65 @@ def stream_rules(ctx: Context) -> None:
     code.dedent()
     code.blank(2)
     missed_rule(ctx, _missed_windows)
+
+
+def _snapshot_rules(ctx: Context) -> None:
+    """is_final, retain and missed for snapshot windows (docs/semantics.md §8.10). An event still to come
+    starts at or after the punctuation p and ends at or after its start, so it adds endpoints only at ≥ p
+    and is alive only from p on: a snapshot [eᵢ, eᵢ₊₁) is final once p ≥ eᵢ₊₁. SLACK … GENEROUS and EMIT
+    CHANGES are refused (disorder.py), so a late event is in no snapshot."""
+    window, code = ctx.window, ctx.rules
+    assert window.end_attr is not None
+    code("def is_final(punctuation):")
+    code.indent()
+    code('"""A snapshot [p, next) is final once the punctuation reaches next: an event still to come starts at or')
+    code("after the punctuation, so it can neither add an endpoint before next nor be alive in the snapshot. A")
+    code('partition\'s last snapshot (no next) is final only when the stream is drained."""')
+    code(f"return {PNEXT}.isNotNull() & ({PNEXT} <= punctuation)")
+    code.dedent()
+    code.blank(2)
+    parts = [col(p) for p in _partition_keys(ctx)]
+    keys = ctx.keys()
+    taken = {c.name.lower() for c in ctx.query.stream.columns} | {k.lower() for k in keys}
+    reached = fresh_name("_reached", taken)
+    code("def retain(rows, punctuation):")
+    code.indent()
+    code('"""What snapshots not yet final can still need. Per partition, x0 is the largest endpoint (start or')
+    code("end) at or before the punctuation; the events that end at or after x0, and the open-ended ones, stay.")
+    code("Every endpoint at or after x0 is one of theirs (an event starting there ends there or later), so the")
+    code("snapshots from x0 on, the only ones not final, are rebuilt with their exact bounds, and every event")
+    code("alive in one of them ends after its start, so it stays too. The snapshots rebuilt before x0 end at or")
+    code("before the punctuation: emitted already, and left out by is_final. The event with the largest")
+    code("endpoint always stays, so the last snapshot, and where open-ended events last to, are kept too. A")
+    code('partition with no endpoint at or before the punctuation keeps all its events."""')
+    code("if punctuation is None:")
+    code("    return rows")
+    code(f"partition = Window.partitionBy({', '.join(parts)})")
+    code.comment("A partition's largest start or end at or before the punctuation (F.greatest skips NULLs).")
+    code(
+        f"x0 = F.greatest(F.max(F.when({T} <= punctuation, {T})).over(partition), "
+        f"F.max(F.when({E} <= punctuation, {E})).over(partition))"
+    )
+    code(f"rows = rows.withColumn({py(reached)}, x0)")
+    kept = f"F.col({py(reached)}).isNull() | {E}.isNull() | ({E} >= F.col({py(reached)}))"
+    code(f"return rows.where({kept}).drop({py(reached)})")
+    code.dedent()
+    code.blank(2)
+    code("def missed(late, punctuation):")
+    code.indent()
+    code('"""CONSISTENT: a late event is in no snapshot; it misses those of its partition it is alive in."""')
+    whose = "its partition's " if parts else ""
+    start, end = f'{col(window.attr.name)}.cast("string")', f'{col(window.end_attr.name)}.cast("string")'
+    code(f"t, e = {attribute_expression(ctx, window.attr.name)}, {attribute_expression(ctx, window.end_attr.name)}")
+    text = (
+        f'F.when(e.isNull(), F.format_string("{whose}snapshots from %s on", {start}))'
+        '.when(e < t, F.lit("none: it ends before it starts"))'
+        f'.when(e == t, F.format_string("{whose}snapshot at %s", {start}))'
+        f'.otherwise(F.format_string("{whose}snapshots from %s until %s", {start}, {end}))'
+    )
+    code(f'return late.withColumn("_missed", {text})')
+    code.dedent()
+    code.blank(2)
 
 
 def _missed_windows(ctx: Context, closed: str, generous: bool) -> str:
@@ -812,8 +874,14 @@ def _snapshot_bucket(ctx: Context) -> None:
 def _snapshot_difference(ctx: Context) -> None:
     keys = ctx.keys()
     signed = _Signed(ctx)
-    code = ctx.stage("lift", "rows", "Cells: each event's signed deltas at its endpoints, summed per key and endpoint.")
+    code = ctx.stage(
+        "windows",
+        "rows",
+        "One row per snapshot and key: each event's signed deltas at its endpoints, a running combine per partition.",
+    )
     _finite_helper(ctx)
+    code.comment("One stage from the events, as the grid's difference plan: a stream keeps events between triggers")
+    code.comment("and computes the open snapshots from them.")
     code.comment("Snapshot [p, next) holds the events with start ≤ p < end, and the point events at p: +share at")
     code.comment("the start, −share at the end, and for a point event −share just after its start (_after), so")
     code.comment("that a running total over the partition's endpoints gives every snapshot.")
@@ -836,11 +904,6 @@ def _snapshot_difference(ctx: Context) -> None:
     after_items = [_renamed(item, renamed) for item in after_items]
     grouped = ", ".join([*(col(k) for k in keys), 'F.col("_d._v").alias("_v")'])
     code.call("cells", f"deltas.groupBy({grouped}).agg", [*now_items, *after_items])
-    code("return cells")
-
-    code = ctx.stage(
-        "windows", "cells", "One row per snapshot and key: a running combine over each partition's endpoints."
-    )
     ctx.helpers.add("Window")
     part = f"Window.partitionBy({ctx.key_list()})"
     code.comment("Endpoints numbered per partition: cell 2i holds endpoint i's deltas, cell 2i + 1 the point events'")

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import csv
 import datetime
+import decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import wql
 from tests.differential import normalized
 from tests.streaming import compile_stream, frame, run
 from wql.runtime.execute import load_job
@@ -245,3 +247,44 @@ def test_snapshots_close_when_the_punctuation_reaches_their_end(spark: Any, tmp_
         for r in evaluate_query(compiled.query, on_time)
     ]
     assert sorted(batch, key=repr) == sorted((r[1:] for r in got), key=repr)
+
+
+BOUNDS = {
+    "timestamp": ("TIMESTAMP", lambda q: BASE + datetime.timedelta(seconds=q / 2)),
+    "decimal": ("DECIMAL(8,2)", lambda q: decimal.Decimal(q) / 4),
+    "double": ("DOUBLE", lambda q: q / 4),
+}
+
+
+@pytest.mark.parametrize(
+    ("kind", "plan"), [("timestamp", "bucket"), ("decimal", "difference"), ("double", "difference")]
+)
+def test_snapshots_on_a_stream_over_every_kind_of_bound(spark: Any, tmp_path: Path, kind: str, plan: str) -> None:
+    """Punctuations, snapshot ends and the kept events compare in the bounds' base units (µs, units of
+    10^-scale, doubles): in order across four triggers and drained, the stream equals the batch result."""
+    type_name, value = BOUNDS[kind]
+    declaration = f"CREATE STREAM e (k INT, v DOUBLE, s {type_name}, f {type_name});\n"
+    text = "SELECT count(*) AS n, sum(v) AS sv FROM e [SNAPSHOT WATTR (s, f) PATTR k]"
+    compiled = wql.compile(declaration + text, plan=plan, stream=True)
+    spans = [(0, 9), (1, None), (3, 3), (2, 6), (5, 12), (7, None), (8, 10), (11, 11), (13, 20)]
+    rows = [
+        {"k": i % 2, "v": float(i), "s": value(a), "f": None if b is None else value(b)}
+        for i, (a, b) in enumerate(spans)
+    ]
+    triggers = [rows[0:2], rows[2:5], rows[5:7], rows[7:]]
+    module = load_job(compiled.stream_code)
+    got: list[dict[str, Any]] = []
+
+    def emit(result: Any, name: str) -> int:
+        collected = [r.asDict() for r in result.collect()]
+        got.extend(collected)
+        return len(collected)
+
+    schema = f"k INT, v DOUBLE, s {type_name}, f {type_name}"
+    for batch, part in enumerate(triggers):
+        data = spark.createDataFrame([tuple(r.values()) for r in part], schema)
+        module.run_trigger(spark, data, batch, str(tmp_path / "ck"), emit)
+    module.drain_stream(spark, str(tmp_path / "ck"), emit)
+    want = evaluate_query(compiled.query, rows)
+    assert len(want) >= 10
+    assert normalized(got) == normalized(want)

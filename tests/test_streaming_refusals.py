@@ -30,7 +30,9 @@ REFUSED = {
     "SELECT count(*) AS n FROM s [SNAPSHOT WATTR (x, y) SLACK 5 GENEROUS]": (
         "SLACK … GENEROUS with snapshot windows: a late event starts before the punctuation, inside snapshots"
     ),
-    "SELECT count(*) AS n FROM s [RANGE 10 SLIDE 5 WATTR (x, y) SNAP]": "SNAP on a stream",
+    "SELECT count(*) AS n FROM s [RANGE 10 SLIDE 5 WATTR (x, y) SNAP]": (
+        "SNAP on a stream: a run of windows that hold the same events is final only once the window after it is"
+    ),
 }
 
 

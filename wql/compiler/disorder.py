@@ -215,8 +215,11 @@ def check_streamable(query: Query) -> None:
         )
     if window.snap:
         raise WQLNotSupportedError(
-            "SNAP on a stream: a run of windows that hold the same events can go on past the punctuation, so "
-            "its row cannot be emitted when its first window is final",
+            "SNAP on a stream: a run of windows that hold the same events is final only once the window after "
+            "it is, and, when the run holds only open-ended events, once the data reaches that window (a later "
+            "event moves the data's end and can lengthen the run); the windows stage does not report that yet, "
+            "and the kept events would have to reach back to each key's last emitted run so that an open run "
+            "starts where it did",
             hint="drop SNAP (each window is emitted once, when it is final), or run the query in batch",
         )
     if query.emit == "changes" and window.kind is WindowKind.SLIDE_BY_RANK and window.slide != 1:

@@ -202,6 +202,25 @@ def test_snapshot_windows(spark: Any, plan: str, data: st.DataObject, rows: list
     check(spark, data, text, rows, "x", plan=plan)
 
 
+@pytest.mark.parametrize("plan", ["bucket", "se-slices", "difference"])
+@SETTINGS
+@given(data=st.data(), rows=cases(count=4, max_rows=10))
+def test_snap_runs(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    """SNAP on a stream, every plan that serves it: a run is emitted once the window after it is final,
+    and a run of only its key's open-ended events past the data's last window waits for the data (or the
+    drain); the events kept reach back to each key's last final run. Windows with gaps (SLIDE > RANGE),
+    malformed events that move the punctuation past the data's end, WHERE, GROUP BY or one key."""
+    r = data.draw(st.integers(1, 10))
+    s = data.draw(st.integers(1, 10))
+    slack = data.draw(st.sampled_from(["", "SLACK 2", "SLACK 5"]))
+    where = data.draw(st.sampled_from(["", "WHERE n <> 3"]))
+    grouped = data.draw(st.sampled_from(["GROUP BY case_id", ""]))
+    text = (
+        f"SELECT {INTERVAL_AGGREGATES[plan]} FROM s [RANGE {r} SLIDE {s} WATTR (x, y) SNAP {slack}] {where} {grouped}"
+    )
+    check(spark, data, text, rows, "x", plan=plan)
+
+
 TUPLE_SLIDES = {"every": "SLIDE 1 ROW", "row_num": "SLIDE 3 ROWS SATTR row_num", "rank": "SLIDE 2 ROWS SATTR rank(ts)"}
 
 

@@ -288,3 +288,29 @@ def test_snapshots_on_a_stream_over_every_kind_of_bound(spark: Any, tmp_path: Pa
     want = evaluate_query(compiled.query, rows)
     assert len(want) >= 10
     assert normalized(got) == normalized(want)
+
+
+@pytest.mark.parametrize("plan", ["bucket", "se-slices", "difference"])
+def test_a_snap_run_of_open_ended_events_waits_for_the_data(spark: Any, plan: str) -> None:
+    """[RANGE 10 SLIDE 5 WATTR (x, y) SNAP], no SLACK: window w is [5w − 5, 5w + 5).
+
+    Trigger 0: the open-ended (0, NULL) and the malformed (30, 20), in no window, whose start still moves
+    the punctuation to 30 while the data ends at 0 (its last window is 1, [0, 10)). The run of (0, NULL)
+    is windows 0 … 1, [−5, 10), and window 2 ends at 15 ≤ 30; but window 2 lies past the data's last and
+    the run holds all of its key's open-ended events: a later event that moves the data's end gives
+    window 2 the same events. So nothing is emitted. Trigger 1: (40, 41), data's end 41, last window 9;
+    p = 40. The run is now windows 0 … 7, [−5, 40) (window 8, [35, 45), also holds (40, 41)); window 8
+    ends at 45 > 40, still open. The drain emits [−5, 40) with 1 event and [35, 50) with 2: the batch
+    result, each run once.
+    """
+    text = "SELECT count(*) AS n FROM s [RANGE 10 SLIDE 5 WATTR (x, y) SNAP]"
+    batches = [[event(1, 0, None, 1.0), event(1, 30, 20, 2.0)], [event(1, 40, 41, 3.0)]]
+    compiled = compile_stream(text, plan=plan)
+    got, reports = run(spark, compiled, batches)
+    assert sorted((str(r["_trigger"]), r["window_start"], r["window_end"], r["n"]) for r in got) == [
+        ("drain", -5, 40, 1),
+        ("drain", 35, 50, 2),
+    ]
+    assert [r["punctuation"] for r in reports[:2]] == ["30", "40"]
+    want = evaluate_query(compiled.query, [r for b in batches for r in b])
+    assert normalized([{k: v for k, v in r.items() if k != "_trigger"} for r in got]) == normalized(want)

@@ -30,8 +30,11 @@ REFUSED = {
     "SELECT count(*) AS n FROM s [SNAPSHOT WATTR (x, y) SLACK 5 GENEROUS]": (
         "SLACK … GENEROUS with snapshot windows: a late event starts before the punctuation, inside snapshots"
     ),
-    "SELECT count(*) AS n FROM s [RANGE 10 SLIDE 5 WATTR (x, y) SNAP]": (
-        "SNAP on a stream: a run of windows that hold the same events is final only once the window after it is"
+    "SELECT count(*) AS n FROM s [RANGE 10 SLIDE 5 WATTR (x, y) SNAP] EMIT CHANGES": (
+        "EMIT CHANGES with SNAP: a run of windows still open can grow or be cut"
+    ),
+    "SELECT count(*) AS n FROM s [RANGE 10 SLIDE 5 WATTR (x, y) SNAP SLACK 3 GENEROUS]": (
+        "SLACK … GENEROUS with SNAP: a late event joining the open windows would change runs"
     ),
 }
 
@@ -42,10 +45,13 @@ def test_refused_with_the_reason(text: str) -> None:
         compile_stream(text).stream_code  # noqa: B018 - compiling is the act under test
 
 
-def test_snapshot_windows_run_on_a_stream() -> None:
-    """Once refused; now a stream emits each snapshot when the punctuation reaches its end (§8.10)."""
+def test_snapshot_windows_and_snap_run_on_a_stream() -> None:
+    """Once refused; now a stream emits each snapshot when the punctuation reaches its end, and each SNAP
+    run when the window after it is final (§8.10)."""
     compiled = compile_stream("SELECT count(*) AS n FROM s [SNAPSHOT WATTR (x, y) PATTR case_id CLIP SLACK 2]")
     assert 'return F.col("_pnext").isNotNull() & (F.col("_pnext") <= punctuation)' in compiled.stream_code
+    snap = compile_stream("SELECT count(*) AS n FROM s [RANGE 10 SLIDE 5 WATTR (x, y) SNAP SLACK 2]")
+    assert 'return (ORIGIN + (F.col("_wend") + 2) * SLIDE <= punctuation) & ~grows' in snap.stream_code
 
 
 def test_punctuation_rows_with_a_row_num_window_are_refused() -> None:

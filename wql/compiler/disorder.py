@@ -84,6 +84,11 @@ def _kept_text(query: Query, plan: Plan) -> str:
             )
         if window.kind is WindowKind.LANDMARK:
             return "rows: every event (a landmark window holds every event since the stream began)"
+        if window.snap:
+            return (
+                "rows: per key, the events in or after the last window of its last final run (all of a key with "
+                "none), every open-ended event, and those with the data's largest start or end"
+            )
         return (
             "rows: the events that end at or after the first open window's start (those alive in the last "
             f"{reach} before the punctuation, however long), and every open-ended event"
@@ -181,6 +186,12 @@ def _final(query: Query) -> str:
             "a snapshot [start, end) once the punctuation (on event starts) reaches end: no event still to come "
             "can add an endpoint before it or be alive in it; a partition's last snapshot (no end) once drained"
         )
+    if window.snap:
+        return (
+            "a run of windows w … w+k (SNAP) once the punctuation (on event starts) reaches the end of window "
+            "w+k+1; a run past the data's last window that holds exactly its key's open-ended events once the "
+            "data reaches w+k+1 too (a later event would lengthen it), or the drain"
+        )
     if window.is_interval:
         return "a window [start, end) once the punctuation (on event starts) reaches end"
     return "a window [start, end) once the punctuation reaches end"
@@ -213,14 +224,17 @@ def check_streamable(query: Query) -> None:
             "snapshots already emitted, which its start (and end) would cut in two",
             hint="use SLACK … CONSISTENT (the default): late events are counted and written to the late-rows output",
         )
-    if window.snap:
+    if window.snap and query.emit == "changes":
         raise WQLNotSupportedError(
-            "SNAP on a stream: a run of windows that hold the same events is final only once the window after "
-            "it is, and, when the run holds only open-ended events, once the data reaches that window (a later "
-            "event moves the data's end and can lengthen the run); the windows stage does not report that yet, "
-            "and the kept events would have to reach back to each key's last emitted run so that an open run "
-            "starts where it did",
-            hint="drop SNAP (each window is emitted once, when it is final), or run the query in batch",
+            "EMIT CHANGES with SNAP: a run of windows still open can grow or be cut by an event still to come, "
+            "so a version already emitted would name a run that no longer exists, which needs retractions",
+            hint="use EMIT FINAL: each run once, when the window after it is final",
+        )
+    if window.snap and window.slack is not None and window.slack.mode == "generous":
+        raise WQLNotSupportedError(
+            "SLACK … GENEROUS with SNAP: a late event joining the open windows would change runs next to ones "
+            "already emitted, whose first or last window it can belong to",
+            hint="use SLACK … CONSISTENT (the default): late events are counted and written to the late-rows output",
         )
     if query.emit == "changes" and window.kind is WindowKind.SLIDE_BY_RANK and window.slide != 1:
         raise WQLNotSupportedError(

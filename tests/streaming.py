@@ -31,7 +31,7 @@ import math
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hypothesis import strategies as st
@@ -170,17 +170,21 @@ def model(
         if rules.slack is not None and max_seen is not None:
             after = _larger(after, max_seen - rules.slack)
         after = _larger(after, marked)
-        current = evaluate_query(query, admitted, numbers, set_apart, extents_too=window.is_data_driven)
+        extents_too = window.is_data_driven or window.snap
+        current = evaluate_query(query, admitted, numbers, set_apart, extents_too=extents_too)
+        data = _Data.of(query, admitted) if window.snap else None
         if query.emit == "changes":
-            opened = [r for r in current if not _closed(query, r, before, before_counts)]
-            previous = [r for r in earlier if not _closed(query, r, before, before_counts)]
+            opened = [r for r in current if not _closed(query, r, before, before_counts, data)]
+            previous = [r for r in earlier if not _closed(query, r, before, before_counts, data)]
             chosen = _minus(opened, previous)
         elif closing:
             chosen = [r for r in current if _closed(query, r, after, counts) and _identity(query, r) not in emitted]
             emitted.update(_identity(query, r) for r in chosen)
         else:
             chosen = [
-                r for r in current if _closed(query, r, after, counts) and not _closed(query, r, before, before_counts)
+                r
+                for r in current
+                if _closed(query, r, after, counts, data) and not _closed(query, r, before, before_counts, data)
             ]
         expected.extend({**_plain(r), "_trigger": number} for r in chosen)
         earlier = current
@@ -189,7 +193,7 @@ def model(
         expected.extend({**_plain(r), "_trigger": "drain"} for r in earlier if _identity(query, r) not in emitted)
     elif query.emit == "final":
         expected.extend(
-            {**_plain(r), "_trigger": "drain"} for r in earlier if not _closed(query, r, punctuation, counts)
+            {**_plain(r), "_trigger": "drain"} for r in earlier if not _closed(query, r, punctuation, counts, data)
         )
     return expected, late_rows
 
@@ -246,7 +250,50 @@ def _larger(a: Any, b: Any) -> Any:
     return max(a, b)
 
 
-def _closed(query: Any, row: dict[str, Any], point: Any, counts: dict[tuple[Any, ...], int]) -> bool:
+@dataclass(frozen=True)
+class _Data:
+    """What SNAP's finality reads from the data admitted so far: the data's last window, and each key's
+    open-ended events (after WHERE)."""
+
+    last: int | None
+    open_ended: dict[tuple[Any, ...], int]
+
+    @staticmethod
+    def of(query: Any, rows: list[dict[str, Any]]) -> _Data:
+        window = query.window
+        events = [t for t in _prepare(query, rows) if t.a is not None and (t.end is None or t.end >= t.a)]
+        points = [t.a for t in events] + [t.end for t in events if t.end is not None]
+        last = None
+        if points:  # the last window starting at or before the data's largest start or end
+            last = math.floor((max(points) - window.origin + window.range) / window.slide) - 1
+        open_ended: dict[tuple[Any, ...], int] = {}
+        for t in events:
+            if t.open_ended and t.passes:
+                open_ended[(t.partition, t.group)] = open_ended.get((t.partition, t.group), 0) + 1
+        return _Data(last, open_ended)
+
+
+def _snap_closed(query: Any, row: dict[str, Any], point: Any, data: _Data) -> bool:
+    """SNAP (docs/semantics.md §8.10): run w … w+k is final once window w+k+1 is (point ≥ its end), unless
+    w+k+1 lies past the data's last window and the run holds exactly its key's open-ended events."""
+    window = query.window
+    extent = row["_extent"]
+    end = to_base(row["window_end"], window.attr.domain)
+    last_wid = round((end - window.origin) / window.slide) - 1
+    members = extent.members
+    key = (extent.partition, members[0].group)
+    grows = (
+        data.last is not None
+        and last_wid >= data.last
+        and all(m.open_ended for m in members)
+        and len(members) == data.open_ended.get(key, 0)
+    )
+    return end + window.slide <= point and not grows
+
+
+def _closed(
+    query: Any, row: dict[str, Any], point: Any, counts: dict[tuple[Any, ...], int], data: _Data | None = None
+) -> bool:
     """Whether the punctuation `point` has made the window of result row `row` final."""
     window = query.window
     domain = window.attr.domain
@@ -257,10 +304,15 @@ def _closed(query: Any, row: dict[str, Any], point: Any, counts: dict[tuple[Any,
         return False
     if window.is_data_driven:
         return data_driven_final(window, row["_extent"], point)
+    if window.snap:
+        assert data is not None
+        return _snap_closed(query, row, point, data)
     if window.kind is WindowKind.KAFKA:
         return to_base(row["window_end"], domain) < point
     if window.kind in {WindowKind.SLIDE_BY_TUPLE, WindowKind.SLIDE_BY_RANK}:
         return to_base(row["wid"], domain) < point
+    if window.is_snapshot and row["window_end"] is None:
+        return False  # a partition's last snapshot has no end: final only when the stream is drained
     return to_base(row["window_end"], domain) <= point
 
 

@@ -173,6 +173,54 @@ def test_interval_events_align_first(spark: Any, plan: str, data: st.DataObject,
     check(spark, data, text, rows, "x", plan=plan)
 
 
+SNAPSHOT_AGGREGATES = {
+    "bucket": f"{SHARED}, {HOLISTIC}",
+    "difference": INTERVAL_AGGREGATES["difference"],
+}
+
+
+@pytest.mark.parametrize("plan", ["bucket", "difference"])
+@SETTINGS
+@given(data=st.data(), rows=cases(count=4, max_rows=10))
+def test_snapshot_windows(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    """Snapshots on a stream, every plan that serves them: a snapshot is emitted once the punctuation
+    reaches its end, a partition's last at the drain; the events kept between triggers rebuild every open
+    snapshot. Point, open-ended and malformed events; PATTR or one partition; WHERE (an event outside it
+    still cuts snapshots); CLIP (bucket: the difference plan refuses it)."""
+    slack = data.draw(st.sampled_from(["", "SLACK 2", "SLACK 5"]))
+    partition = data.draw(st.sampled_from(["PATTR case_id", ""]))
+    where = data.draw(st.sampled_from(["", "WHERE n <> 3"]))
+    chosen = SNAPSHOT_AGGREGATES[plan]
+    clip = ""
+    if plan == "bucket" and data.draw(st.booleans()):
+        clip, chosen = (
+            "CLIP",
+            "count(*) AS n, sum(y - x) AS busy, min(x) AS first_start, max(y) AS last_end, sum(v) AS sv",
+        )
+    grouped = "GROUP BY case_id" if plan == "bucket" and not partition and data.draw(st.booleans()) else ""
+    text = f"SELECT {chosen} FROM s [SNAPSHOT WATTR (x, y) {partition} {clip} {slack}] {where} {grouped}"
+    check(spark, data, text, rows, "x", plan=plan)
+
+
+@pytest.mark.parametrize("plan", ["bucket", "se-slices", "difference"])
+@SETTINGS
+@given(data=st.data(), rows=cases(count=4, max_rows=10))
+def test_snap_runs(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    """SNAP on a stream, every plan that serves it: a run is emitted once the window after it is final,
+    and a run of only its key's open-ended events past the data's last window waits for the data (or the
+    drain); the events kept reach back to each key's last final run. Windows with gaps (SLIDE > RANGE),
+    malformed events that move the punctuation past the data's end, WHERE, GROUP BY or one key."""
+    r = data.draw(st.integers(1, 10))
+    s = data.draw(st.integers(1, 10))
+    slack = data.draw(st.sampled_from(["", "SLACK 2", "SLACK 5"]))
+    where = data.draw(st.sampled_from(["", "WHERE n <> 3"]))
+    grouped = data.draw(st.sampled_from(["GROUP BY case_id", ""]))
+    text = (
+        f"SELECT {INTERVAL_AGGREGATES[plan]} FROM s [RANGE {r} SLIDE {s} WATTR (x, y) SNAP {slack}] {where} {grouped}"
+    )
+    check(spark, data, text, rows, "x", plan=plan)
+
+
 TUPLE_SLIDES = {"every": "SLIDE 1 ROW", "row_num": "SLIDE 3 ROWS SATTR row_num", "rank": "SLIDE 2 ROWS SATTR rank(ts)"}
 
 

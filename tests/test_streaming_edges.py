@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import csv
 import datetime
+import decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import wql
 from tests.differential import normalized
 from tests.streaming import compile_stream, frame, run
 from wql.runtime.execute import load_job
@@ -173,3 +175,142 @@ def test_state_is_bounded_by_the_open_windows(spark: Any) -> None:
     _, reports = run(spark, compile_stream(text, plan="pane"), batches)
     # Two keys, panes of 10 s: the open windows need the last two panes of each key, whatever ran before.
     assert {r["state_rows"] for r in reports if r["trigger"] != "drain"} == {4}
+
+
+def event(case: int, start: int, end: int | None, v: float) -> dict[str, Any]:
+    return {**row(None, v=v), "case_id": case, "x": start, "y": end}
+
+
+@pytest.mark.parametrize("plan", ["bucket", "difference"])
+def test_snapshots_close_when_the_punctuation_reaches_their_end(spark: Any, tmp_path: Path, plan: str) -> None:
+    """Snapshots of two partitions (PATTR case_id) over three triggers and the drain; no SLACK, so the
+    punctuation is the largest start seen: 2, then 6, then 8.
+
+    Trigger 0: A (0, 10, 1), A (2, NULL, 2) open-ended, B (1, 4, 10). A's endpoints 0, 2, 10: [0, 2) holds
+    (0, 10) and ends at 2 ≤ p = 2: emitted (n 1, sv 1). [2, 10) and A's last [10, NULL) stay open; B's
+    [1, 4) ends after 2. Kept: A's both events (x0 = 2), B's (x0 = 1).
+    Trigger 1: A (6, 6, 4), a point event, then A (3, 7, 8): out of order but on time (3 ≥ 2), it cuts the
+    open [2, 10) at 3 and 7. B (0, 3, 100) starts before p = 2: late, counted, in no snapshot. p = 6. A's
+    endpoints 0, 2, 3, 6, 7, 10: [2, 3) (n 2, sv 3) and [3, 6) (n 3, sv 11) end at ≤ 6: emitted; [6, 7)
+    holds the point event too (n 4, sv 15), open. B's [1, 4) (n 1, sv 10) ends at 4 ≤ 6: emitted.
+    Trigger 2: A (8, 12, 16), B (7, 9, 30). p = 8: A's [6, 7) (n 4, sv 15) and [7, 8) (n 2, sv 3) emitted.
+    Kept: A's events that end at or after x0 = 8 ((0, 10), (2, NULL), (8, 12): the point event and (3, 7)
+    go), B's (7, 9) (x0 = 7: (1, 4) goes). What remains still rebuilds A's [8, 10) exactly; its snapshots
+    rebuilt before 8 ([0, 2), [2, 8)) end at ≤ 8 and are not emitted again.
+    Drain: A's [8, 10) (n 3, sv 19), [10, 12) (n 2, sv 18), [12, NULL) (n 1, sv 2: the open-ended event
+    alone); B's [7, 9) (n 1, sv 30). B's [4, 7) and [9, NULL) hold nothing and are not output.
+    """
+    text = "SELECT count(*) AS n, sum(v) AS sv FROM s [SNAPSHOT WATTR (x, y) PATTR case_id]"
+    batches = [
+        [event(1, 0, 10, 1.0), event(1, 2, None, 2.0), event(2, 1, 4, 10.0)],
+        [event(1, 6, 6, 4.0), event(1, 3, 7, 8.0), event(2, 0, 3, 100.0)],
+        [event(1, 8, 12, 16.0), event(2, 7, 9, 30.0)],
+    ]
+    compiled = compile_stream(text, plan=plan)
+    module = load_job(compiled.stream_code)
+    checkpoint, late = str(tmp_path / "ck"), tmp_path / "late"
+    got: list[tuple[Any, ...]] = []
+    reports: list[dict[str, Any]] = []
+
+    def emit(result: Any, name: str) -> int:
+        rows = result.collect()
+        trigger = "drain" if name.startswith("drain") else int(name.split("-")[1])
+        got.extend((trigger, r["case_id"], r["window_start"], r["window_end"], r["n"], r["sv"]) for r in rows)
+        return len(rows)
+
+    for batch, rows in enumerate(batches):
+        module.run_trigger(spark, frame(spark, rows), batch, checkpoint, emit, str(late), "csv", reports.append)
+    module.drain_stream(spark, checkpoint, emit, reports.append)
+    assert sorted(got, key=lambda r: (str(r[0]), r[1], r[2])) == [
+        (0, 1, 0, 2, 1, 1.0),
+        (1, 1, 2, 3, 2, 3.0),
+        (1, 1, 3, 6, 3, 11.0),
+        (1, 2, 1, 4, 1, 10.0),
+        (2, 1, 6, 7, 4, 15.0),
+        (2, 1, 7, 8, 2, 3.0),
+        ("drain", 1, 8, 10, 3, 19.0),
+        ("drain", 1, 10, 12, 2, 18.0),
+        ("drain", 1, 12, None, 1, 2.0),
+        ("drain", 2, 7, 9, 1, 30.0),
+    ]
+    assert [r["late"] for r in reports] == [0, 1, 0, 0]
+    assert [r["punctuation"] for r in reports[:3]] == ["2", "6", "8"]
+    assert reports[2]["state_rows"] == 4  # A: (0, 10), (2, NULL), (8, 12); B: (7, 9)
+    [written] = sorted(late.glob("*.csv"))
+    [late_row] = list(csv.DictReader(written.open()))
+    assert (late_row["case_id"], late_row["x"], late_row["wql_trigger"]) == ("2", "0", "1")
+    assert late_row["wql_missed"] == "its partition's snapshots from 0 until 3"
+    # Everything emitted, once: the batch result over the events that were not late.
+    on_time = [r for b in batches for r in b if r["v"] != 100.0]
+    batch = [
+        (r["case_id"], r["window_start"], r["window_end"], r["n"], r["sv"])
+        for r in evaluate_query(compiled.query, on_time)
+    ]
+    assert sorted(batch, key=repr) == sorted((r[1:] for r in got), key=repr)
+
+
+BOUNDS = {
+    "timestamp": ("TIMESTAMP", lambda q: BASE + datetime.timedelta(seconds=q / 2)),
+    "decimal": ("DECIMAL(8,2)", lambda q: decimal.Decimal(q) / 4),
+    "double": ("DOUBLE", lambda q: q / 4),
+}
+
+
+@pytest.mark.parametrize(
+    ("kind", "plan"), [("timestamp", "bucket"), ("decimal", "difference"), ("double", "difference")]
+)
+def test_snapshots_on_a_stream_over_every_kind_of_bound(spark: Any, tmp_path: Path, kind: str, plan: str) -> None:
+    """Punctuations, snapshot ends and the kept events compare in the bounds' base units (µs, units of
+    10^-scale, doubles): in order across four triggers and drained, the stream equals the batch result."""
+    type_name, value = BOUNDS[kind]
+    declaration = f"CREATE STREAM e (k INT, v DOUBLE, s {type_name}, f {type_name});\n"
+    text = "SELECT count(*) AS n, sum(v) AS sv FROM e [SNAPSHOT WATTR (s, f) PATTR k]"
+    compiled = wql.compile(declaration + text, plan=plan, stream=True)
+    spans = [(0, 9), (1, None), (3, 3), (2, 6), (5, 12), (7, None), (8, 10), (11, 11), (13, 20)]
+    rows = [
+        {"k": i % 2, "v": float(i), "s": value(a), "f": None if b is None else value(b)}
+        for i, (a, b) in enumerate(spans)
+    ]
+    triggers = [rows[0:2], rows[2:5], rows[5:7], rows[7:]]
+    module = load_job(compiled.stream_code)
+    got: list[dict[str, Any]] = []
+
+    def emit(result: Any, name: str) -> int:
+        collected = [r.asDict() for r in result.collect()]
+        got.extend(collected)
+        return len(collected)
+
+    schema = f"k INT, v DOUBLE, s {type_name}, f {type_name}"
+    for batch, part in enumerate(triggers):
+        data = spark.createDataFrame([tuple(r.values()) for r in part], schema)
+        module.run_trigger(spark, data, batch, str(tmp_path / "ck"), emit)
+    module.drain_stream(spark, str(tmp_path / "ck"), emit)
+    want = evaluate_query(compiled.query, rows)
+    assert len(want) >= 10
+    assert normalized(got) == normalized(want)
+
+
+@pytest.mark.parametrize("plan", ["bucket", "se-slices", "difference"])
+def test_a_snap_run_of_open_ended_events_waits_for_the_data(spark: Any, plan: str) -> None:
+    """[RANGE 10 SLIDE 5 WATTR (x, y) SNAP], no SLACK: window w is [5w − 5, 5w + 5).
+
+    Trigger 0: the open-ended (0, NULL) and the malformed (30, 20), in no window, whose start still moves
+    the punctuation to 30 while the data ends at 0 (its last window is 1, [0, 10)). The run of (0, NULL)
+    is windows 0 … 1, [−5, 10), and window 2 ends at 15 ≤ 30; but window 2 lies past the data's last and
+    the run holds all of its key's open-ended events: a later event that moves the data's end gives
+    window 2 the same events. So nothing is emitted. Trigger 1: (40, 41), data's end 41, last window 9;
+    p = 40. The run is now windows 0 … 7, [−5, 40) (window 8, [35, 45), also holds (40, 41)); window 8
+    ends at 45 > 40, still open. The drain emits [−5, 40) with 1 event and [35, 50) with 2: the batch
+    result, each run once.
+    """
+    text = "SELECT count(*) AS n FROM s [RANGE 10 SLIDE 5 WATTR (x, y) SNAP]"
+    batches = [[event(1, 0, None, 1.0), event(1, 30, 20, 2.0)], [event(1, 40, 41, 3.0)]]
+    compiled = compile_stream(text, plan=plan)
+    got, reports = run(spark, compiled, batches)
+    assert sorted((str(r["_trigger"]), r["window_start"], r["window_end"], r["n"]) for r in got) == [
+        ("drain", -5, 40, 1),
+        ("drain", 35, 50, 2),
+    ]
+    assert [r["punctuation"] for r in reports[:2]] == ["30", "40"]
+    want = evaluate_query(compiled.query, [r for b in batches for r in b])
+    assert normalized([{k: v for k, v in r.items() if k != "_trigger"} for r in got]) == normalized(want)

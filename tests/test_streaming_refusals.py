@@ -18,8 +18,18 @@ REFUSED = {
         "EMIT CHANGES of session windows: a tuple that arrives out of order can merge two sessions"
     ),
     "SELECT avg(v) AS a FROM s [FRAME DELTA 5 ON v WATTR ts] EMIT CHANGES": "EMIT CHANGES of delta-frame windows",
-    "SELECT count(*) AS n FROM s [SNAPSHOT WATTR (x, y) PATTR case_id]": "snapshot windows on a stream",
-    "SELECT count(*) AS n FROM s [RANGE 10 SLIDE 5 WATTR (x, y) SNAP]": "SNAP on a stream",
+    "SELECT count(*) AS n FROM s [SNAPSHOT WATTR (x, y) PATTR case_id] EMIT CHANGES": (
+        "EMIT CHANGES of snapshot windows: an event still to come can add an endpoint inside an open snapshot"
+    ),
+    "SELECT count(*) AS n FROM s [SNAPSHOT WATTR (x, y) SLACK 5 GENEROUS]": (
+        "SLACK … GENEROUS with snapshot windows: a late event starts before the punctuation, inside snapshots"
+    ),
+    "SELECT count(*) AS n FROM s [RANGE 10 SLIDE 5 WATTR (x, y) SNAP] EMIT CHANGES": (
+        "EMIT CHANGES with SNAP: a run of windows still open can grow or be cut"
+    ),
+    "SELECT count(*) AS n FROM s [RANGE 10 SLIDE 5 WATTR (x, y) SNAP SLACK 3 GENEROUS]": (
+        "SLACK … GENEROUS with SNAP: a late event joining the open windows would change runs"
+    ),
 }
 
 
@@ -27,6 +37,15 @@ REFUSED = {
 def test_refused_with_the_reason(text: str) -> None:
     with pytest.raises(WQLNotSupportedError, match=REFUSED[text]):
         compile_stream(text).stream_code  # noqa: B018 - compiling is the act under test
+
+
+def test_snapshot_windows_and_snap_run_on_a_stream() -> None:
+    """Once refused; now a stream emits each snapshot when the punctuation reaches its end, and each SNAP
+    run when the window after it is final (§8.10)."""
+    compiled = compile_stream("SELECT count(*) AS n FROM s [SNAPSHOT WATTR (x, y) PATTR case_id CLIP SLACK 2]")
+    assert 'return F.col("_pnext").isNotNull() & (F.col("_pnext") <= punctuation)' in compiled.stream_code
+    snap = compile_stream("SELECT count(*) AS n FROM s [RANGE 10 SLIDE 5 WATTR (x, y) SNAP SLACK 2]")
+    assert 'return (ORIGIN + (F.col("_wend") + 2) * SLIDE <= punctuation) & ~grows' in snap.stream_code
 
 
 def test_punctuation_rows_with_a_row_num_window_are_refused() -> None:

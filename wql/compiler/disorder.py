@@ -15,7 +15,8 @@ whether a late tuple counts. The rules, for one query:
   if on time. Either way it is counted and written to the late-rows output.
 - A window is final once p has passed everything that could still join it: a
   grid window [start, end) once p ≥ end; a window named by a tuple value w once
-  p > w; a Kafka window [x, x + r] once p > x + r; a session once p > last + g
+  p > w; a snapshot [eᵢ, eᵢ₊₁) once p ≥ eᵢ₊₁ (interval events are late by their
+  start); a Kafka window [x, x + r] once p > x + r; a session once p > last + g
   (with MAX, also once p ≥ first + MAX); a frame once p is past the tuple that
   closed it. EMIT FINAL emits a window
   once, when it becomes final; EMIT CHANGES emits, each trigger, the open
@@ -78,8 +79,18 @@ def _kept_text(query: Query, plan: Plan) -> str:
     reach = "(RANGE + SLACK)" if window.slack is not None else "RANGE"
     grid = plan.grid
     if plan.family == "intervals":
+        if window.is_snapshot:
+            return (
+                "rows: per partition, every open-ended event and those that end at or after x0, the partition's "
+                "largest start or end at or before the punctuation: they hold every snapshot not yet final"
+            )
         if window.kind is WindowKind.LANDMARK:
             return "rows: every event (a landmark window holds every event since the stream began)"
+        if window.snap:
+            return (
+                "rows: per key, the events in or after the last window of its last final run (all of a key with "
+                "none), every open-ended event, and those with the data's largest start or end"
+            )
         return (
             "rows: the events that end at or after the first open window's start (those alive in the last "
             f"{reach} before the punctuation, however long), and every open-ended event"
@@ -187,6 +198,17 @@ def _final(query: Query) -> str:
         return "a window [x, x + RANGE] once the punctuation is past x + RANGE"
     if window.kind in {WindowKind.SLIDE_BY_TUPLE, WindowKind.SLIDE_BY_RANK}:
         return "the window named by value w, (w − RANGE, w], once the punctuation is past w"
+    if window.is_snapshot:
+        return (
+            "a snapshot [start, end) once the punctuation (on event starts) reaches end: no event still to come "
+            "can add an endpoint before it or be alive in it; a partition's last snapshot (no end) once drained"
+        )
+    if window.snap:
+        return (
+            "a run of windows w … w+k (SNAP) once the punctuation (on event starts) reaches the end of window "
+            "w+k+1; a run past the data's last window that holds exactly its key's open-ended events once the "
+            "data reaches w+k+1 too (a later event would lengthen it), or the drain"
+        )
     if window.is_interval:
         return "a window [start, end) once the punctuation (on event starts) reaches end"
     return "a window [start, end) once the punctuation reaches end"
@@ -206,17 +228,30 @@ def check_streamable(query: Query) -> None:
         raise WQLNotSupportedError(
             "PUNCTUATION WHEN with a window over row_num: rows arrive in row_num order already",
         )
-    if window.is_snapshot:
+    if window.is_snapshot and query.emit == "changes":
         raise WQLNotSupportedError(
-            "snapshot windows on a stream: a snapshot ends at its partition's next event endpoint, which an "
-            "event still to come can cut short; finality for snapshots is not built yet",
-            hint="run the query in batch (without --stream)",
+            "EMIT CHANGES of snapshot windows: an event still to come can add an endpoint inside an open "
+            "snapshot and cut it in two, so a version already emitted would name a window that no longer "
+            "exists, which needs retractions",
+            hint="use EMIT FINAL: each snapshot once, when the punctuation reaches its end",
         )
-    if window.snap:
+    if window.is_snapshot and window.slack is not None and window.slack.mode == "generous":
         raise WQLNotSupportedError(
-            "SNAP on a stream: a run of windows that hold the same events can go on past the punctuation, so "
-            "its row cannot be emitted when its first window is final",
-            hint="drop SNAP (each window is emitted once, when it is final), or run the query in batch",
+            "SLACK … GENEROUS with snapshot windows: a late event starts before the punctuation, inside "
+            "snapshots already emitted, which its start (and end) would cut in two",
+            hint="use SLACK … CONSISTENT (the default): late events are counted and written to the late-rows output",
+        )
+    if window.snap and query.emit == "changes":
+        raise WQLNotSupportedError(
+            "EMIT CHANGES with SNAP: a run of windows still open can grow or be cut by an event still to come, "
+            "so a version already emitted would name a run that no longer exists, which needs retractions",
+            hint="use EMIT FINAL: each run once, when the window after it is final",
+        )
+    if window.snap and window.slack is not None and window.slack.mode == "generous":
+        raise WQLNotSupportedError(
+            "SLACK … GENEROUS with SNAP: a late event joining the open windows would change runs next to ones "
+            "already emitted, whose first or last window it can belong to",
+            hint="use SLACK … CONSISTENT (the default): late events are counted and written to the late-rows output",
         )
     if query.emit == "changes" and window.kind is WindowKind.SLIDE_BY_RANK and window.slide != 1:
         raise WQLNotSupportedError(

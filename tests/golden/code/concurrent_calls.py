@@ -54,12 +54,14 @@ def prepare(calls: DataFrame) -> DataFrame:
     return rows
 
 
-def lift(rows: DataFrame) -> DataFrame:
-    """Cells: each event's signed deltas at its endpoints, summed per key and endpoint."""
+def windows(rows: DataFrame) -> DataFrame:
+    """One row per snapshot and key: each event's signed deltas at its endpoints, a running combine per partition."""
     def finite(value):
         """Whether a share is a number that running totals may carry: not NULL, NaN or infinite."""
         return value.isNotNull() & ~F.isnan(value) & (F.abs(value) != F.lit(float("inf")))
 
+    # One stage from the events, as the grid's difference plan: a stream keeps events between triggers
+    # and computes the open snapshots from them.
     # Snapshot [p, next) holds the events with start ≤ p < end, and the point events at p: +share at
     # the start, −share at the end, and for a point event −share just after its start (_after), so
     # that a running total over the partition's endpoints gives every snapshot.
@@ -85,11 +87,6 @@ def lift(rows: DataFrame) -> DataFrame:
         F.sum(F.when(F.col("_share2_0") == F.lit(float("inf")), F.when(F.col("_d._after"), F.col("_d._sign")))).alias("_sum_cost_pinf_after"),
         F.sum(F.when(F.col("_share2_0") == -F.lit(float("inf")), F.when(F.col("_d._after"), F.col("_d._sign")))).alias("_sum_cost_ninf_after"),
     )
-    return cells
-
-
-def windows(cells: DataFrame) -> DataFrame:
-    """One row per snapshot and key: a running combine over each partition's endpoints."""
     # Endpoints numbered per partition: cell 2i holds endpoint i's deltas, cell 2i + 1 the point events'
     # removals, which take effect from the next snapshot on.
     ordered = Window.partitionBy(F.col("region")).orderBy("_v")
@@ -179,7 +176,7 @@ def finish(windows: DataFrame) -> DataFrame:
 
 def query(calls: DataFrame) -> DataFrame:
     """The query as DataFrame operations, stage by stage; see the header for the plan."""
-    return finish(windows(lift(prepare(calls))))
+    return finish(windows(prepare(calls)))
 
 
 CORRUPT = "_corrupt_record"

@@ -260,16 +260,20 @@ def combine(ctx: Context) -> None:
 # ------------------------------------------------------------------ on a stream
 
 
-def final_rules(ctx: Context) -> None:
-    """is_final and first_open: when a window of the grid is final, and the first one that is not."""
+def final_rules(ctx: Context, final: Callable[[Context], None] | None = None) -> None:
+    """is_final and first_open: when a window of the grid is final, and the first one that is not. `final`
+    (another family's: SNAP's runs of windows) writes is_final instead."""
     code = ctx.rules
-    code("def is_final(punctuation):")
-    code.indent()
-    code('"""A window is final once the punctuation reaches its end: no tuple still to come can fall in it."""')
-    end = from_anchor(ctx.window, 'ORIGIN + (F.col("wid") + 1) * SLIDE')
-    code(f"return {end} <= punctuation")
-    code.dedent()
-    code.blank(2)
+    if final is not None:
+        final(ctx)
+    else:
+        code("def is_final(punctuation):")
+        code.indent()
+        code('"""A window is final once the punctuation reaches its end: no tuple still to come can fall in it."""')
+        end = from_anchor(ctx.window, 'ORIGIN + (F.col("wid") + 1) * SLIDE')
+        code(f"return {end} <= punctuation")
+        code.dedent()
+        code.blank(2)
     code("def first_open(punctuation):")
     code.indent()
     code('"""The first window the punctuation has not closed."""')

@@ -188,6 +188,12 @@ def _windows_of_event(ctx: Context) -> tuple[str, str]:
     return _first(ctx), last
 
 
+def _last_closed(ctx: Context) -> str:
+    """The last window holding an event that has ended (NULL for an open-ended one): a point event's where
+    its start is, another's the last starting before its end."""
+    return f"F.when({E} == {T}, {_last_holding(ctx, T)}).otherwise({_last_before(ctx, E)})"
+
+
 def _horizon(ctx: Context, source: str = "rows") -> None:
     """horizon: one row, _last, the data's last window (where open-ended events end)."""
     code = ctx.code
@@ -234,7 +240,23 @@ def _bucket(ctx: Context) -> None:
     if intervals.clipped_reads(ctx.query):
         _clip(ctx, "tagged", _grid_edges(ctx, WID))
     code(f"grouped = tagged.groupBy({_group_by(ctx, WID)})")
-    code.call("windows", "grouped.agg", aggregate_items(ctx.query))
+    counts = []
+    if window.snap:
+        held, opened, _ = _snap_names(ctx)
+        code.comment("SNAP: how many events each window holds, and how many of them are open-ended (on a stream, a")
+        code.comment("run of only open-ended events can grow when the data's end moves).")
+        counts = [f"F.count(F.lit(1)).alias({py(held)})", f"F.count(F.when({E}.isNull(), 1)).alias({py(opened)})"]
+    code.call("windows", "grouped.agg", [*aggregate_items(ctx.query), *counts])
+
+
+def _snap_names(ctx: Context) -> tuple[str, str, str]:
+    """SNAP's run facts: the events a window holds, the open-ended ones among them, the key's open-ended ones."""
+    taken = {c.name.lower() for c in ctx.query.stream.columns} | {a.name.lower() for a in ctx.query.aggregates}
+    keys = ctx.keys()
+    taken |= {k.lower() for k in keys}
+    held = fresh_name("_held", taken)
+    opened = fresh_name("_open", taken | {held})
+    return held, opened, fresh_name("_keyopen", taken | {held, opened})
 
 
 def _grid_edges(ctx: Context, wid: str) -> tuple[str | None, str]:
@@ -350,6 +372,13 @@ def _se_slices(ctx: Context) -> None:
         for column, share in zip(group.columns, shares, strict=True):
             items.append(f"{share}.alias({py(column)})")
         states.append((group.operation, list(group.columns)))
+    if ctx.window.snap:
+        held, opened, _ = _snap_names(ctx)
+        where = f"{IN} & " if ctx.query.where is not None else ""
+        code.comment("SNAP: each window's count of events and of open-ended ones, as two more cumulative states.")
+        items.append(f'F.when({where}F.lit(True), F.lit(1)).cast("bigint").alias({py(held)})')
+        items.append(f'F.when({where}{E}.isNull(), F.lit(1)).cast("bigint").alias({py(opened)})')
+        states += [("sum", [held]), ("sum", [opened])]
     code.call("events", "rows.crossJoin(F.broadcast(horizon)).select", items)
     ctx.helpers.update({"slice_events", "event_slices", "jvm_kernel", "jvm_states"})
     code.comment("In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars), else numpy via Arrow.")
@@ -365,7 +394,7 @@ def _se_slices(ctx: Context) -> None:
     code.call("windows", "slice_events", ["events"], keywords=keywords)
     code.comment("No window after the data's last (_h) holds an event: an open-ended one's slices reach into them.")
     code('windows = windows.withColumnRenamed("_first", "wid").where(F.col("wid") <= F.col("_h"))')
-    _lower(ctx, keys)
+    _lower(ctx, keys, tuple(col(c) for c in _snap_names(ctx)[:2]) if ctx.window.snap else ())
 
 
 def _lower(ctx: Context, keys: list[str], extra: tuple[str, ...] = ()) -> None:
@@ -537,8 +566,7 @@ def _difference(ctx: Context) -> None:
     code.comment("those of the events ending at or before its start: +share at the event's first window, −share")
     code.comment("one past its last (none for an open-ended event), and a running total over the window-ids.")
     code(f"first = {first}")
-    last_closed = f"F.when({E} == {T}, {_last_holding(ctx, T)}).otherwise({_last_before(ctx, E)})"
-    code(f"last = {last_closed}  # NULL for an open-ended event")
+    code(f"last = {_last_closed(ctx)}  # NULL for an open-ended event")
     code.comment("_h: the last window of the data each event reaches (open-ended events last to the largest).")
     code(f"reach = {_last_holding(ctx, f'F.greatest({T}, F.coalesce({E}, {T}))')}")
     code.comment("An event inside a gap between windows (SLIDE > RANGE) has first > last and is in none.")
@@ -552,6 +580,19 @@ def _difference(ctx: Context) -> None:
     share_items = [
         f"{share}.alias({py(f'_share{i}_{j}')})" for i, (_, s) in enumerate(shares) for j, share in enumerate(s)
     ]
+    counted: list[str] = []
+    if window.snap:
+        held, opened, _ = _snap_names(ctx)
+        held_share, open_share = signed.name(f"{held}_share"), signed.name(f"{opened}_share")
+        alive = f"{IN} & live" if ctx.query.where is not None else "live"
+        share_items += [
+            f"F.when({alive}, F.lit(1)).alias({py(held_share)})",
+            f"F.when({alive} & {E}.isNull(), F.lit(1)).alias({py(open_share)})",
+        ]
+        counted = [
+            f'F.sum(F.col("_d._sign") * F.col({py(share)})).alias({py(name)})'
+            for share, name in ((held_share, held), (open_share, opened))
+        ]
     code.call("deltas", "rows.select", [*(col(k) for k in keys), 'reach.alias("_h")', deltas, *share_items])
     named = [(g, [f"F.col({py(f'_share{i}_{j}')})" for j in range(len(s))]) for i, (g, s) in enumerate(shares)]
     code('deltas = deltas.where(F.col("_d._cell").isNotNull())')
@@ -559,7 +600,9 @@ def _difference(ctx: Context) -> None:
     sign = 'F.col("_d._sign")'
     items = ['F.max("_h").alias("_h")', *signed.aggregations(named, sign, f"{sign} > 0", f"{sign} < 0")]
     if window.snap:
-        items.append('F.count("_share0_0").alias("_moves")  # the deltas that count: the first state is the row count')
+        code.comment("SNAP: _moves, the deltas that count (the first state is the row count); each window's count")
+        code.comment("of events and of open-ended ones, as two more signed states.")
+        items += ['F.count("_share0_0").alias("_moves")', *counted]
     code.call("cells", f"deltas.groupBy({grouped}).agg", items)
     code.comment("The combine runs from each key's first cell to the data's last window; cells are shifted so")
     code.comment("that the first is 0.")
@@ -574,7 +617,8 @@ def _difference(ctx: Context) -> None:
     ]
     states = signed.kernel_states()
     if window.snap:
-        shifted.append('F.col("_moves")')
+        shifted += ['F.col("_moves")', col(held), col(opened)]
+        states += [("sum", [held]), ("sum", [opened])]
     code.call("cells", "cells.crossJoin(F.broadcast(bounds)).select", shifted)
     if window.snap:
         ctx.helpers.add("Window")
@@ -586,12 +630,16 @@ def _difference(ctx: Context) -> None:
         states += [("max", ["_moved"]), ("max", ["_until"])]
     _combine(ctx, states)
     code('windows = windows.withColumn("wid", F.col("_cell") + F.col("_lo"))')
+    extra: tuple[str, ...] = ()
     if window.snap:
         _snap_from_moves(ctx)
+        code('windows = windows.withColumn("_last", F.col("_last") + F.col("_lo"))')
+        extra = ('F.col("_wend")', col(held), col(opened), 'F.col("_last")')
     code.comment("Each window's states from the running totals: finite parts, NaN and infinities counted apart.")
-    extra = ('F.col("_wend")',) if window.snap else ()
     code.call("windows", "windows.select", ['F.col("wid")', *(col(k) for k in keys), *extra, *signed.windows_states()])
     _lower(ctx, keys, extra)
+    if window.snap:
+        _key_open(ctx)
 
 
 def _combine(ctx: Context, states: list[tuple[str, list[str]]], last: str = "_last") -> None:
@@ -655,13 +703,19 @@ def _landmark_difference(ctx: Context) -> None:
 def stream_rules(ctx: Context) -> None:
     """is_final, first_open, retain and missed. Every intervals plan keeps events (rows) between triggers and
     recomputes the open windows from them, so the batch stages serve the stream unchanged; an open window
-    is exact because every event that overlaps it is kept. Snapshots and SNAP are refused (disorder.py)."""
+    is exact because every event that overlaps it is kept. SNAP's runs have rules of their own (_snap_final,
+    _snap_retain)."""
     window = ctx.window
-    final_rules(ctx)
+    if window.is_snapshot:
+        _snapshot_rules(ctx)
+        return
+    final_rules(ctx, _snap_final if window.snap else None)
     code = ctx.rules
     code("def retain(rows, punctuation):")
     code.indent()
-    if window.kind is WindowKind.LANDMARK:
+    if window.snap:
+        _snap_retain(ctx)
+    elif window.kind is WindowKind.LANDMARK:
         code('"""A landmark window holds every event since the stream began: all rows stay."""')
         code("return rows")
     else:
@@ -676,6 +730,116 @@ def stream_rules(ctx: Context) -> None:
     code.dedent()
     code.blank(2)
     missed_rule(ctx, _missed_windows)
+
+
+def _snap_final(ctx: Context) -> None:
+    """is_final for SNAP's rows (docs/semantics.md §8.10): a run w … w+k is final once window w+k+1 is,
+    unless that window lies past the data's last and the run holds exactly the key's open-ended events,
+    which a later event that moves the data's end would give window w+k+1 too."""
+    code = ctx.rules
+    held, opened, keyed = (f"F.col({py(c)})" for c in _snap_names(ctx))
+    code("def is_final(punctuation):")
+    code.indent()
+    code('"""A run of windows w … _wend is final once the window after it is (the punctuation reaches its end):')
+    code("its events are known then and differ from the run's, so the run cannot grow. Except at the data's")
+    code("end: past the data's last window (_last), a run that holds exactly its key's open-ended events grows")
+    code('when a later event moves the data\'s end, so it waits for that, or the drain."""')
+    after = from_anchor(ctx.window, 'ORIGIN + (F.col("_wend") + 2) * SLIDE')
+    code(f'grows = (F.col("_wend") >= F.col("_last")) & ({held} == {opened}) & ({opened} == {keyed})')
+    code(f"return ({after} <= punctuation) & ~grows")
+    code.dedent()
+    code.blank(2)
+
+
+def _snap_retain(ctx: Context) -> None:
+    """retain's body for SNAP: each key's events back to the last window of its last final run."""
+    code, keys = ctx.rules, ctx.keys()
+    code('"""What runs not yet final can still need: per key, the events in or after the last window of its')
+    code("last final run (so that the window is computed exactly and an open run starts where it does, not")
+    code("merged with it), all of a key with no final run, every open-ended event, and the events with the")
+    code("data's largest start or end (where the data ends). Runs rebuilt before that window end in final")
+    code('runs\' windows, are final themselves and are not emitted again."""')
+    code("if punctuation is None:")
+    code("    return rows")
+    taken = {c.name.lower() for c in ctx.query.stream.columns} | {k.lower() for k in keys} | set(_snap_names(ctx))
+    reached, top = fresh_name("_reached", taken), fresh_name("_top", taken)
+    ending = f'F.max("_wend").alias({py(reached)})'
+    code.comment("The last window of each key's last final run.")
+    final = "windows(rows).where(is_final(punctuation))"
+    code(f"ends = {final}.groupBy({ctx.key_list()}).agg({ending})" if keys else f"ends = {final}.agg({ending})")
+    reach = f"F.greatest({T}, F.coalesce({E}, {T}))"
+    code(f"rows = rows.crossJoin(F.broadcast(rows.agg(F.max({reach}).alias({py(top)}))))")
+    if keys:
+        on = " & ".join(_matches("r", "x", keys))
+        code(f'rows = rows.alias("r").join(ends.alias("x"), {on}, "left")')
+        code(f'rows = rows.select(F.col("r.*"), F.col({py("x." + _q(reached))}))')
+    else:
+        code("rows = rows.crossJoin(F.broadcast(ends))")
+    code(f"last = {_last_closed(ctx)}  # NULL for an open-ended event")
+    needed = f"F.col({py(reached)}).isNull() | {E}.isNull() | (last >= F.col({py(reached)}))"
+    if ctx.query.where is not None:
+        needed = f"{IN} & ({needed})"  # an event outside WHERE is in no window: only the data's end needs it
+    code(f"kept = ({needed}) | ({reach} == F.col({py(top)}))")
+    code(f"return rows.where(kept).drop({py(reached)}, {py(top)})")
+
+
+def _snapshot_rules(ctx: Context) -> None:
+    """is_final, retain and missed for snapshot windows (docs/semantics.md §8.10). An event still to come
+    starts at or after the punctuation p and ends at or after its start, so it adds endpoints only at ≥ p
+    and is alive only from p on: a snapshot [eᵢ, eᵢ₊₁) is final once p ≥ eᵢ₊₁. SLACK … GENEROUS and EMIT
+    CHANGES are refused (disorder.py), so a late event is in no snapshot."""
+    window, code = ctx.window, ctx.rules
+    assert window.end_attr is not None
+    code("def is_final(punctuation):")
+    code.indent()
+    code('"""A snapshot [p, next) is final once the punctuation reaches next: an event still to come starts at or')
+    code("after the punctuation, so it can neither add an endpoint before next nor be alive in the snapshot. A")
+    code('partition\'s last snapshot (no next) is final only when the stream is drained."""')
+    code(f"return {PNEXT}.isNotNull() & ({PNEXT} <= punctuation)")
+    code.dedent()
+    code.blank(2)
+    parts = [col(p) for p in _partition_keys(ctx)]
+    keys = ctx.keys()
+    taken = {c.name.lower() for c in ctx.query.stream.columns} | {k.lower() for k in keys}
+    reached = fresh_name("_reached", taken)
+    code("def retain(rows, punctuation):")
+    code.indent()
+    code('"""What snapshots not yet final can still need. Per partition, x0 is the largest endpoint (start or')
+    code("end) at or before the punctuation; the events that end at or after x0, and the open-ended ones, stay.")
+    code("Every endpoint at or after x0 is one of theirs (an event starting there ends there or later), so the")
+    code("snapshots from x0 on, the only ones not final, are rebuilt with their exact bounds, and every event")
+    code("alive in one of them ends after its start, so it stays too. The snapshots rebuilt before x0 end at or")
+    code("before the punctuation: emitted already, and left out by is_final. The event with the largest")
+    code("endpoint always stays, so the last snapshot, and where open-ended events last to, are kept too. A")
+    code('partition with no endpoint at or before the punctuation keeps all its events."""')
+    code("if punctuation is None:")
+    code("    return rows")
+    code(f"partition = Window.partitionBy({', '.join(parts)})")
+    code.comment("A partition's largest start or end at or before the punctuation (F.greatest skips NULLs).")
+    code(
+        f"x0 = F.greatest(F.max(F.when({T} <= punctuation, {T})).over(partition), "
+        f"F.max(F.when({E} <= punctuation, {E})).over(partition))"
+    )
+    code(f"rows = rows.withColumn({py(reached)}, x0)")
+    kept = f"F.col({py(reached)}).isNull() | {E}.isNull() | ({E} >= F.col({py(reached)}))"
+    code(f"return rows.where({kept}).drop({py(reached)})")
+    code.dedent()
+    code.blank(2)
+    code("def missed(late, punctuation):")
+    code.indent()
+    code('"""CONSISTENT: a late event is in no snapshot; it misses those of its partition it is alive in."""')
+    whose = "its partition's " if parts else ""
+    start, end = f'{col(window.attr.name)}.cast("string")', f'{col(window.end_attr.name)}.cast("string")'
+    code(f"t, e = {attribute_expression(ctx, window.attr.name)}, {attribute_expression(ctx, window.end_attr.name)}")
+    text = (
+        f'F.when(e.isNull(), F.format_string("{whose}snapshots from %s on", {start}))'
+        '.when(e < t, F.lit("none: it ends before it starts"))'
+        f'.when(e == t, F.format_string("{whose}snapshot at %s", {start}))'
+        f'.otherwise(F.format_string("{whose}snapshots from %s until %s", {start}, {end}))'
+    )
+    code(f'return late.withColumn("_missed", {text})')
+    code.dedent()
+    code.blank(2)
 
 
 def _missed_windows(ctx: Context, closed: str, generous: bool) -> str:
@@ -719,10 +883,30 @@ def _snap_runs(ctx: Context) -> None:
     matches = [f"F.col({py('w.' + _q(k))}).eqNullSafe(F.col({py('m.' + _q(k))}))" for k in keys]
     matches.append('(F.col("w.wid") == F.col("m._moved"))')
     code(f'runs = windows.alias("w").join(moves.alias("m"), {" & ".join(matches)}).crossJoin(F.broadcast(horizon))')
-    names = ["wid", *keys, *(a.name for a in ctx.query.aggregates)]
+    names = ["wid", *keys, *(a.name for a in ctx.query.aggregates), *_snap_names(ctx)[:2]]
     kept = [f"F.col({py('w.' + _q(n))}).alias({py(n)})" for n in names]
     kept.append('F.coalesce(F.col("m._next") - 1, F.col("_last")).alias("_wend")')
+    kept.append('F.col("_last")')
     code.call("windows", "runs.select", kept)
+    _key_open(ctx)
+
+
+def _key_open(ctx: Context) -> None:
+    """SNAP: each run with its key's count of open-ended events (after WHERE). A run past the data's last
+    window can grow on a stream only if it holds exactly those (docs/semantics.md §8.10)."""
+    code, keys = ctx.code, ctx.keys()
+    keyed = _snap_names(ctx)[2]
+    count = f"F.count(F.lit(1)).alias({py(keyed)})"
+    opened = f"{_events(ctx)}.where({E}.isNull())"
+    code.comment("SNAP: each key's open-ended events, which a run must hold all of to grow with the data's end.")
+    if not keys:
+        code(f"windows = windows.crossJoin(F.broadcast({opened}.agg({count})))")
+        return
+    code(f'opened = {opened}.groupBy({ctx.key_list()}).agg({count}).alias("o")')
+    on = " & ".join(_matches("w", "o", keys))
+    code(f'windows = windows.alias("w").join(opened, {on}, "left")')
+    found = f"F.coalesce(F.col({py('o.' + _q(keyed))}), F.lit(0)).alias({py(keyed)})"
+    code(f'windows = windows.select(F.col("w.*"), {found})')
 
 
 def _q(name: str) -> str:
@@ -812,8 +996,14 @@ def _snapshot_bucket(ctx: Context) -> None:
 def _snapshot_difference(ctx: Context) -> None:
     keys = ctx.keys()
     signed = _Signed(ctx)
-    code = ctx.stage("lift", "rows", "Cells: each event's signed deltas at its endpoints, summed per key and endpoint.")
+    code = ctx.stage(
+        "windows",
+        "rows",
+        "One row per snapshot and key: each event's signed deltas at its endpoints, a running combine per partition.",
+    )
     _finite_helper(ctx)
+    code.comment("One stage from the events, as the grid's difference plan: a stream keeps events between triggers")
+    code.comment("and computes the open snapshots from them.")
     code.comment("Snapshot [p, next) holds the events with start ≤ p < end, and the point events at p: +share at")
     code.comment("the start, −share at the end, and for a point event −share just after its start (_after), so")
     code.comment("that a running total over the partition's endpoints gives every snapshot.")
@@ -836,11 +1026,6 @@ def _snapshot_difference(ctx: Context) -> None:
     after_items = [_renamed(item, renamed) for item in after_items]
     grouped = ", ".join([*(col(k) for k in keys), 'F.col("_d._v").alias("_v")'])
     code.call("cells", f"deltas.groupBy({grouped}).agg", [*now_items, *after_items])
-    code("return cells")
-
-    code = ctx.stage(
-        "windows", "cells", "One row per snapshot and key: a running combine over each partition's endpoints."
-    )
     ctx.helpers.add("Window")
     part = f"Window.partitionBy({ctx.key_list()})"
     code.comment("Endpoints numbered per partition: cell 2i holds endpoint i's deltas, cell 2i + 1 the point events'")

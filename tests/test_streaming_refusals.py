@@ -11,6 +11,9 @@ from wql.grammar.errors import WQLNotSupportedError
 REFUSED = {
     "SELECT count(*) AS n FROM s [RANGE 10 SECONDS WATTR ts] LIMIT 3": "LIMIT on a stream",
     "SELECT count(*) AS n FROM s [RANGE 10 SECONDS WATTR ts] EMIT EMPTY": "EMIT EMPTY on a stream",
+    "SELECT count(*) AS n FROM s [RANGE 10 SECONDS WATTR ts] HAVING count(*) < 3 EMIT CHANGES": (
+        "EMIT CHANGES with HAVING: a window whose version passed HAVING can stop passing it"
+    ),
     "SELECT count(*) AS n FROM s [RANGE 10 SECONDS RATTR ts SLIDE 2 ROWS SATTR rank(ts)] EMIT CHANGES": (
         "EMIT CHANGES of windows named by rank"
     ),

@@ -253,6 +253,12 @@ def check_streamable(query: Query) -> None:
             "already emitted, whose first or last window it can belong to",
             hint="use SLACK … CONSISTENT (the default): late events are counted and written to the late-rows output",
         )
+    if query.emit == "changes" and query.having is not None:
+        raise WQLNotSupportedError(
+            "EMIT CHANGES with HAVING: a window whose version passed HAVING can stop passing it as tuples "
+            "join it, and taking back the version already emitted needs retractions",
+            hint="use EMIT FINAL (HAVING then judges each window once, when it is final), or drop HAVING",
+        )
     if query.emit == "changes" and window.kind is WindowKind.SLIDE_BY_RANK and window.slide != 1:
         raise WQLNotSupportedError(
             "EMIT CHANGES of windows named by rank: a later tuple can move every rank after it, so a window "

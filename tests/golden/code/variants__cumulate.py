@@ -65,7 +65,7 @@ def lift(rows: DataFrame) -> DataFrame:
     cells = rows.groupBy(F.col("seg_id"), F.floor((F.col("_t") - ORIGIN) / SLIDE).alias("_cell")).agg(
         F.expr("COUNT(*)").alias("_rows"),
         F.expr("COUNT(speed)").alias("_n_speed"),
-        F.expr("SUM(CAST(speed AS DOUBLE))").alias("_sum_speed"),
+        F.expr("SUM(speed)").alias("_sum_speed"),
         F.expr("MIN(speed)").alias("_min_speed"),
     )
     return cells
@@ -197,7 +197,8 @@ def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
         n = n1 + n2
         safe = np.where(n > 0, n, 1)
         delta = mean2 - mean1
-        return [n, mean1 + delta * n2 / safe, m2_1 + m2_2 + delta * delta * n1 * n2 / safe]
+        share = n2 / safe  # first: merged into an empty state, a mean stays exactly itself
+        return [n, mean1 + delta * share, m2_1 + m2_2 + delta * delta * n1 * share]
 
     def scan(operation, blocks):
         """Running combine along each block's cells: prefix (and, on reversed blocks, suffix)."""
@@ -361,7 +362,6 @@ def jvm_kernel(frame, request):
     spark = frame.sparkSession
     if spark.conf.get("spark.wql.combine", "auto") == "arrow":
         return None
-    keep_limits(spark)
     text = json.dumps({"protocol": KERNEL_PROTOCOL, **request})
     if kernel_extension(spark):
         try:
@@ -389,22 +389,6 @@ def jvm_kernel(frame, request):
         return None
     windows = kernels.apply(frame._jdf, text)
     return None if windows is None else DataFrame(windows, spark)
-
-
-def keep_limits(spark):
-    """Keep adaptive execution from eliminating a LIMIT above a JVM kernel, in whatever session runs the job.
-
-    A known bug of WQL's kernels (see WQL's README): adaptive execution takes the row count of the bins
-    kernel's shuffled tuple batches for the kernel's maximum row count, and its EliminateLimits rule
-    would then drop a LIMIT larger than that count. Until the batches get a logical node of their own,
-    a job that plans a kernel adds that rule to the session's excluded ones (a lost optimization, never
-    a wrong row).
-    """
-    key = "spark.sql.adaptive.optimizer.excludedRules"
-    rule = "org.apache.spark.sql.catalyst.optimizer.EliminateLimits"
-    excluded = spark.conf.get(key, "") or ""
-    if rule not in [name.strip() for name in excluded.split(",")]:
-        spark.conf.set(key, ",".join(name for name in (excluded, rule) if name))
 
 
 def kernel_extension(spark):

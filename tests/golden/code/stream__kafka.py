@@ -602,7 +602,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         # Sessions and frames, GENEROUS: a late tuple joins the windows only after the point its key's last
         # final window closes the key's history up to; at or before it (_closed), it is in no window, and
         # after the drain every tuple is.
-        closings = load_state(spark, checkpoint, meta, "closings")
+        closings = None if ended else load_state(spark, checkpoint, meta, "closings")
         rows = rows.withColumn("_closed", F.lit(True)) if ended else closed(rows, closings)
         admitted = rows.where(~is_late | ~F.col("_closed"))
     else:
@@ -678,9 +678,8 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     if closing_keys is not None and not ended and after is not None:
         # Each key's closing point: the last final window's among its rows, else the one it had.
         points = closing(kept, after)
-        earlier = load_state(spark, checkpoint, meta, "closings")
-        if earlier is not None:
-            points = same_keys(earlier, points, closing_keys, "left_anti").unionByName(points)
+        if closings is not None:  # read once, when the trigger admitted its rows
+            points = same_keys(closings, points, closing_keys, "left_anti").unionByName(points)
         kept_closings = save_state(spark, checkpoint, points, "closings", batch)
     kept_positions = meta.get("positions")
     if positions is not None:

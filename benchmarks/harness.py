@@ -75,13 +75,20 @@ def session(master: str, name: str) -> Any:
     )
 
 
-def timed(builds: dict[str, Callable[[], Any]], repeat: int, counts: dict[str, int] | None = None) -> dict[str, float]:
+def timed(
+    builds: dict[str, Callable[[], Any]],
+    repeat: int,
+    counts: dict[str, int] | None = None,
+    rounds: dict[str, list[float]] | None = None,
+) -> dict[str, float]:
     """Seconds to compute every row of each fresh build(), best of `repeat` rounds.
 
     Rounds interleave the contenders so none gains from running after the others
     (JIT, Python workers), and each run builds a new DataFrame: collecting the
     same one twice would reuse its shuffle files and time only the last stage.
-    With `counts`, each contender's row count goes there (from the timed runs).
+    With `counts`, each contender's row count goes there (from the timed runs); with `rounds`, every
+    round's seconds, so a caller can take ratios within a round, where the contenders ran seconds
+    apart on the same machine, rather than between bests that may come from different minutes.
     """
     from pyspark.sql import functions as F
 
@@ -92,7 +99,10 @@ def timed(builds: dict[str, Callable[[], Any]], repeat: int, counts: dict[str, i
             probe = frame.select(F.sum(F.hash(*frame.columns)).alias("h"), F.count(F.lit(1)).alias("n"))
             started = time.perf_counter()
             result = probe.collect()
-            best[name] = min(best[name], time.perf_counter() - started)
+            seconds = time.perf_counter() - started
+            best[name] = min(best[name], seconds)
+            if rounds is not None:
+                rounds.setdefault(name, []).append(seconds)
             if counts is not None:
                 counts[name] = result[0]["n"]
     return best

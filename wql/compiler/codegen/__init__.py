@@ -4,10 +4,7 @@ One generator module per plan family (mirroring `wql.compiler.plans`): each
 writes the stages of its plans and, for streaming jobs, its window rules.
 """
 
-from wql.compiler.codegen import frames, grid, intervals, tuples
-
-FAMILIES = {"grid": grid, "tuples": tuples, "frames": frames, "intervals": intervals}
-
-from wql.compiler.codegen.job import generate_job  # noqa: E402 (job reads FAMILIES)
+from wql.compiler.codegen.families import FAMILIES
+from wql.compiler.codegen.job import generate_job
 
 __all__ = ["FAMILIES", "generate_job"]

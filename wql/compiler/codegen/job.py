@@ -16,9 +16,9 @@ from importlib import resources
 
 from wql.compiler.analysis import Query
 from wql.compiler.classify import describe_kind
-from wql.compiler.codegen import FAMILIES
 from wql.compiler.codegen.common import Context, check_internal_names
 from wql.compiler.codegen.emit import Code, comment, identifier, py
+from wql.compiler.codegen.families import FAMILIES
 from wql.compiler.codegen.stream import (
     STREAM_SUPPORT,
     check_streamable,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from wql.compiler.analysis import Query
 from wql.compiler.codegen.common import Context, anchors_rule, window_attribute_rule
+from wql.compiler.codegen.families import FAMILIES
 from wql.compiler.disorder import check_streamable, disorder, state_text
 from wql.compiler.plans import Plan
 from wql.compiler.schema import Domain
@@ -49,8 +50,6 @@ STREAM_SUPPORT = (
 
 def stream_extras(ctx: Context) -> None:
     """The merge stage and the window rules, from the plan's family."""
-    from wql.compiler.codegen import FAMILIES
-
     window_attribute_rule(ctx)
     FAMILIES[ctx.plan.family].stream_rules(ctx)
     if ctx.window.align_first:

@@ -161,3 +161,27 @@ def test_a_missing_kafka_connector_names_the_package_to_add(spark: object, tmp_p
     with pytest.raises(WQLRuntimeError, match=package) as caught:
         compiled.start(spark, once=True, checkpoint=str(tmp_path / "ck"))
     assert "Traceback" not in str(caught.value)
+
+
+def test_the_trigger_status_line_counts_in_words() -> None:
+    """One line per trigger, read by a person: singular and plural as counted, zero counts left out."""
+    from wql.runtime.streaming import Trigger
+
+    one = Trigger(
+        3, rows=1, late=0, malformed=1, nulls=0, punctuations=1, windows=1, punctuation="12:00:27", state_rows=1
+    )
+    assert one.line() == (
+        "trigger 3: 1 row in, 1 malformed, 1 punctuation row, 1 window emitted, punctuation 12:00:27, state 1 row"
+    )
+    many = Trigger(
+        "drain",
+        rows=0,
+        late=2,
+        malformed=0,
+        nulls=0,
+        punctuations=0,
+        windows=6,
+        punctuation="end of stream",
+        state_rows=0,
+    )
+    assert many.line() == "drain: 0 rows in, 2 late, 6 windows emitted, punctuation end of stream, state 0 rows"

@@ -41,7 +41,7 @@ class Trigger:
     def line(self) -> str:
         """The one-line status a terminal shows after each trigger."""
         label = "drain" if self.trigger == "drain" else f"trigger {self.trigger}"
-        parts = [f"{self.rows:,} rows in"]
+        parts = [f"{counted(self.rows, 'row')} in"]
         if self.late:
             parts.append(f"{self.late:,} late")
         if self.malformed:
@@ -49,11 +49,16 @@ class Trigger:
         if self.nulls:
             parts.append(f"{self.nulls:,} with no window attribute")
         if self.punctuations:
-            parts.append(f"{self.punctuations:,} punctuations")
-        parts.append(f"{self.windows:,} window{'s' if self.windows != 1 else ''} emitted")
+            parts.append(counted(self.punctuations, "punctuation row"))
+        parts.append(f"{counted(self.windows, 'window')} emitted")
         parts.append(f"punctuation {self.punctuation}")
-        parts.append(f"state {self.state_rows:,} rows")
+        parts.append(f"state {counted(self.state_rows, 'row')}")
         return f"{label}: " + ", ".join(parts)
+
+
+def counted(n: int, noun: str) -> str:
+    """`1 row`, `2 rows`: the status line is read by people, one trigger at a time."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 @dataclass

@@ -11,7 +11,7 @@ kernel leaves to numpy.
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -105,3 +105,34 @@ def test_what_the_kernel_leaves_to_numpy(spark: Any, window: str, why: str) -> N
     assert normalized([r.asDict() for r in result.collect()]) == normalized(evaluate_query(compiled.query, rows))
     notes = {p.name: p.note for p in compiled.explain().plans}
     assert "numpy" in notes["fold"]
+
+
+@pytest.mark.parametrize(
+    "window",
+    [
+        "SESSION GAP 2 DAYS MAX 10 DAYS",
+        "FRAME THRESHOLD (v > 0) MIN 2 DAYS",
+        "FRAME DELTA 2 ON v",
+        "FRAME AGGREGATE (sum(v) >= 3)",
+    ],
+)
+def test_dates_and_string_keys_with_a_null_key(spark: Any, window: str) -> None:
+    """A DATE attribute (an int of days in the kernel's columns) and STRING keys, NULL among them."""
+    chance = random.Random(5)
+    rows = [
+        {
+            "k": chance.choice(["a", "b", None]),
+            "seq": i,
+            "v": chance.choice([None, 1.0, -2.0, 3.5]),
+            "day": None if chance.random() < 0.05 else date(2024, 1, 1) + timedelta(days=chance.randrange(0, 300)),
+        }
+        for i in range(2_000)
+    ]
+    chance.shuffle(rows)
+    schema = "k STRING, seq BIGINT, v DOUBLE, day DATE"
+    frame = spark.createDataFrame([(r["k"], r["seq"], r["v"], r["day"]) for r in rows], schema).repartition(3)
+    text = f"SELECT count(*) AS n, sum(v) AS sv, stddev(v) AS sd FROM s [{window} WATTR day PATTR k]"
+    compiled = wql.compile(f"CREATE STREAM s ({schema}) ROW_NUM seq;\n{text}")
+    got, want, plan = in_jvm_and_numpy(spark, compiled, frame)
+    assert "FrameWindows" in plan
+    assert got == want == normalized(evaluate_query(compiled.query, rows)) and len(got) > 20

@@ -1,7 +1,7 @@
 """Sessions and frames: WQL against Spark's native session_window and a tumbling aggregation.
 
     python benchmarks/sessions.py [--rows N] [--plan auto|fold|starts|scan] [--case session,threshold,delta]
-                                  [--repeat R] [--json]
+                                  [--repeat R] [--before] [--json]
 
 N rows (default 5,000,000), 100 keys, each key a reading every 10 s; about 50
 readings per session (a pause of 10 minutes after each 50), per slow-down (50
@@ -15,10 +15,12 @@ sum and max of the value per window:
 - delta:     [FRAME DELTA 5 ON v WATTR ts PATTR k] (no native form either).
 
 Each is also compared with a tumbling aggregation of the same data into windows of
-about the same size (500 s, 50 readings). The contenders run in one process on the
+about the same size (500 s, 50 readings). With --before, also the plan WQL chose
+before its JVM fold (starts for sessions and threshold frames, the fold in numpy for
+delta frames), interleaved with the others. The contenders run in one process on the
 same cached data, each forced to compute every output row, best of --repeat runs.
 Read the ratios: the machines are shared and noisy. --json prints one line per case
-with `case`, `wql_s`, `native_s` (session only) and `tumbling_s`.
+with `case`, `wql_s`, `native_s` (session only), `tumbling_s` and `before_s` (--before).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--plan", default="auto", help="force WQL's plan (fold, starts, scan) instead of its choice")
     parser.add_argument("--case", default="session,threshold,delta", help="comma-separated cases to run")
     parser.add_argument("--json", action="store_true", help="print one JSON object per case")
+    parser.add_argument("--before", action="store_true", help="also time the plan chosen before the JVM fold")
     parser.add_argument("--master", default="local[*]")
     return parser.parse_args()
 
@@ -89,6 +92,21 @@ def main() -> int:
             )
 
         runs = {"wql": lambda query=query: query.run(spark, bench=data), "tumbling": tumbling}
+        if args.before:
+            earlier = wql.compile(
+                f"SELECT k, count(*) AS n, sum(v) AS total, max(v) AS top FROM bench {QUERIES[case]}",
+                streams={"bench": data},
+                plan="fold" if case == "delta" else "starts",
+            )
+
+            def before(earlier: Any = earlier) -> Any:
+                spark.conf.set("spark.wql.combine", "arrow")  # the fold in numpy, as without the jar
+                try:
+                    return earlier.run(spark, bench=data)
+                finally:
+                    spark.conf.unset("spark.wql.combine")
+
+            runs["before"] = before
         if case == "session":
 
             def native() -> Any:
@@ -103,6 +121,9 @@ def main() -> int:
         if "native" in seconds:
             row["native_s"] = round(seconds["native"], 3)
         row["tumbling_s"] = round(seconds["tumbling"], 3)
+        if "before" in seconds:
+            row["before_s"] = round(seconds["before"], 3)
+            row["before_over_wql"] = round(seconds["before"] / seconds["wql"], 2)
         if "native_s" in row:
             row["native_over_wql"] = round(seconds["native"] / seconds["wql"], 2)
         row["wql_over_tumbling"] = round(seconds["wql"] / seconds["tumbling"], 2)

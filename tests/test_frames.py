@@ -296,7 +296,11 @@ def test_defaults_are_recorded() -> None:
 
 def test_the_plans_offered_for_each_kind() -> None:
     chosen = {spec: window(spec).plan for spec in ("[SESSION GAP 1 SECOND]", "[FRAME AGGREGATE (count(*) > 2)]")}
-    assert chosen == {"[SESSION GAP 1 SECOND]": "starts", "[FRAME AGGREGATE (count(*) > 2)]": "fold"}
+    assert chosen == {"[SESSION GAP 1 SECOND]": "fold", "[FRAME AGGREGATE (count(*) > 2)]": "fold"}
+    jvm = {p.name: p.note for p in window("[FRAME THRESHOLD (v > 0)]").explain().plans}
+    assert "in the JVM" in jvm["fold"]  # sessions, threshold and delta frames on an integral attribute
+    numpy = {p.name: p.note for p in window("[FRAME AGGREGATE (count(*) > 2) WATTR v]").explain().plans}
+    assert "numpy" in numpy["fold"]  # a DOUBLE attribute
     holistic = window("[SESSION GAP 1 SECOND PATTR k]", "median(v) AS m")
     assert holistic.plan == "starts"  # fold needs fixed-size states; starts is cheaper than scan
     chain = window("[FRAME DELTA 1 ON v]", "median(v) AS m")

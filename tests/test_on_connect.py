@@ -26,6 +26,11 @@ QUERIES = {
         "TupleWindows",
         "MapInArrow",
     ),
+    "fold": (
+        "SELECT count(*) AS n, sum(v) AS sv, max(v) AS hi FROM s [SESSION GAP 3 WATTR n PATTR k]",
+        "FrameWindows",
+        "MapInArrow",
+    ),
     "pane": (
         "SELECT k, sum(v) AS sv, min(v) AS lo FROM s [RANGE 12 SLIDE 3 WATTR n] GROUP BY k",
         "SlidingCombine",

@@ -8,8 +8,8 @@
 # Window  [FRAME THRESHOLD (speed < 40) MIN 3 ROWS WATTR ts PATTR seg_id]
 # Kind    time-ordered threshold frame (runs where speed < 40 holds, at least 3 rows), per seg_id
 # Class   FCU: t's frame is the run of tuples around t in (ts, row_num) order per seg_id where the predicate holds; a later tuple can join two runs or split one, so no bound on t's window-id is known until its neighbours are all in
-# Plan    starts (estimated costs: fold 4,000,000, starts 3,000,000, scan 5,000,000)
-#         lag over each key's tuples in order marks the tuples that start a frame (a predicate that turns true), a running count numbers the frames, a group-by aggregates them
+# Plan    fold (estimated costs: fold 1,500,000, starts 3,000,000, scan 5,000,000)
+#         one pass per key in the JVM: tuples shuffled as columnar batches per key, each frame found and its partial states folded over arrays
 #
 # Run:  python job.py [--input traffic=PATH] [--output PATH] [--format csv|json|parquet]
 #   or: spark-submit job.py …
@@ -21,6 +21,7 @@ import sys
 from pyspark.sql import DataFrame, SparkSession  # noqa: F401 (SparkSession: used by main)
 from pyspark.sql import Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import LongType, StructField, StructType
 
 APP_NAME = "wql: examples/slowdowns.wql #2"
 
@@ -52,7 +53,9 @@ def prepare(traffic: DataFrame) -> DataFrame:
         F.unix_micros(F.col("ts")).alias("_t"),
         F.col("row_num").alias("_pos"),
         F.expr("speed < 40").alias("_p"),
-        F.col("speed"),
+        F.expr("CAST(CASE WHEN speed IS NULL THEN 0 ELSE 1 END AS BIGINT)").alias("_n_speed"),
+        F.expr("speed").alias("_sum_speed"),
+        F.expr("speed").alias("_min_speed"),
     )
     # A tuple whose ts is NULL is in no window and does not end one.
     rows = rows.where(F.col("_t").isNotNull())
@@ -60,28 +63,44 @@ def prepare(traffic: DataFrame) -> DataFrame:
 
 
 def windows(rows: DataFrame) -> DataFrame:
-    """One row per frame and key: frame starts marked from predecessors, numbered, grouped."""
+    """One row per frame and key: each key's frames found and their states folded in one pass."""
     # wid is each frame's first _t, _last its last.
-    ordered = Window.partitionBy(F.col("seg_id")).orderBy("_t", "_pos")
-    running = ordered.rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    # A frame starts where the predicate holds and did not hold for the previous tuple (or none).
-    # A false or NULL predicate ends the frame; that tuple is in no frame.
-    rows = rows.withColumn("_p", F.coalesce(F.col("_p"), F.lit(False)))
-    began = F.col("_p") & ~F.lag("_p", 1, False).over(ordered)
-    rows = rows.withColumn("_start", F.when(began, 1).otherwise(0))
-    # The number of starts so far numbers each tuple's window within its key.
-    rows = rows.withColumn("_w", F.sum("_start").over(running))
-    rows = rows.where(F.col("_p"))
-    # One group per window: bounds from all its tuples, and its aggregates.
-    windows = rows.groupBy(F.col("seg_id"), F.col("_w")).agg(
-        F.min("_t").alias("wid"),
-        F.max("_t").alias("_last"),
-        F.count(F.lit(1)).alias("_size"),
-        F.expr("COUNT(*)").alias("readings"),
-        F.expr("AVG(speed)").alias("avg_speed_2"),
-        F.expr("MIN(speed)").alias("min_speed"),
+    schema = StructType(
+        [
+            rows.schema["seg_id"],
+            StructField("wid", rows.schema["_t"].dataType),
+            StructField("_last", rows.schema["_t"].dataType),
+            StructField("_rows", LongType()),
+            rows.schema["_n_speed"],
+            rows.schema["_sum_speed"],
+            rows.schema["_min_speed"],
+        ]
     )
-    windows = windows.where((F.col("_size") >= MINIMUM))
+    # Each key's tuples in one partition, walked once by WQL's JVM kernel (by numpy without its jar):
+    # windows found, states folded.
+    windows = frame_windows(
+        rows,
+        schema,
+        partitions=["seg_id"],
+        states=[
+            ("sum", ["_rows"]),
+            ("sum", ["_n_speed"]),
+            ("sum", ["_sum_speed"]),
+            ("min", ["_min_speed"]),
+        ],
+        rule={"kind": "threshold"},
+        minimum=MINIMUM,
+        minimum_rows=True,
+    )
+    # Each aggregate from its partial states.
+    windows = windows.select(
+        F.col("wid"),
+        F.col("_last"),
+        F.col("seg_id"),
+        F.col("_rows").alias("readings"),
+        F.expr("CASE WHEN _n_speed > 0 THEN _sum_speed / _n_speed END").alias("avg_speed_2"),
+        F.expr("CASE WHEN _n_speed > 0 THEN _min_speed END").alias("min_speed"),
+    )
     return windows
 
 
@@ -111,6 +130,480 @@ def query(traffic: DataFrame) -> DataFrame:
 CORRUPT = "_corrupt_record"
 KERNEL_PROTOCOL = "1"
 _kernel_servers = {}
+
+
+def frame_windows(rows, schema, partitions, states, rule, minimum=None, minimum_rows=False, closes=False):
+    """Sessions and frames with their partial states: WQL's JVM kernel where it applies, else numpy over
+    Arrow batches, with the same results.
+
+    Each key's tuples go to one Spark partition (the whole stream to one without PATTR). The JVM
+    kernel (wql-kernels.jar on Spark's classpath) folds every kind on an integral attribute: tuples
+    cross the shuffle as columnar batches per key, and each key's windows are found and folded in
+    one pass over arrays, with no Arrow round trip to Python. It leaves a stream's frames (`closes`:
+    each needs the tuple that closed it) and DOUBLE attributes to frame_states, one numpy pass.
+    """
+    if not closes:
+        operations, columns = jvm_states(states)
+        request = {"kernel": "FrameWindows", "partitions": partitions, "operations": operations, "columns": columns}
+        request.update(rule=rule, minimum=minimum, minimum_rows=minimum_rows, output=schema.json())
+        windows = jvm_kernel(rows, request)
+        if windows is not None:
+            return windows
+    fold = frame_states(partitions, states, rule, minimum, minimum_rows, closes)
+    return by_keys(rows, partitions).mapInArrow(fold, schema)
+
+
+def frame_states(partitions, states, rule, minimum=None, minimum_rows=False, closes=False):
+    """A mapInArrow function: one row per session or frame with its partial states, folded in
+    one numpy pass. Output: the partition keys, `wid` (the first tuple's `_t`), `_last` (the last
+    tuple's), then the states, typed as their input columns (a count absent from the input is a row
+    count). A tuple outside WHERE (`_in` false) shapes its window but adds nothing to it; a window with
+    nothing in it, or shorter than `minimum` (rows, or a span of `_t`), is left out. With `closes` (a
+    stream's frames), `_close` follows `_last`: the value of the tuple that closed the frame
+    (frame_closes), NULL while none has."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def run(batches):
+        walked = walk_batches(batches, partitions, rule)
+        if walked is None:
+            return
+        table, order, key, t, numbered, labels = walked
+        inside = np.ones(table.num_rows, dtype=bool)
+        if "_in" in table.column_names:
+            inside = pc.fill_null(table.column("_in"), False).to_numpy(zero_copy_only=False)
+        members = np.flatnonzero(labels >= 0)
+        members = members[np.argsort(labels[members], kind="stable")]
+        if len(members) == 0:
+            return
+        number = labels[members]
+        heads = np.flatnonzero(np.r_[True, number[1:] != number[:-1]])
+        stamps = table.column("_t").to_numpy(zero_copy_only=False)[members]  # frame by frame; t stays in walk order
+        first, last = np.minimum.reduceat(stamps, heads), np.maximum.reduceat(stamps, heads)
+        size = np.diff(np.r_[heads, len(members)])
+        held = np.add.reduceat(inside[members].astype(np.int64), heads)
+        keep = held > 0
+        if minimum is not None:
+            keep &= (size if minimum_rows else last - first) >= minimum
+        columns = {}
+        for operation, names in states:
+            shares = []
+            for name in names:
+                if name not in table.column_names:  # a row count: each tuple inside WHERE contributes 1
+                    shares.append(inside[members].astype(np.int64))
+                    continue
+                values = table.column(name)
+                dtype = np.dtype(values.type.to_pandas_dtype())
+                filled = pc.fill_null(values, state_identity(operation, dtype)).to_numpy(zero_copy_only=False)[members]
+                shares.append(np.where(inside[members], filled, state_identity(operation, dtype)))
+            if operation == "sum":
+                columns[names[0]] = np.add.reduceat(shares[0], heads)
+            elif operation == "min":
+                columns[names[0]] = (np.fmin if shares[0].dtype.kind == "f" else np.minimum).reduceat(shares[0], heads)
+            elif operation == "max":
+                columns[names[0]] = np.maximum.reduceat(shares[0], heads)
+            else:  # moments: count, mean and M2 of each window, two passes over its values
+                count, value, spread = shares
+                weight = np.where(count > 0, 1.0, 0.0)
+                value = np.where(count > 0, value, 0.0)
+                total = np.add.reduceat(count, heads)
+                mean = np.add.reduceat(weight * value, heads) / np.maximum(total, 1)
+                deviation = (value - np.repeat(mean, np.diff(np.r_[heads, len(members)]))) * weight
+                second = np.add.reduceat(deviation * deviation, heads) + np.add.reduceat(
+                    np.where(count > 0, spread, 0.0), heads
+                )
+                columns.update(zip(names, (total, mean, second), strict=True))
+        picked = pa.array(members[heads[keep]])
+        fields = [table.schema.field(name) for name in partitions]
+        arrays = [table.column(name).take(picked).combine_chunks() for name in partitions]
+        stamp = table.schema.field("_t").type
+        fields += [pa.field("wid", stamp), pa.field("_last", stamp)]
+        arrays += [pa.array(first[keep], type=stamp), pa.array(last[keep], type=stamp)]
+        if closes:
+            closed, close = frame_closes(table, rule, order, key, t, numbered)
+            numbers = number[heads[keep]]
+            fields.append(pa.field("_close", stamp))
+            arrays.append(pa.array(close[numbers], mask=~closed[numbers], type=stamp))
+        for _, names in states:
+            for name in names:
+                field = table.schema.field(name) if name in table.column_names else pa.field(name, pa.int64())
+                fields.append(field)
+                arrays.append(pa.array(columns[name][keep], type=field.type))
+        yield pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+    return run
+
+
+def walk_batches(batches, partitions, rule):
+    """One Spark partition's Arrow batches as a table, walked by frame_walk: (table, order, key, t,
+    numbers in window order, each row's number in table order (-1: none)); None without rows."""
+    import numpy as np
+    import pyarrow as pa
+
+    batches = list(batches)
+    if not batches or sum(b.num_rows for b in batches) == 0:
+        return None
+    table = pa.Table.from_batches(batches)
+    order, key, t, numbered = frame_walk(table, partitions, rule)
+    labels = np.full(table.num_rows, -1, dtype=np.int64)
+    labels[order] = numbered
+    return table, order, key, t, numbered, labels
+
+
+def frame_walk(table, partitions, rule):
+    """The rows with a value in window order and the number of the session or frame each is in (-1 for
+    none): (order, key, t, labels), where `order` indexes the table's rows and the rest follow it.
+
+    Rows: the partition key columns, `_t` (the window attribute in base units), `_pos`
+    (arrival position; absent for sessions, whose windows do not depend on the order of
+    equal values), and what the rule reads: `_p` (THRESHOLD's predicate), `_x` (DELTA's
+    x), `_c0`, `_c1`, … (the arguments of AGGREGATE's running aggregates). Each key's
+    tuples are taken in (`_t`, `_pos`) order and cut into maximal runs (semantics.md §2):
+
+    - "session": consecutive tuples at most `gap` apart; with `longest`, a tuple at or
+      past the session's first value + `longest` starts a new one;
+    - "threshold": runs where `_p` is true (false or NULL: in no frame);
+    - "delta": runs whose `_x` stays within `delta` of the run's first `_x` (a NULL `_x`
+      ends the run and is in none);
+    - "aggregate": runs that end at the first tuple where `test` holds over the running
+      aggregates `running` of the run so far (the key's last run may end without it).
+
+    Numbers are unique within the table and increase along each key's order. A rule
+    whose runs start where the previous run started (delta, aggregate, a session's
+    maximum) is walked run by run, each run's end found by one vectorized search over a
+    block of tuples that doubles until it holds the end.
+    """
+    import numpy as np
+    import pyarrow.compute as pc
+
+    n = table.num_rows
+    kind = rule["kind"]
+
+    def column(name, fill):
+        values = table.column(name)
+        present = pc.is_valid(values).to_numpy(zero_copy_only=False)
+        return pc.fill_null(values, fill).to_numpy(zero_copy_only=False), present
+
+    key = key_ids(table, partitions)
+    t, valued = column("_t", 0)
+    pos = column("_pos", 0)[0] if "_pos" in table.column_names else np.zeros(n, dtype=np.int64)
+    order = np.lexsort((pos, t, key, ~valued))[: int(valued.sum())]  # rows with a NULL _t are in no window
+    t, key = t[order], key[order]
+    m = len(order)
+    if m == 0:
+        return order, key, t, np.zeros(0, dtype=np.int64)
+    first = np.ones(m, dtype=bool)  # the first tuple of its key
+    first[1:] = key[1:] != key[:-1]
+    stops = np.flatnonzero(np.r_[first[1:], True]) + 1  # where each key's tuples end
+    key_end = np.repeat(stops, np.diff(np.r_[0, stops]))
+    labels = np.full(m, -1, dtype=np.int64)
+
+    if kind == "session":
+        starts = first.copy()
+        starts[1:] |= (t[1:] - t[:-1]) > rule["gap"]
+        if rule.get("longest") is not None:
+            starts = split_long_sessions(t, starts, rule["longest"])
+        labels = np.cumsum(starts) - 1
+    elif kind == "threshold":
+        holds, present = column("_p", False)
+        holds = (holds & present)[order]
+        starts = holds.copy()
+        starts[1:] &= ~holds[:-1] | first[1:]
+        labels = np.where(holds, np.cumsum(starts) - 1, -1)
+    elif kind == "delta":
+        x, present = column("_x", 0)
+        x, present = x[order], present[order]
+        delta = rule["delta"]
+        if x.dtype.kind in "iu":
+            delta = int(np.floor(delta))  # integers within a fractional delta: within its floor, exactly
+            if len(x) and int(np.abs(x).max()) >= 2**62:
+                x = x.astype(object)  # Python integers: differences that cannot overflow
+
+        def joins(lo, hi, anchor):
+            block = x[lo:hi]
+            return present[lo:hi] & ((block == anchor) | (np.abs(block - anchor) <= delta))
+
+        walk_runs(labels, key_end, lambda i: present[i], lambda i: lambda lo, hi: joins(lo, hi, x[i]), inclusive=False)
+    elif kind == "aggregate":
+        arguments = running_arguments(table, rule, order)
+
+        def ends(i):
+            def holds(lo, hi):
+                return running_test(rule["test"], rule["running"], arguments, i, hi)
+
+            return holds
+
+        walk_runs(labels, key_end, lambda i: True, ends, inclusive=True)
+    else:
+        raise ValueError(f"unknown frame rule {kind!r}")
+    return order, key, t, labels
+
+
+def running_arguments(table, rule, order):
+    """AGGREGATE's running-aggregate arguments in window order: {column: (values, present)}."""
+    import pyarrow.compute as pc
+
+    arguments = {}
+    for _, name, _ in rule["running"]:
+        if name is not None and name not in arguments:
+            values = table.column(name)
+            present = pc.is_valid(values).to_numpy(zero_copy_only=False)
+            values = pc.fill_null(values, 0).to_numpy(zero_copy_only=False)
+            arguments[name] = (values[order], present[order])
+    return arguments
+
+
+def frame_closes(table, rule, order, key, t, labels):
+    """Which frames a tuple has closed, and that tuple's _t, by frame number (frame_walk's outputs).
+
+    A frame is closed by the tuple after it (THRESHOLD: the one where the predicate fails; DELTA: the
+    next frame's first, or a NULL x) or, for AGGREGATE, by its own last tuple, the one where the
+    condition held. Every tuple before the closing one is known once the punctuation is past it (a
+    tuple still to come has a value at or past the punctuation), so on a stream the frame is final
+    then (semantics.md §8.4). A key's last frame may not be closed yet.
+    """
+    import numpy as np
+
+    runs = int(labels.max()) + 1 if len(labels) else 0
+    closed = np.zeros(runs, dtype=bool)
+    close = np.zeros(runs, dtype=t.dtype)
+    members = np.flatnonzero(labels >= 0)
+    if len(members) == 0:
+        return closed, close
+    change = labels[members][1:] != labels[members][:-1]
+    heads, ends = members[np.r_[True, change]], members[np.r_[change, True]]
+    number = labels[ends]
+    following = np.minimum(ends + 1, len(t) - 1)
+    after = (ends + 1 < len(t)) & (key[following] == key[ends])  # a tuple of the same key follows the frame
+    if rule["kind"] == "aggregate":
+        held = after.copy()
+        if not held.all():
+            arguments = running_arguments(table, rule, order)
+            for i in np.flatnonzero(~held):  # a key's last frame: closed if the condition held at its last tuple
+                held[i] = bool(running_test(rule["test"], rule["running"], arguments, heads[i], ends[i] + 1)[-1])
+        closed[number], close[number] = held, t[ends]
+    else:
+        closed[number], close[number] = after, t[following]
+    return closed, close
+
+
+def split_long_sessions(t, starts, longest):
+    """Session starts with a maximum length: a gap-session whose span reaches `longest` is cut at the
+    first tuple at or past its first value + `longest`, again from there, and so on."""
+    import numpy as np
+
+    heads = np.flatnonzero(starts)
+    tails = np.r_[heads[1:], len(t)]
+    long = t[tails - 1] >= t[heads] + longest  # the others fit whole
+    for head, tail in zip(heads[long], tails[long], strict=True):
+        at = head
+        while at < tail:
+            starts[at] = True
+            at += int(np.searchsorted(t[at:tail], t[at] + longest, side="left"))
+    return starts
+
+
+def walk_runs(labels, key_end, opens, stays, inclusive):
+    """Number the runs of a chain rule in place: a run opens at a tuple `opens(i)` accepts and takes the
+    following tuples of its key while `stays(i)(lo, hi)` (a vector over tuples lo..hi−1) holds; with
+    `inclusive`, the first tuple where it holds is the run's last (aggregate frames), otherwise the
+    first where it fails is outside the run (delta frames). Blocks double until they hold the end."""
+    import numpy as np
+
+    m = len(labels)
+    at, number, size = 0, 0, 32
+    while at < m:
+        if not opens(at):
+            at += 1
+            continue
+        end = key_end[at]
+        test = stays(at)
+        lo = at if inclusive else at + 1
+        stop = end
+        width = size
+        while lo < end:
+            hi = min(end, (at if inclusive else lo) + width)
+            found = test(lo, hi)
+            hit = np.flatnonzero(found if inclusive else ~found)
+            if len(hit):
+                stop = lo + int(hit[0]) + (1 if inclusive else 0)
+                break
+            if inclusive:
+                lo = at  # running aggregates start again from the run's first tuple, over a longer block
+                if hi == end:
+                    break
+            else:
+                lo = hi
+            width *= 2
+        labels[at:stop] = number
+        number += 1
+        size = max(32, 2 * (stop - at))
+        at = stop
+
+
+def running_test(test, running, arguments, first, hi):
+    """Where a FRAME AGGREGATE condition holds over the running aggregates of tuples first..i, for
+    i in first..hi−1: SQL's NULLs (an aggregate of no value is NULL, and so is a comparison with it)
+    and Spark's NaN (equal to itself, above every number)."""
+    import numpy as np
+
+    count = np.arange(1, hi - first + 1)
+    values = []
+    for function, name, integral in running:
+        if name is None:
+            values.append((count, np.ones(len(count), dtype=bool)))
+            continue
+        x, present = arguments[name]
+        x, present = x[first:hi], present[first:hi]
+        seen = np.cumsum(present)
+        if function == "count":
+            values.append((seen, np.ones(len(count), dtype=bool)))
+            continue
+        if not integral or function == "avg":
+            x = x.astype(np.float64)
+        if function in ("sum", "avg"):
+            total = np.cumsum(np.where(present, x, 0))
+            value = total / np.maximum(seen, 1) if function == "avg" else total
+        elif function == "min":
+            value = (np.minimum if integral else np.fmin).accumulate(
+                np.where(present, x, np.iinfo(np.int64).max if integral else np.nan)
+            )
+        else:
+            value = np.maximum.accumulate(np.where(present, x, np.iinfo(np.int64).min if integral else -np.inf))
+        values.append((value, seen > 0))
+
+    def truth(node):
+        """(true, false) masks: SQL's three values, unknown where neither holds."""
+        if node[0] == "and":
+            (t1, f1), (t2, f2) = truth(node[1]), truth(node[2])
+            return t1 & t2, f1 | f2
+        if node[0] == "or":
+            (t1, f1), (t2, f2) = truth(node[1]), truth(node[2])
+            return t1 | t2, f1 & f2
+        if node[0] == "not":
+            t1, f1 = truth(node[1])
+            return f1, t1
+        _, op, index, constant = node
+        value, known = values[index]
+        nan = np.isnan(value) if value.dtype.kind == "f" else np.zeros(len(value), dtype=bool)
+        with np.errstate(invalid="ignore"):
+            compared = {
+                "<": value < constant,
+                "<=": value <= constant,
+                ">": value > constant,
+                ">=": value >= constant,
+                "=": value == constant,
+                "<>": value != constant,
+            }[op]
+        holds = np.where(nan, op in (">", ">=", "<>"), compared) & known
+        return holds, known & ~holds
+
+    return truth(test)[0]
+
+
+def jvm_kernel(frame, request):
+    """`frame` through WQL's JVM kernel that `request` names, as a DataFrame, or None: then the job runs its
+    numpy kernel, with the same results.
+
+    A Spark started with WQL's extension (`--jars wql-kernels.jar --conf
+    spark.sql.extensions=wql.kernels.WqlExtensions`: a Spark Connect server, a cluster, spark-submit) gets
+    the request as a hint, which a client without a JVM can send too. A classic session with the jar on
+    its classpath alone gets it through py4j. None when neither has the kernels, when the kernel refuses
+    the request (a type only numpy handles), or when spark.wql.combine is "arrow" (numpy forced).
+    """
+    import json
+
+    from pyspark.sql import DataFrame
+
+    spark = frame.sparkSession
+    if spark.conf.get("spark.wql.combine", "auto") == "arrow":
+        return None
+    text = json.dumps({"protocol": KERNEL_PROTOCOL, **request})
+    if kernel_extension(spark):
+        try:
+            # select: a Connect client keeps a hint's input schema without asking the server; a
+            # projection's schema it asks for, which analyzes the request (the server refuses it there)
+            # by name where the request names its output: a "*" can be expanded against the hint's input
+            # before the server turns the hint into the kernel, and the input has columns the output lacks
+            output = request.get("output")
+            names = [field["name"] for field in json.loads(output)["fields"]] if output else ["*"]
+            quoted = [n if n == "*" else "`" + n.replace("`", "``") + "`" for n in names]
+            windows = frame.hint("wql_kernel", text).select(*quoted)
+            windows.schema  # noqa: B018
+        except Exception as error:
+            if "WQL kernel refused" in str(error):
+                return None
+            raise
+        return windows
+    try:
+        from py4j.java_gateway import JavaClass
+
+        kernels = spark._jvm.wql.kernels.Kernels
+    except Exception:
+        return None  # Spark Connect without the extension, or no jar
+    if not isinstance(kernels, JavaClass):
+        return None
+    windows = kernels.apply(frame._jdf, text)
+    return None if windows is None else DataFrame(windows, spark)
+
+
+def kernel_extension(spark):
+    """Whether the session's Spark runs WQL's extension: its function wql_kernels() answers this job's
+    protocol. Asked once per session."""
+    known = _kernel_servers.get(id(spark))
+    if known is None or known[0] is not spark:
+        present = spark.catalog.functionExists("wql_kernels")  # the function is the extension's mark
+        answer = spark.sql("SELECT wql_kernels()").first()[0] if present else None
+        known = _kernel_servers[id(spark)] = (spark, answer == KERNEL_PROTOCOL)
+    return known[1]
+
+
+def jvm_states(states):
+    """(operation, columns) pairs as the JVM kernels take them: one operation per column."""
+    operations = [operation for operation, names in states for _ in names]
+    return operations, [name for _, names in states for name in names]
+
+
+def key_ids(table, names):
+    """One integer per distinct combination of the named columns of an Arrow table (NULL is a value too)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    if not names:
+        return np.zeros(table.num_rows, dtype=np.int64)
+    combined = np.zeros(table.num_rows, dtype=np.int64)
+    stride = 1
+    for name in names:
+        column = pc.dictionary_encode(table.column(name)).combine_chunks()
+        code = pc.fill_null(column.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64) + 1
+        if stride > 2**62 // (len(column.dictionary) + 1):  # too many combinations: renumber densely
+            combined = np.unique(combined, return_inverse=True)[1].ravel().astype(np.int64)
+            stride = int(combined.max()) + 1
+        combined += code * stride
+        stride *= len(column.dictionary) + 1
+    return combined
+
+
+def state_identity(operation, dtype):
+    """What a partial state starts from, and what a NULL (or a tuple outside WHERE) contributes."""
+    import numpy as np
+
+    dtype = np.dtype(dtype)
+    if operation == "min":
+        return np.iinfo(dtype).max if dtype.kind in "iu" else np.nan
+    if operation == "max":
+        return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
+    return 0
+
+
+def by_keys(rows, partitions):
+    """Every row of a key in one Spark partition: repartitioned by the keys, or all in one without keys."""
+    from pyspark.sql import functions as F
+
+    if partitions:
+        return rows.repartition(*(F.col("`" + name.replace("`", "``") + "`") for name in partitions))
+    return rows.coalesce(1)
 
 
 def arrival_order(frame):

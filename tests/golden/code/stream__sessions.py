@@ -7,8 +7,8 @@
 # Window  [SESSION GAP 30 MINUTES WATTR ts PATTR user_id SLACK 2 MINUTES CONSISTENT]
 # Kind    time-ordered session window (gap 30 min), per user_id
 # Class   FCU: t's window-id is the first ts of its session, a run of tuples in ts order per user_id; a later tuple that falls between two sessions merges them, so no bound on t's window-id is known until the tuples before t are all in
-# Plan    starts (estimated costs: fold 4,000,000, starts 3,000,000, scan 5,000,000)
-#         lag over each key's tuples in order marks the tuples that start a session (a gap above GAP), a running count numbers the sessions, a group-by aggregates them
+# Plan    fold (estimated costs: fold 1,500,000, starts 3,000,000, scan 5,000,000)
+#         one pass per key in the JVM: tuples shuffled as columnar batches per key, each session found and its partial states folded over arrays
 # Emit    EMIT FINAL: each window once, in the trigger that makes it final (draining emits the rest)
 # Final   a session once the punctuation is past its last value + GAP
 # Time    max ts seen − SLACK 2 MINUTES, after each trigger
@@ -24,8 +24,8 @@
 import sys
 
 from pyspark.sql import DataFrame, SparkSession  # noqa: F401 (SparkSession: used by main)
-from pyspark.sql import Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import LongType, StructField, StructType
 
 APP_NAME = "wql: examples/streams/sessions.wql #2"
 
@@ -70,8 +70,9 @@ def prepare(clicks: DataFrame) -> DataFrame:
     rows = rows.select(
         F.col("user_id"),
         F.unix_micros(F.col("ts")).alias("_t"),
-        F.col("page"),
-        F.col("amount"),
+        F.expr("CAST(CASE WHEN page = 'product' THEN 1 ELSE 0 END AS BIGINT)").alias("_count_if_page_product"),
+        F.expr("CAST(CASE WHEN amount IS NULL THEN 0 ELSE 1 END AS BIGINT)").alias("_n_amount"),
+        F.expr("amount").alias("_sum_amount"),
     )
     # A tuple whose ts is NULL is in no window and does not end one.
     rows = rows.where(F.col("_t").isNotNull())
@@ -79,22 +80,41 @@ def prepare(clicks: DataFrame) -> DataFrame:
 
 
 def windows(rows: DataFrame) -> DataFrame:
-    """One row per session and key: session starts marked from predecessors, numbered, grouped."""
+    """One row per session and key: each key's sessions found and their states folded in one pass."""
     # wid is each session's first _t, _last its last.
-    ordered = Window.partitionBy(F.col("user_id")).orderBy("_t")
-    running = ordered.rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    # A tuple starts a session when it is the first of its key, or more than GAP after the previous.
-    step = F.col("_t") - F.lag("_t").over(ordered)
-    rows = rows.withColumn("_start", F.when(step.isNull() | (step > GAP), 1).otherwise(0))
-    # The number of starts so far numbers each tuple's window within its key.
-    rows = rows.withColumn("_w", F.sum("_start").over(running))
-    # One group per window: bounds from all its tuples, and its aggregates.
-    windows = rows.groupBy(F.col("user_id"), F.col("_w")).agg(
-        F.min("_t").alias("wid"),
-        F.max("_t").alias("_last"),
-        F.expr("COUNT(*)").alias("clicks"),
-        F.expr("COUNT_IF(page = 'product')").alias("products"),
-        F.expr("SUM(amount)").alias("sum_amount"),
+    schema = StructType(
+        [
+            rows.schema["user_id"],
+            StructField("wid", rows.schema["_t"].dataType),
+            StructField("_last", rows.schema["_t"].dataType),
+            StructField("_rows", LongType()),
+            rows.schema["_count_if_page_product"],
+            rows.schema["_n_amount"],
+            rows.schema["_sum_amount"],
+        ]
+    )
+    # Each key's tuples in one partition, walked once by WQL's JVM kernel (by numpy without its jar):
+    # windows found, states folded.
+    windows = frame_windows(
+        rows,
+        schema,
+        partitions=["user_id"],
+        states=[
+            ("sum", ["_rows"]),
+            ("sum", ["_count_if_page_product"]),
+            ("sum", ["_n_amount"]),
+            ("sum", ["_sum_amount"]),
+        ],
+        rule={"kind": "session", "gap": GAP, "longest": None},
+    )
+    # Each aggregate from its partial states.
+    windows = windows.select(
+        F.col("wid"),
+        F.col("_last"),
+        F.col("user_id"),
+        F.col("_rows").alias("clicks"),
+        F.col("_count_if_page_product").alias("products"),
+        F.expr("CASE WHEN _n_amount > 0 THEN _sum_amount END").alias("sum_amount"),
     )
     return windows
 
@@ -163,6 +183,109 @@ _kernel_servers = {}
 STATE_DIR = "wql"
 STAGING = "_wql_staging"
 LATE_COLUMNS = ("wql_reason", "wql_missed", "wql_punctuation", "wql_trigger", "wql_record")
+
+
+def frame_windows(rows, schema, partitions, states, rule, minimum=None, minimum_rows=False, closes=False):
+    """Sessions and frames with their partial states: WQL's JVM kernel where it applies, else numpy over
+    Arrow batches, with the same results.
+
+    Each key's tuples go to one Spark partition (the whole stream to one without PATTR). The JVM
+    kernel (wql-kernels.jar on Spark's classpath) folds every kind on an integral attribute: tuples
+    cross the shuffle as columnar batches per key, and each key's windows are found and folded in
+    one pass over arrays, with no Arrow round trip to Python. It leaves a stream's frames (`closes`:
+    each needs the tuple that closed it) and DOUBLE attributes to frame_states, one numpy pass.
+    """
+    if not closes:
+        operations, columns = jvm_states(states)
+        request = {"kernel": "FrameWindows", "partitions": partitions, "operations": operations, "columns": columns}
+        request.update(rule=rule, minimum=minimum, minimum_rows=minimum_rows, output=schema.json())
+        windows = jvm_kernel(rows, request)
+        if windows is not None:
+            return windows
+    fold = frame_states(partitions, states, rule, minimum, minimum_rows, closes)
+    return by_keys(rows, partitions).mapInArrow(fold, schema)
+
+
+def frame_states(partitions, states, rule, minimum=None, minimum_rows=False, closes=False):
+    """A mapInArrow function: one row per session or frame with its partial states, folded in
+    one numpy pass. Output: the partition keys, `wid` (the first tuple's `_t`), `_last` (the last
+    tuple's), then the states, typed as their input columns (a count absent from the input is a row
+    count). A tuple outside WHERE (`_in` false) shapes its window but adds nothing to it; a window with
+    nothing in it, or shorter than `minimum` (rows, or a span of `_t`), is left out. With `closes` (a
+    stream's frames), `_close` follows `_last`: the value of the tuple that closed the frame
+    (frame_closes), NULL while none has."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def run(batches):
+        walked = walk_batches(batches, partitions, rule)
+        if walked is None:
+            return
+        table, order, key, t, numbered, labels = walked
+        inside = np.ones(table.num_rows, dtype=bool)
+        if "_in" in table.column_names:
+            inside = pc.fill_null(table.column("_in"), False).to_numpy(zero_copy_only=False)
+        members = np.flatnonzero(labels >= 0)
+        members = members[np.argsort(labels[members], kind="stable")]
+        if len(members) == 0:
+            return
+        number = labels[members]
+        heads = np.flatnonzero(np.r_[True, number[1:] != number[:-1]])
+        stamps = table.column("_t").to_numpy(zero_copy_only=False)[members]  # frame by frame; t stays in walk order
+        first, last = np.minimum.reduceat(stamps, heads), np.maximum.reduceat(stamps, heads)
+        size = np.diff(np.r_[heads, len(members)])
+        held = np.add.reduceat(inside[members].astype(np.int64), heads)
+        keep = held > 0
+        if minimum is not None:
+            keep &= (size if minimum_rows else last - first) >= minimum
+        columns = {}
+        for operation, names in states:
+            shares = []
+            for name in names:
+                if name not in table.column_names:  # a row count: each tuple inside WHERE contributes 1
+                    shares.append(inside[members].astype(np.int64))
+                    continue
+                values = table.column(name)
+                dtype = np.dtype(values.type.to_pandas_dtype())
+                filled = pc.fill_null(values, state_identity(operation, dtype)).to_numpy(zero_copy_only=False)[members]
+                shares.append(np.where(inside[members], filled, state_identity(operation, dtype)))
+            if operation == "sum":
+                columns[names[0]] = np.add.reduceat(shares[0], heads)
+            elif operation == "min":
+                columns[names[0]] = (np.fmin if shares[0].dtype.kind == "f" else np.minimum).reduceat(shares[0], heads)
+            elif operation == "max":
+                columns[names[0]] = np.maximum.reduceat(shares[0], heads)
+            else:  # moments: count, mean and M2 of each window, two passes over its values
+                count, value, spread = shares
+                weight = np.where(count > 0, 1.0, 0.0)
+                value = np.where(count > 0, value, 0.0)
+                total = np.add.reduceat(count, heads)
+                mean = np.add.reduceat(weight * value, heads) / np.maximum(total, 1)
+                deviation = (value - np.repeat(mean, np.diff(np.r_[heads, len(members)]))) * weight
+                second = np.add.reduceat(deviation * deviation, heads) + np.add.reduceat(
+                    np.where(count > 0, spread, 0.0), heads
+                )
+                columns.update(zip(names, (total, mean, second), strict=True))
+        picked = pa.array(members[heads[keep]])
+        fields = [table.schema.field(name) for name in partitions]
+        arrays = [table.column(name).take(picked).combine_chunks() for name in partitions]
+        stamp = table.schema.field("_t").type
+        fields += [pa.field("wid", stamp), pa.field("_last", stamp)]
+        arrays += [pa.array(first[keep], type=stamp), pa.array(last[keep], type=stamp)]
+        if closes:
+            closed, close = frame_closes(table, rule, order, key, t, numbered)
+            numbers = number[heads[keep]]
+            fields.append(pa.field("_close", stamp))
+            arrays.append(pa.array(close[numbers], mask=~closed[numbers], type=stamp))
+        for _, names in states:
+            for name in names:
+                field = table.schema.field(name) if name in table.column_names else pa.field(name, pa.int64())
+                fields.append(field)
+                arrays.append(pa.array(columns[name][keep], type=field.type))
+        yield pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+    return run
 
 
 def frame_pending(partitions, rule, point, generous=False):
@@ -500,6 +623,69 @@ def running_test(test, running, arguments, first, hi):
         return holds, known & ~holds
 
     return truth(test)[0]
+
+
+def jvm_kernel(frame, request):
+    """`frame` through WQL's JVM kernel that `request` names, as a DataFrame, or None: then the job runs its
+    numpy kernel, with the same results.
+
+    A Spark started with WQL's extension (`--jars wql-kernels.jar --conf
+    spark.sql.extensions=wql.kernels.WqlExtensions`: a Spark Connect server, a cluster, spark-submit) gets
+    the request as a hint, which a client without a JVM can send too. A classic session with the jar on
+    its classpath alone gets it through py4j. None when neither has the kernels, when the kernel refuses
+    the request (a type only numpy handles), or when spark.wql.combine is "arrow" (numpy forced).
+    """
+    import json
+
+    from pyspark.sql import DataFrame
+
+    spark = frame.sparkSession
+    if spark.conf.get("spark.wql.combine", "auto") == "arrow":
+        return None
+    text = json.dumps({"protocol": KERNEL_PROTOCOL, **request})
+    if kernel_extension(spark):
+        try:
+            # select: a Connect client keeps a hint's input schema without asking the server; a
+            # projection's schema it asks for, which analyzes the request (the server refuses it there)
+            # by name where the request names its output: a "*" can be expanded against the hint's input
+            # before the server turns the hint into the kernel, and the input has columns the output lacks
+            output = request.get("output")
+            names = [field["name"] for field in json.loads(output)["fields"]] if output else ["*"]
+            quoted = [n if n == "*" else "`" + n.replace("`", "``") + "`" for n in names]
+            windows = frame.hint("wql_kernel", text).select(*quoted)
+            windows.schema  # noqa: B018
+        except Exception as error:
+            if "WQL kernel refused" in str(error):
+                return None
+            raise
+        return windows
+    try:
+        from py4j.java_gateway import JavaClass
+
+        kernels = spark._jvm.wql.kernels.Kernels
+    except Exception:
+        return None  # Spark Connect without the extension, or no jar
+    if not isinstance(kernels, JavaClass):
+        return None
+    windows = kernels.apply(frame._jdf, text)
+    return None if windows is None else DataFrame(windows, spark)
+
+
+def kernel_extension(spark):
+    """Whether the session's Spark runs WQL's extension: its function wql_kernels() answers this job's
+    protocol. Asked once per session."""
+    known = _kernel_servers.get(id(spark))
+    if known is None or known[0] is not spark:
+        present = spark.catalog.functionExists("wql_kernels")  # the function is the extension's mark
+        answer = spark.sql("SELECT wql_kernels()").first()[0] if present else None
+        known = _kernel_servers[id(spark)] = (spark, answer == KERNEL_PROTOCOL)
+    return known[1]
+
+
+def jvm_states(states):
+    """(operation, columns) pairs as the JVM kernels take them: one operation per column."""
+    operations = [operation for operation, names in states for _ in names]
+    return operations, [name for _, names in states for name in names]
 
 
 def key_ids(table, names):

@@ -36,6 +36,7 @@ from wql.compiler.codegen.common import (
 )
 from wql.compiler.codegen.emit import Code, Raw, col, expr, py
 from wql.compiler.plans import ONE, PlanKind
+from wql.compiler.plans.frames import in_jvm
 from wql.compiler.schema import ROW_NUM, Domain
 from wql.compiler.windows import Frame, WindowKind
 from wql.grammar.expressions import parse_sql_expression, render_sql
@@ -314,7 +315,7 @@ def fold(ctx: Context) -> None:
     code, frame = ctx.code, _frame(ctx)
     decomposition = ctx.plan.decomposition
     assert decomposition is not None
-    ctx.helpers.update({*NUMBERING, "frame_states", "frame_windows", "types"})
+    ctx.helpers.update({*NUMBERING, "frame_states", "frame_windows", "jvm_kernel", "jvm_states", "types"})
     partitions = _partitions(ctx)
     states = [(g.operation, list(g.columns)) for g in decomposition.groups]
     counted = {
@@ -324,7 +325,11 @@ def fold(ctx: Context) -> None:
     for name in (name for _, names in states for name in names):
         fields.append(f"StructField({py(name)}, LongType())" if name in counted else f"rows.schema[{py(name)}]")
     _schema(ctx, fields)
-    code.comment("Each key's tuples in one partition, walked once by numpy: windows found, states folded.")
+    if in_jvm(ctx.query) and not _closes(ctx):
+        code.comment("Each key's tuples in one partition, walked once by WQL's JVM kernel (by numpy without its jar):")
+        code.comment("windows found, states folded.")
+    else:
+        code.comment("Each key's tuples in one partition, walked once by numpy: windows found, states folded.")
     keywords: dict[str, object] = {"partitions": partitions, "states": states, "rule": Raw(rule(ctx))}
     if frame.minimum is not None:
         keywords.update(minimum=Raw("MINIMUM"), minimum_rows=frame.minimum_rows)

@@ -1,5 +1,7 @@
 from wql.compiler.kernels.job_support import (  # a job holds its own copy, beside this function
     by_keys,
+    jvm_kernel,
+    jvm_states,
     key_ids,
     state_identity,
 )
@@ -495,11 +497,21 @@ def frame_states(partitions, states, rule, minimum=None, minimum_rows=False, clo
 
 
 def frame_windows(rows, schema, partitions, states, rule, minimum=None, minimum_rows=False, closes=False):
-    """Sessions and frames with their partial states, folded by numpy over Arrow batches.
+    """Sessions and frames with their partial states: WQL's JVM kernel where it applies, else numpy over
+    Arrow batches, with the same results.
 
-    Each key's tuples go to one Spark partition (the whole stream to one without PATTR), where
-    frame_states numbers the windows and folds them in one pass. (A JVM twin of this kernel is not part of
-    WQL yet: this numpy pass is the one plan that runs.)
+    Each key's tuples go to one Spark partition (the whole stream to one without PATTR). The JVM
+    kernel (wql-kernels.jar on Spark's classpath) folds every kind on an integral attribute: tuples
+    cross the shuffle as columnar batches per key, and each key's windows are found and folded in
+    one pass over arrays, with no Arrow round trip to Python. It leaves a stream's frames (`closes`:
+    each needs the tuple that closed it) and DOUBLE attributes to frame_states, one numpy pass.
     """
+    if not closes:
+        operations, columns = jvm_states(states)
+        request = {"kernel": "FrameWindows", "partitions": partitions, "operations": operations, "columns": columns}
+        request.update(rule=rule, minimum=minimum, minimum_rows=minimum_rows, output=schema.json())
+        windows = jvm_kernel(rows, request)
+        if windows is not None:
+            return windows
     fold = frame_states(partitions, states, rule, minimum, minimum_rows, closes)
     return by_keys(rows, partitions).mapInArrow(fold, schema)

@@ -5,9 +5,14 @@ Every data-driven window is a maximal run of consecutive tuples of a partition i
 order, with no per-tuple fan-out: each tuple gets the number of the window it is
 in (or none), and an ordinary group-by of (keys, window) aggregates it.
 
-- fold: one numpy pass per partition (mapInArrow) numbers the windows and folds
-  each window's partial states (no group-by of tuples afterwards). Needs
-  fixed-size partial states and no GROUP BY inside the partitions.
+- fold: one pass per partition numbers the windows and folds each window's
+  partial states (no group-by of tuples afterwards). Needs fixed-size partial
+  states and no GROUP BY inside the partitions. On an integral attribute every
+  kind runs in WQL's JVM kernel (tuples shuffled as columnar batches per key,
+  each key ordered by a merge of the runs it arrived in and walked once over
+  arrays; `in_jvm`); DOUBLE attributes and a stream's frames (which need their
+  closing tuples) run in numpy through Arrow (mapInArrow), as every fold does
+  without the jar.
 - starts: inside Spark. A window starts at a tuple that its predecessor alone
   decides (a gap above GAP, a predicate that turns true), so `lag` over the
   partition in order marks the starts, a running count of the marks numbers the
@@ -20,9 +25,12 @@ in (or none), and an ordinary group-by of (keys, window) aggregates it.
   Every window kind, every aggregate.
 
 Costs are in tuple-operations for N tuples (see `Statistics`): a shuffle and sort
-of every tuple dominates all three; the Arrow round trip of fold and scan costs
-more than starts' window functions (measured by benchmarks/sessions.py: starts
-about 2.5x faster than fold on sessions), and fold skips scan's group-by.
+of every tuple dominates starts and scan; the Arrow round trip of numpy's fold
+and scan costs more than starts' window functions (measured by
+benchmarks/sessions.py: starts about 2.5x faster than numpy's fold on sessions),
+and fold skips scan's group-by. The JVM fold shuffles a few array rows per
+thousand tuples and sorts none of them as rows: about twice as fast as starts
+on the same data (benchmarks/sessions.py), hence half its cost.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from __future__ import annotations
 from wql.compiler.analysis import Query
 from wql.compiler.plans.base import Candidate, Plan, PlanKind, Statistics
 from wql.compiler.plans.states import decompose, state_names, why_not_shared
+from wql.compiler.schema import Domain
 from wql.compiler.windows import Window, WindowKind
 
 
@@ -57,6 +66,15 @@ def fold_blocker(query: Query) -> str | None:
     return None
 
 
+def in_jvm(query: Query) -> bool:
+    """Whether WQL's JVM kernel folds this query's windows (wql-kernels.jar; numpy without it): every
+    data-driven kind on an integral attribute (DOUBLE and DECIMAL ones stay in numpy). A stream's
+    frames (not sessions) need each frame's closing tuple, which only numpy's fold reports, so they
+    run in numpy there."""
+    integral = (Domain.TIMESTAMP, Domain.DATE, Domain.INTEGER, Domain.ROW_NUM)
+    return query.window.attr.domain in integral
+
+
 def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     n = stats.rows
     window = query.window
@@ -67,6 +85,12 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
         out.append(Candidate.refused(PlanKind.FOLD, why_not_shared(query)))
     elif (blocker := fold_blocker(query)) is not None:
         out.append(Candidate.refused(PlanKind.FOLD, blocker))
+    elif in_jvm(query):
+        note = (
+            f"one pass per key in the JVM: tuples shuffled as columnar batches per key, each {what} found and "
+            "its partial states folded over arrays"
+        )
+        out.append(Candidate(PlanKind.FOLD, Plan("frames", PlanKind.FOLD, decomposition=decomposition), 1.5 * n, note))
     else:
         note = (
             f"one numpy pass per key (mapInArrow): each {what} found and its partial states folded as its tuples go by"

@@ -69,6 +69,8 @@ abstract class KernelRequest implements Serializable {
         return SlidingCombine.request(request, input);
       case "TupleWindows":
         return TupleWindows.request(request, input);
+      case "FrameWindows":
+        return FrameWindows.request(request, input);
       case "EventSlices":
         return EventSlices.request(request, input);
       default:

@@ -10,28 +10,41 @@ import org.apache.spark.unsafe.Platform;
 /**
  * One key's tuples as primitive columns: the range attribute's values and each state's contribution
  * (identities for a tuple outside WHERE), in arrival order until {@link #sortByValue}. A column is
- * null for a row count that positions give (no WHERE: every tuple counts one).
- * The tuples come in batches ({@link TupleBatches}), whose arrays are copied in whole.
+ * null for a row count that positions give (no WHERE: every tuple counts one). The frames kernel
+ * adds side columns ({@link TupleBatches} extras: arrival, a predicate, a delta's x), one of which may
+ * break ties of value. The tuples come in batches ({@link TupleBatches}), whose arrays are copied in
+ * whole.
  */
 final class KeyTuples {
   final UnsafeRow template; // the key's output row: its key columns set, the rest NULL
   long[] values = new long[16];
   final long[][] longs;
   final double[][] doubles;
+  final long[][] extras;
+  private final int ties; // the extra that orders tuples of equal value; -1: arrival in the batches
   final int tupleBytes; // bytes a tuple takes in the columns
   final int id; // the key's number in its partition, in the order keys were first seen
   int size;
   private boolean sorted = true;
 
   KeyTuples(UnsafeRow template, boolean[] storedLongs, int doubleSlots, int id) {
+    this(template, storedLongs, doubleSlots, 0, -1, id);
+  }
+
+  KeyTuples(UnsafeRow template, boolean[] storedLongs, int doubleSlots, int extraColumns, int ties, int id) {
     this.template = template;
     this.id = id;
+    this.ties = ties;
+    extras = new long[extraColumns][];
+    for (int e = 0; e < extraColumns; e++) {
+      extras[e] = new long[values.length];
+    }
     longs = new long[storedLongs.length][];
     for (int s = 0; s < longs.length; s++) {
       longs[s] = storedLongs[s] ? new long[values.length] : null;
     }
     doubles = new double[doubleSlots][];
-    int columns = 1 + doubleSlots;
+    int columns = 1 + doubleSlots + extraColumns;
     for (int s = 0; s < doubleSlots; s++) {
       doubles[s] = new double[values.length];
     }
@@ -46,6 +59,11 @@ final class KeyTuples {
    * stored). The columns grow by {@link #growthFor}, which the caller accounts for first.
    */
   void append(InternalRow batch, int valuesField, int[] longFields, int[] doubleFields) {
+    append(batch, valuesField, longFields, doubleFields, new int[0]);
+  }
+
+  /** The same with the batch's extras' arrays at `extraFields`. */
+  void append(InternalRow batch, int valuesField, int[] longFields, int[] doubleFields, int[] extraFields) {
     ArrayData batchValues = batch.getArray(valuesField);
     int n = batchValues.numElements();
     int growth = growthFor(n);
@@ -53,8 +71,12 @@ final class KeyTuples {
       grow(values.length + growth);
     }
     copy(batchValues, values, Platform.LONG_ARRAY_OFFSET, size, n);
+    for (int e = 0; e < extras.length; e++) {
+      copy(batch.getArray(extraFields[e]), extras[e], Platform.LONG_ARRAY_OFFSET, size, n);
+    }
+    long[] tie = ties < 0 ? null : extras[ties];
     for (int i = Math.max(size, 1); i < size + n; i++) {
-      sorted &= values[i] >= values[i - 1];
+      sorted &= !ValueOrder.before(values, tie, i, i - 1);
     }
     for (int s = 0; s < longs.length; s++) {
       if (longs[s] != null) {
@@ -98,6 +120,9 @@ final class KeyTuples {
   long drop() {
     long held = (long) values.length * tupleBytes;
     values = new long[0];
+    for (int e = 0; e < extras.length; e++) {
+      extras[e] = new long[0];
+    }
     for (int s = 0; s < longs.length; s++) {
       longs[s] = longs[s] == null ? null : new long[0];
     }
@@ -109,13 +134,19 @@ final class KeyTuples {
     return held;
   }
 
-  /** Puts the tuples in ascending order of value (ties in arrival order), if they are not already. */
+  /**
+   * Puts the tuples in ascending order of value (ties by the tie column, else in arrival order), if
+   * they are not already.
+   */
   void sortByValue() {
     if (sorted) {
       return;
     }
-    int[] order = ValueOrder.of(values, size);
+    int[] order = ValueOrder.of(values, ties < 0 ? null : extras[ties], size);
     values = permuted(values, order);
+    for (int e = 0; e < extras.length; e++) {
+      extras[e] = permuted(extras[e], order);
+    }
     for (int s = 0; s < longs.length; s++) {
       if (longs[s] != null) {
         longs[s] = permuted(longs[s], order);
@@ -142,6 +173,9 @@ final class KeyTuples {
 
   private void grow(int capacity) {
     values = Arrays.copyOf(values, capacity);
+    for (int e = 0; e < extras.length; e++) {
+      extras[e] = Arrays.copyOf(extras[e], capacity);
+    }
     for (int s = 0; s < longs.length; s++) {
       if (longs[s] != null) {
         longs[s] = Arrays.copyOf(longs[s], capacity);

@@ -26,6 +26,9 @@ import org.apache.spark.unsafe.Platform;
  * TupleWindows}) copies the arrays into its columns instead of reading rows one at a time. Each
  * key's batch grows as its tuples come; when the batches of all keys hold more than {@link
  * #STAGED} tuples, every batch goes, so memory stays bounded however many keys there are.
+ *
+ * <p>The frames kernel ({@link FrameWindows}) also ships side columns, "extras", as long arrays read
+ * whatever WHERE says: arrival, a predicate, a delta's x ({@link #extra}).
  */
 final class TupleBatches {
   static final int BATCH = 1024;
@@ -33,16 +36,29 @@ final class TupleBatches {
   static final String VALUES = "__wql_values";
   private static final String LONG = "__wql_long";
   private static final String DOUBLE = "__wql_double";
+  private static final String EXTRA = "__wql_extra";
+  /** Extras' kinds (a positive kind is an integral column's byte width, NULL read as 0). */
+  static final int BOOLEAN = -1; // 1 for true, 0 for false or NULL
+  static final int FLOATING = -2; // a double's bits, NULL read as NaN
+  static final int PRESENT = -3; // 1 where the column is not NULL, else 0
 
   private TupleBatches() {}
 
   /** The batches' schema: the key columns as the input has them, then one array column per column. */
   static StructType schema(StructType input, List<String> keys, boolean[] storedLongs, int doubleSlots) {
+    return schema(input, keys, storedLongs, doubleSlots, 0);
+  }
+
+  /** The same with `extras` side columns after the values. */
+  static StructType schema(StructType input, List<String> keys, boolean[] storedLongs, int doubleSlots, int extras) {
     StructType schema = new StructType();
     for (String key : keys) {
       schema = schema.add(input.apply(key));
     }
     schema = schema.add(column(VALUES, DataTypes.LongType));
+    for (int e = 0; e < extras; e++) {
+      schema = schema.add(column(EXTRA + e, DataTypes.LongType));
+    }
     for (int s = 0; s < storedLongs.length; s++) {
       if (storedLongs[s]) {
         schema = schema.add(column(LONG + s, DataTypes.LongType));
@@ -67,6 +83,30 @@ final class TupleBatches {
     return fields;
   }
 
+  /** Where each extra's array is in a batch row. */
+  static int[] extraFields(StructType batches, int extras) {
+    int[] fields = new int[extras];
+    for (int e = 0; e < extras; e++) {
+      fields[e] = batches.fieldIndex(EXTRA + e);
+    }
+    return fields;
+  }
+
+  /** A side column of a row as a long, by its kind (see {@link #BOOLEAN}). */
+  static long extra(InternalRow row, int field, int kind) {
+    boolean isNull = row.isNullAt(field);
+    switch (kind) {
+      case BOOLEAN:
+        return !isNull && row.getBoolean(field) ? 1 : 0;
+      case FLOATING:
+        return Double.doubleToRawLongBits(isNull ? Double.NaN : row.getDouble(field));
+      case PRESENT:
+        return isNull ? 0 : 1;
+      default:
+        return isNull ? 0 : States.integral(row, field, kind);
+    }
+  }
+
   static int[] doubleFields(StructType batches, int doubleSlots) {
     int[] fields = new int[doubleSlots];
     for (int s = 0; s < doubleSlots; s++) {
@@ -81,12 +121,14 @@ final class TupleBatches {
     long[] values = new long[16];
     long[] longs;
     double[] doubles;
+    long[] extras;
     int count;
 
-    Stage(Object[] key, int longSlots, int doubleSlots) {
+    Stage(Object[] key, int longSlots, int doubleSlots, int extraColumns) {
       this.key = key;
       longs = new long[values.length * longSlots];
       doubles = new double[values.length * doubleSlots];
+      extras = new long[values.length * extraColumns];
     }
 
     /** How many tuples' room one more tuple needs: none, or as many as there are (doubling). */
@@ -98,6 +140,7 @@ final class TupleBatches {
       values = Arrays.copyOf(values, 2 * values.length);
       longs = Arrays.copyOf(longs, 2 * longs.length);
       doubles = Arrays.copyOf(doubles, 2 * doubles.length);
+      extras = Arrays.copyOf(extras, 2 * extras.length);
     }
   }
 
@@ -126,7 +169,7 @@ final class TupleBatches {
       stages = new KeyIndex<>(spec.keys);
       batch = new GenericInternalRow(spec.batches.size());
       unsafe = UnsafeProjection.create(spec.batches);
-      tupleBytes = 8 * (1 + states.longs() + states.doubles());
+      tupleBytes = 8 * (1 + states.longs() + states.doubles() + spec.extraFields.length);
     }
 
     @Override
@@ -168,6 +211,10 @@ final class TupleBatches {
       }
       int i = stage.count++;
       stage.values[i] = States.integral(row, spec.valueField, spec.valueWidth);
+      int ne = spec.extraFields.length;
+      for (int e = 0; e < ne; e++) {
+        stage.extras[i * ne + e] = extra(row, spec.extraFields[e], spec.extraKinds[e]);
+      }
       int inside = spec.insideField;
       if (inside < 0 || (!row.isNullAt(inside) && row.getBoolean(inside))) {
         states.read(row, stage.longs, stage.doubles, i);
@@ -199,7 +246,7 @@ final class TupleBatches {
       for (int i = 0; i < key.length; i++) {
         key[i] = spec.keys.copy(spec.keys.value(row, i)); // the row's memory is reused
       }
-      Stage stage = new Stage(key, states.longs(), states.doubles());
+      Stage stage = new Stage(key, states.longs(), states.doubles(), spec.extraFields.length);
       account(stage.values.length);
       return stage;
     }
@@ -212,6 +259,13 @@ final class TupleBatches {
         batch.update(field++, value);
       }
       batch.update(field++, UnsafeArrayData.fromPrimitiveArray(stage.values, Platform.LONG_ARRAY_OFFSET, n, 8));
+      int ne = spec.extraFields.length;
+      for (int e = 0; e < ne; e++) {
+        for (int i = 0; i < n; i++) {
+          longScratch[i] = stage.extras[i * ne + e];
+        }
+        batch.update(field++, UnsafeArrayData.fromPrimitiveArray(longScratch, Platform.LONG_ARRAY_OFFSET, n, 8));
+      }
       int nl = states.longs();
       for (int s = 0; s < nl; s++) {
         if (spec.storedLongs[s]) {

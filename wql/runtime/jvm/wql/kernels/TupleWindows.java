@@ -133,11 +133,7 @@ public final class TupleWindows {
      */
     @Override
     SparkPlan plan(KernelNode node, KernelStrategy strategy) {
-      LogicalPlan batches = node.child instanceof LogicalQueryStage ? ((LogicalQueryStage) node.child).logicalPlan() : node.child;
-      if (!(batches instanceof KernelNode) || !(((KernelNode) batches).request instanceof Batches)) {
-        throw new IllegalStateException("the windows' input is not their batches: " + node.child.nodeName());
-      }
-      Spec spec = spec(kept(((KernelNode) batches).child));
+      Spec spec = spec(kept(batchesBelow(node, Batches.class).child));
       spec.memoryLimit = Long.parseLong(SQLConf.get().getConfString(MEMORY_LIMIT, "-1"));
       KernelSpec windowing = new KernelSpec("TupleWindows", partitions, null, batched -> new Windows(batched, spec));
       return new KernelExec(strategy.later(node.child), windowing, node.output());
@@ -227,6 +223,18 @@ public final class TupleWindows {
     }
   }
 
+  /**
+   * The batches' node below the windows' `node`, of request type `kind`: the node itself, or once its
+   * shuffle has run the {@link LogicalQueryStage} that names it.
+   */
+  static KernelNode batchesBelow(KernelNode node, Class<? extends KernelRequest> kind) {
+    LogicalPlan batches = node.child instanceof LogicalQueryStage ? ((LogicalQueryStage) node.child).logicalPlan() : node.child;
+    if (!(batches instanceof KernelNode) || !kind.isInstance(((KernelNode) batches).request)) {
+      throw new IllegalStateException("the windows' input is not their batches: " + node.child.nodeName());
+    }
+    return (KernelNode) batches;
+  }
+
   /** The integral sums among the states: counts, which Spark may prove to be 1 on every row. */
   private static List<String> integralSums(StructType input, List<String> operations, List<String> columns) {
     List<String> present = List.of(input.fieldNames());
@@ -241,7 +249,7 @@ public final class TupleWindows {
   }
 
   /** What the operators need to know of the input and output rows; refused where the JVM cannot compute them. */
-  private static Spec spec(
+  static Spec spec(
       StructType input, List<String> partitions, List<String> operations, List<String> columns, long size, StructType output) {
     States states = States.of(input, operations, columns); // a dropped count is absent: a row count
     List<String> names = List.of(input.fieldNames());
@@ -315,6 +323,8 @@ public final class TupleWindows {
     int valueWidth;
     int insideField;
     boolean[] storedLongs; // false: a row count that positions give (no WHERE)
+    int[] extraFields = new int[0]; // side columns the batches carry ({@link TupleBatches#extra}): frames only
+    int[] extraKinds = new int[0];
     // The batches.
     StructType batches;
     Keys batchKeys;

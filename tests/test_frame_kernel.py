@@ -1,0 +1,138 @@
+"""The JVM fold kernel for sessions and frames (FrameWindows): the path taken, batches, order, ties.
+
+Its semantics are checked against the reference evaluator by the differential tests
+(tests/test_frames_spark.py, "fold" with the jar and "fold in numpy" without it); these check what
+small random streams do not reach: keys whose tuples arrive out of order over several input
+partitions and span several batches, ties of the window attribute spread over partitions (broken
+by row_num, not by arrival in the shuffle), x values at the ends of BIGINT, and the cases the
+kernel leaves to numpy.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import date, datetime, timedelta
+from typing import Any
+
+import pytest
+
+import wql
+from tests.differential import normalized
+from tests.test_tuple_kernel import in_jvm_and_numpy, physical_plan
+from wql.runtime.reference import evaluate_query
+
+pytestmark = pytest.mark.spark
+
+AGGREGATES = "count(*) AS n, count(v) AS nv, sum(v) AS sv, avg(v) AS av, min(v) AS lo, max(q) AS hq, stddev(v) AS sd"
+SCHEMA = "k INT, seq BIGINT, v DOUBLE, q BIGINT, ts TIMESTAMP"
+STREAM = f"CREATE STREAM s ({SCHEMA}) ROW_NUM seq;\n"
+START = datetime(2024, 1, 1)
+
+
+def shuffled_rows(seed: int, per_key: int) -> list[dict[str, Any]]:
+    """Keys of `per_key` tuples on a short time axis (many ties), with NULL values, times and predicates."""
+    chance = random.Random(seed)
+    rows = []
+    seq = 0
+    for key in [1, 2, 3, None]:
+        for _ in range(per_key):
+            value = None if chance.random() < 0.1 else chance.choice([-1.5, 2.25, 7.0, 0.5, -3.75, 1.0])
+            second = None if chance.random() < 0.02 else chance.randrange(0, per_key // 2)
+            ts = None if second is None else START + timedelta(seconds=second)
+            rows.append({"k": key, "seq": seq, "v": value, "q": chance.randrange(-50, 50), "ts": ts})
+            seq += 1
+    chance.shuffle(rows)  # arrival (seq) is not the order the rows reach Spark's partitions in
+    return rows
+
+
+@pytest.mark.parametrize(
+    "window",
+    [
+        "SESSION GAP 1 SECOND",
+        "SESSION GAP 2 SECONDS MAX 9 SECONDS",
+        "SESSION GAP 1 SECOND KAFKA",
+        "FRAME THRESHOLD (v > 0)",
+        "FRAME THRESHOLD (v IS NULL OR v < 1) MIN 3 ROWS",
+        "FRAME THRESHOLD (q % 3 <> 0) MIN 2 SECONDS",
+        "FRAME DELTA 2.5 ON v",
+        "FRAME DELTA 7 ON q",
+        "FRAME AGGREGATE (count(*) >= 40)",
+        "FRAME AGGREGATE (sum(q) > 60 OR NOT avg(v) < 1.5)",
+        "FRAME AGGREGATE (max(v) >= 7 AND min(q) < -40 OR count(v) > 30)",
+    ],
+)
+def test_out_of_order_keys_over_several_batches_equal_numpy_and_the_reference(spark: Any, window: str) -> None:
+    """Keys of 3,000 tuples (several batches each) arrive shuffled over 4 partitions, ties of ts everywhere:
+    the kernel takes the query (no Spark sort of the tuples), and equals numpy and the reference."""
+    rows = shuffled_rows(11, 3_000)
+    frame = spark.createDataFrame([tuple(r[c] for c in ("k", "seq", "v", "q", "ts")) for r in rows], SCHEMA)
+    frame = frame.repartition(4)
+    compiled = wql.compile(STREAM + f"SELECT {AGGREGATES} FROM s [{window} WATTR ts PATTR k] WHERE q <> 7")
+    assert compiled.plan == "fold"
+    got, want, plan = in_jvm_and_numpy(spark, compiled, frame)
+    assert "TupleBatches" in plan and "FrameWindows" in plan and "Sort" not in plan, plan
+    assert got == want and len(got) > 20
+    assert got == normalized(evaluate_query(compiled.query, rows))
+
+
+def test_delta_on_bigint_x_at_its_ends(spark: Any) -> None:
+    """x near ±2⁶³: a difference that overflows a long is beyond any δ, never within it."""
+    big = 2**63 - 1
+    xs = [big, big - 3, -big - 1, -big + 2, 0, big, -big - 1, 5, 1]  # frames: 2, 2, 1, 1, 1, 2
+    rows = [{"k": 1, "seq": i, "v": 1.0, "q": x, "ts": START + timedelta(seconds=i)} for i, x in enumerate(xs)]
+    frame = spark.createDataFrame([tuple(r[c] for c in ("k", "seq", "v", "q", "ts")) for r in rows], SCHEMA)
+    compiled = wql.compile(STREAM + "SELECT count(*) AS n FROM s [FRAME DELTA 4 ON q WATTR ts PATTR k]")
+    got, want, plan = in_jvm_and_numpy(spark, compiled, frame)
+    assert "FrameWindows" in plan
+    assert got == want == normalized(evaluate_query(compiled.query, rows))
+    assert sorted(dict(t)["n"] for t in got) == [1, 1, 1, 2, 2, 2]  # big | -big-1 pairs; 5, 1 within 4
+
+
+@pytest.mark.parametrize(
+    ("window", "why"),
+    [
+        ("FRAME AGGREGATE (count(*) >= 3) WATTR v", "a DOUBLE attribute"),
+        ("SESSION GAP 2 MAX 5 WATTR v", "a DOUBLE attribute"),
+    ],
+)
+def test_what_the_kernel_leaves_to_numpy(spark: Any, window: str, why: str) -> None:
+    """DOUBLE attributes fold in numpy, also with the jar, and the plan says so."""
+    rows = shuffled_rows(3, 40)
+    frame = spark.createDataFrame([tuple(r[c] for c in ("k", "seq", "v", "q", "ts")) for r in rows], SCHEMA)
+    compiled = wql.compile(STREAM + f"SELECT count(*) AS n, sum(v) AS sv FROM s [{window} PATTR k]", plan="fold")
+    result = compiled.run(spark, s=frame)
+    assert "MapInArrow" in physical_plan(result) and "FrameWindows" not in physical_plan(result), why
+    assert normalized([r.asDict() for r in result.collect()]) == normalized(evaluate_query(compiled.query, rows))
+    notes = {p.name: p.note for p in compiled.explain().plans}
+    assert "numpy" in notes["fold"]
+
+
+@pytest.mark.parametrize(
+    "window",
+    [
+        "SESSION GAP 2 DAYS MAX 10 DAYS",
+        "FRAME THRESHOLD (v > 0) MIN 2 DAYS",
+        "FRAME DELTA 2 ON v",
+        "FRAME AGGREGATE (sum(v) >= 3)",
+    ],
+)
+def test_dates_and_string_keys_with_a_null_key(spark: Any, window: str) -> None:
+    """A DATE attribute (an int of days in the kernel's columns) and STRING keys, NULL among them."""
+    chance = random.Random(5)
+    rows = [
+        {
+            "k": chance.choice(["a", "b", None]),
+            "seq": i,
+            "v": chance.choice([None, 1.0, -2.0, 3.5]),
+            "day": None if chance.random() < 0.05 else date(2024, 1, 1) + timedelta(days=chance.randrange(0, 300)),
+        }
+        for i in range(2_000)
+    ]
+    chance.shuffle(rows)
+    schema = "k STRING, seq BIGINT, v DOUBLE, day DATE"
+    frame = spark.createDataFrame([(r["k"], r["seq"], r["v"], r["day"]) for r in rows], schema).repartition(3)
+    text = f"SELECT count(*) AS n, sum(v) AS sv, stddev(v) AS sd FROM s [{window} WATTR day PATTR k]"
+    compiled = wql.compile(f"CREATE STREAM s ({schema}) ROW_NUM seq;\n{text}")
+    got, want, plan = in_jvm_and_numpy(spark, compiled, frame)
+    assert "FrameWindows" in plan
+    assert got == want == normalized(evaluate_query(compiled.query, rows)) and len(got) > 20

@@ -1,0 +1,767 @@
+package wql.kernels;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.NoSuchElementException;
+import java.util.function.Function;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.IsNotNull;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.catalyst.plans.logical.Filter;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.types.BooleanType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DoubleType;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * The fold plan's kernel for sessions and frames inside the JVM: the contract of the numpy kernel
+ * {@code frame_states} (semantics.md §2.16, §2.17, §7.9) without its Arrow round trip, for sessions
+ * (GAP, MAX, KAFKA), threshold frames (MIN rows or span) and delta frames, without GROUP BY inside
+ * the partitions and without a stream's {@code _close} (a stream's frames run in numpy).
+ *
+ * <p>Input: one row per tuple with the partition keys, {@code _t} (the window attribute in base
+ * units, integral; NULL is in no window and ends none), {@code _pos} (arrival, which orders tuples of
+ * equal {@code _t} for frames), {@code _in} (WHERE; absent: all pass), what the rule reads ({@code
+ * _p} THRESHOLD's predicate, {@code _x} DELTA's x, both computed by Spark before the shuffle) and one
+ * contribution column per state (absent: a row count).
+ *
+ * <p>As for the bins kernel ({@link TupleWindows}), tuples cross the shuffle as columnar batches of
+ * one key ({@link TupleBatches}, the rule's columns as extras), each key's batches are copied into
+ * arrays ({@link KeyTuples}), put in ({@code _t}, {@code _pos}) order by a merge of the runs they
+ * arrived in ({@link ValueOrder}), not by Spark's sort of every row, and walked once: each window's
+ * bounds found and its states folded as its tuples go by ({@link States}).
+ *
+ * <p>Output rows: partition keys, {@code wid} (the first tuple's {@code _t}), {@code _last} (the
+ * last's), then the states; a window with no tuple inside WHERE, or shorter than MIN, is left out.
+ */
+public final class FrameWindows {
+  private FrameWindows() {}
+
+  static final int SESSION = 0;
+  static final int THRESHOLD = 1;
+  static final int DELTA = 2;
+  static final int AGGREGATE = 3;
+
+  /**
+   * The request {"partitions", "operations", "columns", "rule", "minimum", "minimum_rows", "output"}
+   * over tuples of that schema; refused for what only the numpy kernel computes (aggregate frames, a
+   * stream's closing tuples, GROUP BY, a DOUBLE attribute, fractional bounds on an integral one).
+   */
+  static KernelRequest request(JsonNode request, StructType input) {
+    if (!KernelRequest.strings(request.path("groups")).isEmpty() || request.path("closes").asBoolean(false)) {
+      throw new KernelRequest.Refused("the JVM folds frames without GROUP BY and without a stream's closing tuples");
+    }
+    StructType output;
+    try {
+      output = (StructType) DataType.fromJson(request.path("output").asText());
+    } catch (RuntimeException e) {
+      throw new KernelRequest.Refused("the output schema is not a struct's JSON");
+    }
+    Request parsed =
+        new Request(
+            KernelRequest.strings(request.path("partitions")),
+            KernelRequest.strings(request.path("operations")),
+            KernelRequest.strings(request.path("columns")),
+            Rule.of(request.path("rule"), request.path("minimum"), request.path("minimum_rows").asBoolean(false)),
+            output);
+    parsed.spec(input); // refuses what it cannot compute
+    return parsed;
+  }
+
+  /** A window rule's constants, in the attribute's base units (integral: the attribute is). */
+  static final class Rule implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+    int kind;
+    long gap;
+    boolean bounded; // a session's MAX
+    long longest;
+    long delta; // an integral x's δ (its floor: the job sends it so)
+    double realDelta; // a DOUBLE x's δ
+    boolean hasMinimum;
+    boolean minimumRows;
+    double minimum;
+    Running[] running; // an aggregate frame's running aggregates
+    Test test; // and its condition over them
+
+    static Rule of(JsonNode rule, JsonNode minimum, boolean minimumRows) {
+      Rule out = new Rule();
+      String kind = rule.path("kind").asText();
+      switch (kind) {
+        case "session":
+          out.kind = SESSION;
+          out.gap = whole(rule.path("gap"), "GAP");
+          if (!rule.path("longest").isNull() && !rule.path("longest").isMissingNode()) {
+            out.bounded = true;
+            out.longest = whole(rule.path("longest"), "MAX");
+          }
+          break;
+        case "threshold":
+          out.kind = THRESHOLD;
+          break;
+        case "delta":
+          out.kind = DELTA;
+          if (!rule.path("delta").isNumber()) {
+            throw new KernelRequest.Refused("DELTA is not a number");
+          }
+          out.realDelta = rule.path("delta").asDouble();
+          out.delta = rule.path("delta").isIntegralNumber() ? rule.path("delta").asLong() : (long) Math.floor(out.realDelta);
+          break;
+        case "aggregate":
+          out.kind = AGGREGATE;
+          out.running = Running.of(rule.path("running"));
+          out.test = Test.of(rule.path("test"), out.running.length);
+          break;
+        default:
+          throw new KernelRequest.Refused("no " + kind + " frames in the JVM");
+      }
+      if (minimum.isNumber()) {
+        out.hasMinimum = true;
+        out.minimumRows = minimumRows;
+        out.minimum = minimum.asDouble();
+      }
+      return out;
+    }
+
+    private static long whole(JsonNode value, String what) {
+      if (!value.isIntegralNumber()) {
+        throw new KernelRequest.Refused(what + " is not a whole number of the attribute's base units");
+      }
+      return value.asLong();
+    }
+
+    /** Whether the window from..to (indices, `to` exclusive) of `values` is long enough for MIN. */
+    boolean longEnough(long[] values, int from, int to) {
+      if (!hasMinimum) {
+        return true;
+      }
+      return minimumRows ? to - from >= minimum : (double) (values[to - 1] - values[from]) >= minimum;
+    }
+  }
+
+  /** What the batches and the windows know of the tuples; the same wherever it is computed. */
+  static final class Spec implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+    TupleWindows.Spec base; // keys, states, batches' layout, output columns
+    Rule rule;
+    int ties = -1; // the extra holding arrival (_pos), -1 without
+    int ruled = -1; // the extra holding _p or _x
+    int present = -1; // an integral _x's presence; -1: a DOUBLE _x is NaN where absent
+    int[] argument; // an aggregate frame's: each running aggregate's argument's extra (-1: count(*) or a count)
+    int[] argumentPresent; // and where it is not NULL (-1: count(*))
+    int[] batchExtras;
+    int lastOut;
+  }
+
+  /** Tuples to windows: batches per key before the shuffle, then each key's windows. */
+  static final class Request extends KernelRequest {
+    private static final long serialVersionUID = 1L;
+    private final List<String> partitions;
+    private final List<String> operations;
+    private final List<String> columns;
+    private final Rule rule;
+    private final StructType output;
+
+    Request(List<String> partitions, List<String> operations, List<String> columns, Rule rule, StructType output) {
+      this.partitions = List.copyOf(partitions);
+      this.operations = List.copyOf(operations);
+      this.columns = List.copyOf(columns);
+      this.rule = rule;
+      this.output = output;
+    }
+
+    @Override
+    String name() {
+      return "FrameWindows";
+    }
+
+    @Override
+    StructType output() {
+      return output;
+    }
+
+    /** The windows read their batches, a node of their own, for the reason {@link TupleWindows.Request#input} gives. */
+    @Override
+    LogicalPlan input(LogicalPlan child) {
+      LogicalPlan valued = new Filter(new IsNotNull(KernelPlan.attribute(child.output(), "_t")), child);
+      StructType batches = spec(child.schema()).base.batches;
+      return new KernelNode(valued, new Batches(this, batches), KernelPlan.attributes(batches));
+    }
+
+    /** Planned from the batches' node, for the reason {@link TupleWindows.Request#plan} gives. */
+    @Override
+    SparkPlan plan(KernelNode node, KernelStrategy strategy) {
+      Spec spec = spec(TupleWindows.batchesBelow(node, Batches.class).child.schema());
+      KernelSpec windowing = new KernelSpec("FrameWindows", partitions, null, batched -> new Windows(batched, spec));
+      return new KernelExec(strategy.later(node.child), windowing, node.output());
+    }
+
+    /** The spec over tuples of schema `input`; refused where the JVM cannot compute them. */
+    Spec spec(StructType input) {
+      Spec spec = new Spec();
+      spec.rule = rule;
+      spec.base = TupleWindows.spec(input, partitions, operations, columns, 1, output);
+      List<String> names = List.of(input.fieldNames());
+      List<Integer> fields = new ArrayList<>();
+      List<Integer> kinds = new ArrayList<>();
+      if (rule.kind != SESSION && names.contains("_pos")) {
+        DataType type = input.apply("_pos").dataType();
+        if (!States.isIntegral(type)) {
+          throw new KernelRequest.Refused("_pos is not integral");
+        }
+        spec.ties = fields.size();
+        fields.add(input.fieldIndex("_pos"));
+        kinds.add(States.width(type));
+      }
+      if (rule.kind == THRESHOLD) {
+        if (!names.contains("_p") || !(input.apply("_p").dataType() instanceof BooleanType)) {
+          throw new KernelRequest.Refused("a threshold frame needs its predicate _p as a boolean");
+        }
+        spec.ruled = fields.size();
+        fields.add(input.fieldIndex("_p"));
+        kinds.add(TupleBatches.BOOLEAN);
+      } else if (rule.kind == DELTA) {
+        DataType type = names.contains("_x") ? input.apply("_x").dataType() : null;
+        if (type != null && States.isIntegral(type)) {
+          spec.ruled = fields.size();
+          fields.add(input.fieldIndex("_x"));
+          kinds.add(States.width(type));
+          spec.present = fields.size();
+          fields.add(input.fieldIndex("_x"));
+          kinds.add(TupleBatches.PRESENT);
+        } else if (type instanceof DoubleType) {
+          spec.ruled = fields.size();
+          fields.add(input.fieldIndex("_x"));
+          kinds.add(TupleBatches.FLOATING);
+        } else {
+          throw new KernelRequest.Refused("a delta frame needs its x, _x, as a bigint or a double");
+        }
+      } else if (rule.kind == AGGREGATE) {
+        spec.argument = new int[rule.running.length];
+        spec.argumentPresent = new int[rule.running.length];
+        for (int r = 0; r < rule.running.length; r++) {
+          Running running = rule.running[r];
+          spec.argument[r] = -1;
+          spec.argumentPresent[r] = -1;
+          if (running.column == null) {
+            continue; // count(*): the tuples counted
+          }
+          DataType type = names.contains(running.column) ? input.apply(running.column).dataType() : null;
+          boolean integral = type != null && States.isIntegral(type);
+          if (type == null || !(integral || type instanceof DoubleType) || (running.integral && !integral)) {
+            throw new KernelRequest.Refused("a running aggregate's argument " + running.column + " is neither bigint nor double");
+          }
+          if (running.function != Running.COUNT) {
+            spec.argument[r] = fields.size();
+            fields.add(input.fieldIndex(running.column));
+            kinds.add(integral ? States.width(type) : TupleBatches.FLOATING);
+          }
+          spec.argumentPresent[r] = fields.size();
+          fields.add(input.fieldIndex(running.column));
+          kinds.add(TupleBatches.PRESENT);
+        }
+      }
+      TupleWindows.Spec base = spec.base;
+      base.extraFields = fields.stream().mapToInt(Integer::intValue).toArray();
+      base.extraKinds = kinds.stream().mapToInt(Integer::intValue).toArray();
+      base.batches = TupleBatches.schema(input, partitions, base.storedLongs, base.states.doubles(), fields.size());
+      base.batchKeys = Keys.of(base.batches, partitions);
+      base.batchValues = base.batches.fieldIndex(TupleBatches.VALUES);
+      base.batchLongs = TupleBatches.longFields(base.batches, base.storedLongs);
+      base.batchDoubles = TupleBatches.doubleFields(base.batches, base.states.doubles());
+      spec.batchExtras = TupleBatches.extraFields(base.batches, fields.size());
+      if (!List.of(output.fieldNames()).contains("_last")) {
+        throw new KernelRequest.Refused("the output schema has no _last column");
+      }
+      spec.lastOut = output.fieldIndex("_last");
+      return spec;
+    }
+
+    @Override
+    public String toString() {
+      String[] kinds = {"sessions", "threshold frames", "delta frames", "aggregate frames"};
+      return "partitions " + partitions + ", " + kinds[rule.kind] + " folded in one pass per key";
+    }
+  }
+
+  /** The batches of the tuples below the windows ({@link TupleBatches}), as the logical plan carries them. */
+  static final class Batches extends KernelRequest {
+    private static final long serialVersionUID = 1L;
+    private final Request windows;
+    private final StructType batches;
+
+    Batches(Request windows, StructType batches) {
+      this.windows = windows;
+      this.batches = batches;
+    }
+
+    @Override
+    String name() {
+      return "TupleBatches";
+    }
+
+    @Override
+    StructType output() {
+      return batches;
+    }
+
+    @Override
+    SparkPlan plan(KernelNode node, KernelStrategy strategy) {
+      TupleWindows.Spec spec = windows.spec(node.child.schema()).base;
+      KernelSpec batching = new KernelSpec("TupleBatches", null, null, tuples -> new TupleBatches.Batcher(tuples, spec));
+      return new KernelExec(strategy.later(node.child), batching, node.output());
+    }
+
+    @Override
+    public String toString() {
+      return "batches of up to " + TupleBatches.BATCH + " tuples of one key, for " + windows;
+    }
+  }
+
+  /**
+   * The windows of one partition's batches, every batch of its keys in it, in any order: each key's
+   * tuples are copied into columns, put in order where they did not arrive in it, walked once, and
+   * its windows emitted before the next key's are computed.
+   */
+  static final class Windows implements Iterator<InternalRow> {
+    private final Iterator<InternalRow> batches;
+    private final Spec spec;
+    private final TupleWindows.Spec base;
+    private final States states;
+    private final TaskMemory memory;
+    private final Function<InternalRow, KeyTuples> newKey = this::newKey;
+    private final WindowStates windows;
+    private final long[] tupleLongs;
+    private final double[] tupleDoubles;
+    private final long[] foldLongs;
+    private final double[] foldDoubles;
+    private final RunningValues running;
+    private KeyIndex<KeyTuples> keys;
+    private List<KeyTuples> pending;
+    private UnsafeProjection unsafe;
+    private long tuples;
+    private int nextKey;
+    private KeyTuples current;
+    private int count; // the current key's windows
+    private int at; // the next of them to emit
+    private UnsafeRow out; // one row, refilled for each window: Spark's consumers copy what they keep
+
+    Windows(Iterator<InternalRow> batches, Spec spec) {
+      this.batches = batches;
+      this.spec = spec;
+      base = spec.base;
+      states = base.states;
+      memory = TaskMemory.ofTask("frames");
+      keys = new KeyIndex<>(base.batchKeys);
+      windows = new WindowStates(states.longs(), states.doubles(), memory);
+      tupleLongs = new long[states.longs()];
+      tupleDoubles = new double[states.doubles()];
+      foldLongs = new long[states.longs()];
+      foldDoubles = new double[states.doubles()];
+      running = spec.rule.kind == AGGREGATE ? new RunningValues(spec.rule.running) : null;
+    }
+
+    @Override
+    public boolean hasNext() {
+      if (pending == null) {
+        load();
+      }
+      while (true) {
+        if (at < count) {
+          return true;
+        }
+        if (current != null) {
+          release(current.drop()); // its columns are not needed once its windows are out
+          current = null;
+        }
+        if (nextKey == pending.size()) {
+          if (memory != null) {
+            memory.reportPeak(0);
+            memory.releaseAll();
+          }
+          return false;
+        }
+        current = pending.get(nextKey);
+        pending.set(nextKey++, null);
+        computeWindows(current);
+      }
+    }
+
+    @Override
+    public InternalRow next() {
+      if (!hasNext()) {
+        throw new NoSuchElementException();
+      }
+      if (out == null) {
+        out = current.template.copy();
+      } else {
+        out.copyFrom(current.template);
+      }
+      long[] values = current.values;
+      States.setIntegral(out, base.widOut, base.widWidth, values[windows.from[at]]);
+      States.setIntegral(out, spec.lastOut, base.widWidth, values[windows.to[at] - 1]);
+      for (int s = 0; s < base.longOut.length; s++) {
+        states.writeLong(out, base.longOut[s], s, windows.longs[s][at]);
+      }
+      for (int s = 0; s < base.doubleOut.length; s++) {
+        states.writeDouble(out, base.doubleOut[s], s, windows.doubles[s][at]);
+      }
+      at++;
+      return out;
+    }
+
+    /** Every batch of the partition into its key's columns, the memory they take accounted first. */
+    private void load() {
+      while (batches.hasNext()) {
+        InternalRow batch = batches.next();
+        KeyTuples key = keys.of(batch, newKey);
+        int n = batch.getArray(base.batchValues).numElements();
+        tuples += n;
+        account((long) key.growthFor(n) * key.tupleBytes);
+        key.append(batch, base.batchValues, base.batchLongs, base.batchDoubles, spec.batchExtras);
+      }
+      pending = new ArrayList<>(keys.values());
+      keys = null;
+    }
+
+    private KeyTuples newKey(InternalRow batch) {
+      GenericInternalRow values = new GenericInternalRow(base.output.size());
+      for (int i = 0; i < base.keyOut.length; i++) {
+        values.update(base.keyOut[i], base.batchKeys.value(batch, i));
+      }
+      if (unsafe == null) {
+        unsafe = UnsafeProjection.create(base.output);
+      }
+      int id = keys.values().size();
+      UnsafeRow template = unsafe.apply(values).copy();
+      KeyTuples key = new KeyTuples(template, base.storedLongs, states.doubles(), spec.batchExtras.length, spec.ties, id);
+      account((long) key.values.length * key.tupleBytes);
+      return key;
+    }
+
+    /** The key's windows, in (_t, _pos) order: bounds and folded states of those that are kept. */
+    private void computeWindows(KeyTuples key) {
+      if (!key.isSorted()) {
+        long sorting = (long) key.size * (12 + key.tupleBytes); // the permutation, its scratch, a column
+        account(sorting);
+        key.sortByValue();
+        release(sorting);
+      }
+      count = 0;
+      at = 0;
+      int n = key.size;
+      windows.ensure(n); // at most a window per tuple
+      long[] t = key.values;
+      Rule rule = spec.rule;
+      int i = 0;
+      while (i < n) {
+        int from = i;
+        if (rule.kind == SESSION) {
+          i++;
+          while (i < n && t[i] - t[i - 1] <= rule.gap && !(rule.bounded && t[i] >= t[from] + rule.longest)) {
+            i++;
+          }
+        } else if (rule.kind == THRESHOLD) {
+          long[] holds = key.extras[spec.ruled];
+          if (holds[i] == 0) {
+            i++; // false or NULL: in no frame
+            continue;
+          }
+          while (i < n && holds[i] != 0) {
+            i++;
+          }
+        } else if (rule.kind == AGGREGATE) {
+          running.reset();
+          while (i < n) {
+            running.add(key, spec, i++);
+            if (rule.test.holds(running)) {
+              break; // the tuple where the condition first holds is the frame's last
+            }
+          }
+        } else if (!present(key, i)) {
+          i++; // a NULL x: in no frame
+          continue;
+        } else {
+          i++;
+          while (i < n && present(key, i) && within(key, i, from)) {
+            i++;
+          }
+        }
+        if (rule.longEnough(t, from, i)) {
+          fold(key, from, i);
+        }
+      }
+    }
+
+    private boolean present(KeyTuples key, int i) {
+      if (spec.present >= 0) {
+        return key.extras[spec.present][i] != 0;
+      }
+      return !Double.isNaN(Double.longBitsToDouble(key.extras[spec.ruled][i]));
+    }
+
+    /** Whether tuple i's x is within δ of the frame's first, tuple `anchor`'s (both present). */
+    private boolean within(KeyTuples key, int i, int anchor) {
+      long[] xs = key.extras[spec.ruled];
+      if (spec.present < 0) {
+        double x = Double.longBitsToDouble(xs[i]);
+        double first = Double.longBitsToDouble(xs[anchor]);
+        return x == first || Math.abs(x - first) <= spec.rule.realDelta;
+      }
+      long x = xs[i];
+      long first = xs[anchor];
+      long difference = x - first;
+      if (((x ^ first) & (x ^ difference)) < 0 || difference == Long.MIN_VALUE) {
+        return false; // beyond any long: farther than any δ
+      }
+      return Math.abs(difference) <= spec.rule.delta;
+    }
+
+    /** Folds tuples from..to−1 into one window's states; a window with nothing inside WHERE is left out. */
+    private void fold(KeyTuples key, int from, int to) {
+      int nl = foldLongs.length;
+      int nd = foldDoubles.length;
+      for (int s = 0; s < nl; s++) {
+        foldLongs[s] = states.longIdentityAt(s);
+      }
+      for (int s = 0; s < nd; s++) {
+        foldDoubles[s] = states.doubleIdentityAt(s);
+      }
+      for (int i = from; i < to; i++) {
+        for (int s = 0; s < nl; s++) {
+          tupleLongs[s] = key.longs[s] == null ? 1 : key.longs[s][i]; // not stored: a row count
+        }
+        for (int s = 0; s < nd; s++) {
+          tupleDoubles[s] = key.doubles[s][i];
+        }
+        states.merge(foldLongs, foldDoubles, 0, tupleLongs, tupleDoubles, 0, foldLongs, foldDoubles, 0);
+      }
+      if (foldLongs[states.firstSlot] <= 0) {
+        return; // every tuple outside WHERE
+      }
+      windows.from[count] = from;
+      windows.to[count] = to;
+      for (int s = 0; s < nl; s++) {
+        windows.longs[s][count] = foldLongs[s];
+      }
+      for (int s = 0; s < nd; s++) {
+        windows.doubles[s][count] = foldDoubles[s];
+      }
+      count++;
+    }
+
+    private void account(long bytes) {
+      if (memory != null) {
+        memory.reserve(bytes, tuples);
+      }
+    }
+
+    private void release(long bytes) {
+      if (memory != null) {
+        memory.release(bytes);
+      }
+    }
+  }
+
+  /** One running aggregate of an aggregate frame's condition: count, sum, avg, min or max of a column. */
+  static final class Running implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+    static final int COUNT = 0;
+    static final int SUM = 1;
+    static final int AVG = 2;
+    static final int MIN = 3;
+    static final int MAX = 4;
+    int function;
+    String column; // null: count(*)
+    boolean integral; // sum, min and max of integers stay exact longs
+
+    static Running[] of(JsonNode items) {
+      List<Running> out = new ArrayList<>();
+      for (JsonNode item : items) {
+        Running running = new Running();
+        List<String> functions = List.of("count", "sum", "avg", "min", "max");
+        running.function = functions.indexOf(item.path(0).asText());
+        if (running.function < 0) {
+          throw new KernelRequest.Refused("no running " + item.path(0).asText() + " in the JVM");
+        }
+        running.column = item.path(1).isTextual() ? item.path(1).asText() : null;
+        running.integral = item.path(2).asBoolean(false) && running.function != AVG;
+        out.add(running);
+      }
+      return out.toArray(new Running[0]);
+    }
+  }
+
+  /**
+   * The running aggregates of the frame so far: as numpy's running_test computes them, sums in order
+   * of the tuples, NULL (unknown) for an aggregate of no value.
+   */
+  static final class RunningValues {
+    private final Running[] running;
+    final long[] seen; // values present (count(*): tuples)
+    final long[] longs; // integral sums, minimums, maximums
+    final double[] doubles; // the others
+
+    RunningValues(Running[] running) {
+      this.running = running;
+      seen = new long[running.length];
+      longs = new long[running.length];
+      doubles = new double[running.length];
+    }
+
+    void reset() {
+      for (int r = 0; r < running.length; r++) {
+        seen[r] = 0;
+        int function = running[r].function;
+        longs[r] = function == Running.MIN ? Long.MAX_VALUE : function == Running.MAX ? Long.MIN_VALUE : 0;
+        doubles[r] = function == Running.MIN ? Double.NaN : function == Running.MAX ? Double.NEGATIVE_INFINITY : 0.0;
+      }
+    }
+
+    void add(KeyTuples key, Spec spec, int i) {
+      for (int r = 0; r < running.length; r++) {
+        int present = spec.argumentPresent[r];
+        if (present >= 0 && key.extras[present][i] == 0) {
+          continue; // a NULL argument: nothing changes
+        }
+        seen[r]++;
+        int function = running[r].function;
+        if (function == Running.COUNT) {
+          continue;
+        }
+        long raw = key.extras[spec.argument[r]][i];
+        if (running[r].integral) {
+          longs[r] = States.combine(function == Running.SUM ? States.SUM : function == Running.MIN ? States.MIN : States.MAX, longs[r], raw);
+        } else {
+          boolean isLong = spec.base.extraKinds[spec.argument[r]] > 0;
+          double x = isLong ? (double) raw : Double.longBitsToDouble(raw);
+          int op = function == Running.MIN ? States.MIN : function == Running.MAX ? States.MAX : States.SUM;
+          doubles[r] = States.combine(op, doubles[r], x);
+        }
+      }
+    }
+
+    boolean known(int r) {
+      return running[r].function == Running.COUNT || seen[r] > 0;
+    }
+
+    boolean isLong(int r) {
+      return running[r].function == Running.COUNT || running[r].integral;
+    }
+
+    long longValue(int r) {
+      return running[r].function == Running.COUNT ? seen[r] : longs[r];
+    }
+
+    double doubleValue(int r) {
+      return running[r].function == Running.AVG ? doubles[r] / Math.max(seen[r], 1) : doubles[r];
+    }
+  }
+
+  /** An aggregate frame's condition: comparisons of running aggregates with numbers, AND, OR, NOT. */
+  static final class Test implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+    private static final List<String> OPERATORS = List.of("<", "<=", ">", ">=", "=", "<>");
+    static final int TRUE = 1;
+    static final int FALSE = 0;
+    static final int UNKNOWN = -1;
+    String node; // compare, and, or, not
+    Test left;
+    Test right;
+    int operator;
+    int index;
+    boolean integralConstant;
+    long longConstant;
+    double doubleConstant;
+
+    static Test of(JsonNode json, int aggregates) {
+      Test test = new Test();
+      test.node = json.path(0).asText();
+      switch (test.node) {
+        case "and":
+        case "or":
+          test.left = of(json.path(1), aggregates);
+          test.right = of(json.path(2), aggregates);
+          break;
+        case "not":
+          test.left = of(json.path(1), aggregates);
+          break;
+        case "compare":
+          test.operator = OPERATORS.indexOf(json.path(1).asText());
+          test.index = json.path(2).asInt(-1);
+          JsonNode constant = json.path(3);
+          if (test.operator < 0 || test.index < 0 || test.index >= aggregates || !constant.isNumber()) {
+            throw new KernelRequest.Refused("a condition the JVM does not read: " + json);
+          }
+          test.integralConstant = constant.canConvertToLong() && constant.isIntegralNumber();
+          test.longConstant = constant.asLong();
+          test.doubleConstant = constant.asDouble();
+          break;
+        default:
+          throw new KernelRequest.Refused("a condition the JVM does not read: " + json);
+      }
+      return test;
+    }
+
+    boolean holds(RunningValues values) {
+      return truth(values) == TRUE;
+    }
+
+    /** SQL's three values: an aggregate of no value is NULL, so is a comparison with it; NaN is above every number. */
+    int truth(RunningValues values) {
+      switch (node) {
+        case "and": {
+          int a = left.truth(values);
+          int b = right.truth(values);
+          return a == FALSE || b == FALSE ? FALSE : a == TRUE && b == TRUE ? TRUE : UNKNOWN;
+        }
+        case "or": {
+          int a = left.truth(values);
+          int b = right.truth(values);
+          return a == TRUE || b == TRUE ? TRUE : a == FALSE && b == FALSE ? FALSE : UNKNOWN;
+        }
+        case "not": {
+          int a = left.truth(values);
+          return a == UNKNOWN ? UNKNOWN : TRUE - a;
+        }
+        default:
+          if (!values.known(index)) {
+            return UNKNOWN;
+          }
+          return compared(values) ? TRUE : FALSE;
+      }
+    }
+
+    private boolean compared(RunningValues values) {
+      int order;
+      if (values.isLong(index) && integralConstant) {
+        order = Long.compare(values.longValue(index), longConstant);
+      } else {
+        double value = values.isLong(index) ? (double) values.longValue(index) : values.doubleValue(index);
+        if (Double.isNaN(value)) {
+          return operator == 2 || operator == 3 || operator == 5; // NaN: above every number
+        }
+        order = value < doubleConstant ? -1 : value > doubleConstant ? 1 : value == doubleConstant ? 0 : 2;
+      }
+      switch (operator) {
+        case 0:
+          return order == -1;
+        case 1:
+          return order == -1 || order == 0;
+        case 2:
+          return order == 1;
+        case 3:
+          return order == 1 || order == 0;
+        case 4:
+          return order == 0;
+        default:
+          return order != 0;
+      }
+    }
+  }
+}

@@ -82,9 +82,12 @@ def test_grid_windows(spark: Any, plan: str, attr: str, data: st.DataObject, row
 @SETTINGS
 @given(data=st.data(), rows=events())
 def test_grid_windows_combined_in_numpy(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
-    """The numpy kernels, which a job uses when WQL's JVM kernels are not on the classpath."""
+    """The numpy kernels, which a job uses when WQL's JVM kernels are not on the classpath (the difference
+    plan's over every attribute type and WHERE, as its JVM kernel is tested above)."""
+    attr = data.draw(st.sampled_from(sorted(ATTRIBUTES))) if plan == "difference" else "bigint"
+    where = data.draw(WHERES) if plan == "difference" else ""
     with combined_in(spark, "arrow"):
-        text = f"SELECT {AGGREGATES[plan]} FROM s [{spec(data, plan, 'bigint')}] GROUP BY case_id"
+        text = f"SELECT {AGGREGATES[plan]} FROM s [{spec(data, plan, attr)}] {where} GROUP BY case_id"
         compare(spark, text, rows, plan)
 
 

@@ -625,12 +625,9 @@ def _difference(ctx: Context) -> None:
     _finite_helper(ctx)
     _horizon(ctx)
     _event_windows(ctx)
-    code.comment("An event inside a gap between windows (SLIDE > RANGE) has first > last and is in none; WHERE")
-    code.comment("keeps an event out of every window, but not out of the data's end (horizon).")
-    live = "(last.isNull() | (first <= last))"
+    code.comment("An event inside a gap between windows (SLIDE > RANGE) has first > last: the kernel leaves it out.")
     if ctx.query.where is not None:
-        live = f"{IN} & {live}"
-    code(f"live = {live}")
+        code.comment("WHERE keeps an event out of every window, but not out of the data's end (horizon).")
     items, states, placements = signed.event_states(_shares(ctx))
     shifted = [
         *(col(k) for k in keys),
@@ -639,7 +636,7 @@ def _difference(ctx: Context) -> None:
         'F.col("_last").alias("_h")',
         *items,
     ]
-    code.call("events", "rows.where(live).crossJoin(F.broadcast(horizon)).select", shifted)
+    code.call("events", f"{_events(ctx)}.crossJoin(F.broadcast(horizon)).select", shifted)
     ctx.helpers.update({"difference_windows", "event_differences", "key_ids", "jvm_kernel", "jvm_states"})
     code.comment("In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars): each partition's deltas")
     code.comment("added into per-key arrays over the window-ids before the shuffle, merged and combined after it;")

@@ -247,7 +247,8 @@ def event_differences(keys, first, last, horizon, states, placements):
     """Build a mapInArrow function: the difference plan's windows over interval events.
 
     Input rows: one per event that counts, with its key columns, its first window
-    (`first`), its last (`last`; NULL for an open-ended event), the data's last
+    (`first`), its last (`last`; NULL for an open-ended event; before the first for
+    an event inside a gap between windows, which is in none), the data's last
     window (`horizon`) and its share of each state; every event of a key must be
     in the same partition. Each state has a placement: "signed" (+share at the
     first window, −share one past the last: a running total holds exactly the
@@ -301,7 +302,11 @@ def event_differences(keys, first, last, horizon, states, placements):
         return [counts.astype(np.int64), means, np.bincount(group, weights=spread, minlength=groups)]
 
     def windows(table):
+        starts, stops = table.column(first), table.column(last)
+        table = table.filter(pc.fill_null(pc.less_equal(starts, stops), True))  # first > last: in a gap, in none
         count = table.num_rows
+        if count == 0:
+            return pa.RecordBatch.from_pylist([], schema=table.schema)
         ending = pc.is_valid(table.column(last)).to_numpy(zero_copy_only=False)
         final = int(pc.max(table.column(horizon)).as_py())
         key = key_ids(table, keys)

@@ -30,8 +30,9 @@ import org.apache.spark.unsafe.Platform;
  * event_differences} in WQL's generated jobs.
  *
  * <p>Input: one row per event that counts, with its key columns, its first window ({@code first}),
- * its last ({@code last}; NULL for an open-ended event), the data's last window ({@code horizon}, the
- * same on every row) and its share of each state. A state is placed at the event's first window and,
+ * its last ({@code last}; NULL for an open-ended event; before its first for an event inside a gap
+ * between windows, which is in none), the data's last window ({@code horizon}, the same on every row)
+ * and its share of each state. A state is placed at the event's first window and,
  * negated, one past its last ("signed": sums and counts, so a running total over the windows holds
  * exactly the events that overlap each), or only at its first ("start") or only one past its last
  * ("end"): the two halves of the moments, which only grow and are subtracted per window afterwards.
@@ -520,13 +521,17 @@ public final class EventDeltas {
     }
 
     private void add(InternalRow row) {
+      long first = row.getLong(spec.firstField);
+      boolean ends = !row.isNullAt(spec.lastField);
+      if (ends && row.getLong(spec.lastField) < first) {
+        return; // inside a gap between windows (SLIDE > RANGE): in none
+      }
       Cells cells = keys.of(row, newKey);
       long before = cells.bytes();
       cells.horizon = Math.max(cells.horizon, row.getLong(spec.horizonField));
       states.read(row, rowLongs, rowDoubles);
       int nl = rowLongs.length;
       int nd = rowDoubles.length;
-      boolean ends = !row.isNullAt(spec.lastField);
       for (int s = 0; s < nl; s++) {
         long value = rowLongs[s];
         long identity = states.longIdentityAt(s);
@@ -541,7 +546,6 @@ public final class EventDeltas {
         shareDoubles[s] = place == END ? identity : value;
         shareDoubles[nd + s] = place == SIGNED ? -value : place == END ? value : identity;
       }
-      long first = row.getLong(spec.firstField);
       cells.add(first, shareLongs, shareDoubles, 0);
       if (ends) {
         cells.add(row.getLong(spec.lastField) + 1, shareLongs, shareDoubles, 1);

@@ -161,3 +161,19 @@ def _difference(got: list[dict[str, Any]], want: list[dict[str, Any]], compiled:
         f"plan {compiled.plan}: {len(got)} rows from Spark, {len(want)} from the reference\n"
         f"only in Spark: {spark_only}\nonly in the reference: {reference_only}"
     )
+
+
+def physical_plan(frame: Any) -> str:
+    return frame._jdf.queryExecution().executedPlan().toString()
+
+
+def in_jvm_and_numpy(spark: Any, compiled: wql.CompiledQuery, frame: Any) -> tuple[list[Any], list[Any], str]:
+    """The query's rows from the JVM kernel and from the numpy kernel, and the JVM run's physical plan."""
+    in_jvm = compiled.run(spark, s=frame)
+    got = normalized([r.asDict() for r in in_jvm.collect()])
+    plan = physical_plan(in_jvm)
+    with combined_in(spark, "arrow"):
+        in_numpy = compiled.run(spark, s=frame)
+        assert "MapInArrow" in physical_plan(in_numpy)
+        want = normalized([r.asDict() for r in in_numpy.collect()])
+    return got, want, plan

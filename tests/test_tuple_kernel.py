@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import wql
-from tests.differential import combined_in, normalized
+from tests.differential import in_jvm_and_numpy, normalized, physical_plan
 from wql.runtime.reference import evaluate_query
 
 pytestmark = pytest.mark.spark
@@ -27,22 +27,6 @@ AGGREGATES = (
 )
 SCHEMA = "k INT, v DOUBLE, q BIGINT, ts TIMESTAMP"
 START = datetime(2024, 1, 1)
-
-
-def physical_plan(frame: Any) -> str:
-    return frame._jdf.queryExecution().executedPlan().toString()
-
-
-def in_jvm_and_numpy(spark: Any, compiled: wql.CompiledQuery, frame: Any) -> tuple[list[Any], list[Any], str]:
-    """The query's rows from the JVM kernel and from the numpy kernel, and the JVM run's physical plan."""
-    in_jvm = compiled.run(spark, s=frame)
-    got = normalized([r.asDict() for r in in_jvm.collect()])
-    plan = physical_plan(in_jvm)
-    with combined_in(spark, "arrow"):
-        in_numpy = compiled.run(spark, s=frame)
-        assert "MapInArrow" in physical_plan(in_numpy)
-        want = normalized([r.asDict() for r in in_numpy.collect()])
-    return got, want, plan
 
 
 def test_out_of_order_keys_over_several_batches_equal_numpy(spark: Any) -> None:

@@ -487,6 +487,52 @@ class _Signed:
             f"F.sum(F.when({value} == -{INF}, {sign})).alias({py(ninf)})",
         ]
 
+    def event_states(
+        self, shares: list[tuple[StateGroup, list[str]]]
+    ) -> tuple[list[str], list[tuple[str, list[str]]], list[str]]:
+        """Each event's share of the running combine's states (select items), the states and their placements:
+        "signed" (+ at the first window, − one past the last), or a moments half only at the first window
+        ("start") or only one past the last ("end"). In the order of kernel_states."""
+        items: list[str] = []
+        states: list[tuple[str, list[str]]] = []
+        placements: list[str] = []
+
+        def signed(column: str, value: str) -> None:
+            items.append(f"{value}.alias({py(column)})")
+            states.append(("sum", [column]))
+            placements.append("signed")
+
+        def apart(column: str, value: str) -> None:
+            nan, pinf, ninf = self.counts_apart(column)
+            signed(nan, f'F.when(F.isnan({value}), F.lit(1)).cast("bigint")')
+            signed(pinf, f'F.when({value} == {INF}, F.lit(1)).cast("bigint")')
+            signed(ninf, f'F.when({value} == -{INF}, F.lit(1)).cast("bigint")')
+
+        for group, values in shares:
+            if group.operation == "moments":
+                n, mean, _ = group.columns
+                present, value, _ = values
+                signed(n, f'{present}.cast("bigint")')
+                kept = f"finite({value})"
+                for half, place in zip(self.moment_halves(group.columns), ("start", "end"), strict=True):
+                    items += [
+                        f'F.when({kept}, F.lit(1)).cast("bigint").alias({py(half[0])})',
+                        f'F.when({kept}, {value}).cast("double").alias({py(half[1])})',
+                        f"F.when({kept}, F.lit(0.0)).alias({py(half[2])})",
+                    ]
+                    states.append(("moments", list(half)))
+                    placements.append(place)
+                apart(mean, value)
+                continue
+            assert group.operation == "sum", group.operation
+            for column, value, floating in zip(group.columns, values, group.floating, strict=True):
+                if floating:
+                    signed(column, f'F.when(finite({value}), {value}).cast("double")')
+                    apart(column, value)
+                else:
+                    signed(column, f'{value}.cast("bigint")')
+        return items, states, placements
+
     def kernel_states(self) -> list[tuple[str, list[str]]]:
         """(operation, columns) for the running combine: sums, and each half of the moments."""
         decomposition = self.ctx.plan.decomposition
@@ -553,13 +599,9 @@ def _finite_helper(ctx: Context) -> None:
     code.blank()
 
 
-def _difference(ctx: Context) -> None:
-    window, keys = ctx.window, ctx.keys()
-    signed = _Signed(ctx)
-    code = ctx.stage(
-        "windows", "rows", "One row per window and key: each event's signed deltas, then a running combine per key."
-    )
-    _finite_helper(ctx)
+def _event_windows(ctx: Context) -> None:
+    """first and last: each event's first window and its last (NULL for an open-ended one), and why."""
+    code = ctx.code
     first, _ = _windows_of_event(ctx)
     code.comment("An event overlaps window [a, b) iff start < b and end > a; and one that ends at or before a")
     code.comment("started before b. So a window's states are those of the events starting before its end, less")
@@ -567,6 +609,63 @@ def _difference(ctx: Context) -> None:
     code.comment("one past its last (none for an open-ended event), and a running total over the window-ids.")
     code(f"first = {first}")
     code(f"last = {_last_closed(ctx)}  # NULL for an open-ended event")
+
+
+def _difference(ctx: Context) -> None:
+    """The difference plan's windows: each event's shares at its first window and one past its last, added up
+    per key and window-id and combined along the ids in WQL's kernel (SNAP: in Spark, _difference_grouped)."""
+    if ctx.window.snap:
+        _difference_grouped(ctx)
+        return
+    keys = ctx.keys()
+    signed = _Signed(ctx)
+    code = ctx.stage(
+        "windows", "rows", "One row per window and key: each event's signed deltas, combined per key in a kernel."
+    )
+    _finite_helper(ctx)
+    _horizon(ctx)
+    _event_windows(ctx)
+    code.comment("An event inside a gap between windows (SLIDE > RANGE) has first > last: the kernel leaves it out.")
+    if ctx.query.where is not None:
+        code.comment("WHERE keeps an event out of every window, but not out of the data's end (horizon).")
+    items, states, placements = signed.event_states(_shares(ctx))
+    shifted = [
+        *(col(k) for k in keys),
+        'first.cast("bigint").alias("_first")',
+        'last.cast("bigint").alias("_lastw")',
+        'F.col("_last").alias("_h")',
+        *items,
+    ]
+    code.call("events", f"{_events(ctx)}.crossJoin(F.broadcast(horizon)).select", shifted)
+    ctx.helpers.update({"difference_windows", "event_differences", "key_ids", "jvm_kernel", "jvm_states"})
+    code.comment("In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars): each partition's deltas")
+    code.comment("added into per-key arrays over the window-ids before the shuffle, merged and combined after it;")
+    code.comment("else numpy via Arrow.")
+    keywords: dict[str, object] = {
+        "keys": keys,
+        "first": "_first",
+        "last": "_lastw",
+        "horizon": "_h",
+        "states": states,
+        "placements": placements,
+    }
+    code.call("windows", "difference_windows", ["events"], keywords=keywords)
+    code('windows = windows.withColumnRenamed("_first", "wid")')
+    code.comment("Each window's states from the running totals: finite parts, NaN and infinities counted apart.")
+    code.call("windows", "windows.select", ['F.col("wid")', *(col(k) for k in keys), *signed.windows_states()])
+    _lower(ctx, keys)
+
+
+def _difference_grouped(ctx: Context) -> None:
+    """SNAP on the difference plan: the deltas grouped by key and window-id in Spark, for the cells' change
+    counts (_moves) that SNAP's runs need, then the cell kernel's running combine."""
+    window, keys = ctx.window, ctx.keys()
+    signed = _Signed(ctx)
+    code = ctx.stage(
+        "windows", "rows", "One row per window and key: each event's signed deltas, then a running combine per key."
+    )
+    _finite_helper(ctx)
+    _event_windows(ctx)
     code.comment("_h: the last window of the data each event reaches (open-ended events last to the largest).")
     code(f"reach = {_last_holding(ctx, f'F.greatest({T}, F.coalesce({E}, {T}))')}")
     code.comment("An event inside a gap between windows (SLIDE > RANGE) has first > last and is in none.")

@@ -43,6 +43,8 @@ _SUPPORT_ORDER = (
     "tuple_windows",
     "slice_events",
     "event_slices",
+    "difference_windows",
+    "event_differences",
     "frame_windows",
     "frame_states",
     "frame_labels",

@@ -1,4 +1,8 @@
-from wql.compiler.kernels.job_support import jvm_kernel, jvm_states  # a job holds its own copy, beside this function
+from wql.compiler.kernels.job_support import (  # a job holds its own copy, beside this function
+    jvm_kernel,
+    jvm_states,
+    key_ids,
+)
 
 
 def event_slices(keys, first, last, states, size, step):
@@ -237,3 +241,155 @@ def slice_events(events, keys, first, last, horizon, states, size, step):
         return windows
     events = events.repartition(*keys) if keys else events.coalesce(1)
     return events.mapInArrow(event_slices(keys, first, last, states, size, step), events.schema)
+
+
+def event_differences(keys, first, last, horizon, states, placements):
+    """Build a mapInArrow function: the difference plan's windows over interval events.
+
+    Input rows: one per event that counts, with its key columns, its first window
+    (`first`), its last (`last`; NULL for an open-ended event; before the first for
+    an event inside a gap between windows, which is in none), the data's last
+    window (`horizon`) and its share of each state; every event of a key must be
+    in the same partition. Each state has a placement: "signed" (+share at the
+    first window, −share one past the last: a running total holds exactly the
+    events overlapping each window), "start" (only at the first window) or "end"
+    (only one past the last): the halves of the moments, which only grow.
+
+    Deltas are sorted by key and window-id and combined per distinct id; a running
+    combine along each key's ids (sums, and moments by Chan's formula, one id
+    after another as the JVM kernel merges them) holds for every window up to the
+    next id, or the data's last window. Output rows have the input's schema, with
+    `first` and `last` holding the window-id; windows whose first state (a count)
+    is zero are left out.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def run(batches):
+        batches = list(batches)
+        if not batches or sum(b.num_rows for b in batches) == 0:
+            return
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            yield windows(pa.Table.from_batches(batches))
+
+    def placed(values, place, at_end, signs):
+        """Each delta's share: the event's value where the state is placed, else the identity (0)."""
+        if place == "signed":
+            return values * signs
+        return np.where(at_end if place == "end" else ~at_end, values, np.zeros_like(values))
+
+    def running_moments(n, mean, m2, key_first):
+        """Chan's combine of each id's part into the running state, id after id, starting again per key."""
+        total, center, spread = n.copy(), mean.copy(), m2.copy()
+        for g in range(len(n)):
+            if key_first[g]:
+                continue
+            n1, n2 = total[g - 1], n[g]
+            count = n1 + n2 if n1 + n2 > 0 else 1
+            delta = mean[g] - center[g - 1]
+            total[g] = n1 + n2
+            center[g] = center[g - 1] + delta * (n2 / count)
+            spread[g] = spread[g - 1] + m2[g] + delta * delta * n1 * n2 / count
+        return [total, center, spread]
+
+    def part_moments(n, mean, m2, group, groups):
+        """The moments of each id's deltas: counts, means, spreads about each id's mean."""
+        counts = np.bincount(group, weights=n, minlength=groups)
+        safe = np.where(counts > 0, counts, 1)
+        means = np.bincount(group, weights=n * mean, minlength=groups) / safe
+        spread = np.where(n > 0, m2 + n * (mean - means[group]) ** 2, 0)
+        return [counts.astype(np.int64), means, np.bincount(group, weights=spread, minlength=groups)]
+
+    def windows(table):
+        starts, stops = table.column(first), table.column(last)
+        table = table.filter(pc.fill_null(pc.less_equal(starts, stops), True))  # first > last: in a gap, in none
+        count = table.num_rows
+        if count == 0:
+            return pa.RecordBatch.from_pylist([], schema=table.schema)
+        ending = pc.is_valid(table.column(last)).to_numpy(zero_copy_only=False)
+        final = int(pc.max(table.column(horizon)).as_py())
+        key = key_ids(table, keys)
+        # Two deltas per event that ends (at its first window, one past its last), one per open-ended event.
+        event = np.r_[np.arange(count), np.flatnonzero(ending)]
+        at_end = np.r_[np.zeros(count, dtype=bool), np.ones(int(ending.sum()), dtype=bool)]
+        stop = pc.fill_null(table.column(last), 0).to_numpy(zero_copy_only=False) + 1
+        cell = np.r_[table.column(first).to_numpy(zero_copy_only=False), stop[ending]]
+        order = np.lexsort([cell, key[event]])
+        event, at_end, cell = event[order], at_end[order], cell[order]
+        new_key = np.r_[True, key[event][1:] != key[event][:-1]]
+        new_id = new_key.copy()
+        new_id[1:] |= cell[1:] != cell[:-1]
+        group = np.cumsum(new_id) - 1
+        heads = np.flatnonzero(new_id)
+        groups = len(heads)
+        ids = cell[heads]
+        key_first = new_key[heads]
+        key_starts = np.flatnonzero(key_first)
+        key_ends = np.r_[key_starts[1:], groups]
+        # The running states of id g hold for windows ids[g] … the next id of its key − 1 (the last id: the
+        # data's last window), none past the data's last window.
+        key_last = np.r_[key_first[1:], True]
+        upto = np.where(key_last, final, np.minimum(np.r_[ids[1:], 0] - 1, final))
+        spans = np.maximum(upto - ids + 1, 0)
+        signs = np.where(at_end, -1, 1)
+
+        columns = {}
+        for (operation, names), place in zip(states, placements, strict=True):
+            values = []
+            for name in names:
+                column = table.column(name)
+                values.append(pc.fill_null(column, 0).to_numpy(zero_copy_only=False)[event])
+            if operation == "moments":
+                n, mean, m2 = (placed(v, place, at_end, signs) for v in values)
+                merged = running_moments(*part_moments(n, mean, m2, group, groups), key_first)
+            else:
+                parts = np.zeros(groups, dtype=values[0].dtype)  # one total per id, exact for integers
+                np.add.at(parts, group, placed(values[0], place, at_end, signs))
+                merged = [np.empty_like(parts)]
+                for begin, end in zip(key_starts, key_ends, strict=True):  # a running total per key
+                    merged[0][begin:end] = np.cumsum(parts[begin:end])
+            for name, array in zip(names, merged, strict=True):
+                columns[name] = array
+
+        spans = np.where(columns[states[0][1][0]] > 0, spans, 0)  # the first state counts the window's events
+        of_window = np.repeat(np.arange(groups), spans)
+        within = np.arange(int(spans.sum())) - np.repeat(np.r_[0, np.cumsum(spans)[:-1]], spans)
+        wid = ids[of_window] + within
+        representative = pa.array(event[heads][of_window])
+        out = []
+        for field in table.schema:
+            if field.name in (first, last):
+                out.append(pa.array(wid, type=field.type))
+            elif field.name == horizon:
+                out.append(pa.array(np.full(len(wid), final), type=field.type))
+            elif field.name in columns:
+                out.append(pa.array(columns[field.name][of_window], type=field.type))
+            else:
+                out.append(table.column(field.name).take(representative).combine_chunks())
+        return pa.RecordBatch.from_arrays(out, schema=table.schema)
+
+    return run
+
+
+def difference_windows(events, keys, first, last, horizon, states, placements):
+    """The difference plan's windows of interval events: WQL's JVM kernel when it is on Spark's classpath,
+    else numpy.
+
+    Both take one row per event (keys, first and last window, the data's last window,
+    state shares) and return the same rows (see event_differences). The JVM kernel is
+    two operators in Spark's plan: before the shuffle, each partition's signed deltas
+    are added into per-key arrays over the window-ids, shipped as a few rows of arrays
+    per key; after it, each key's arrays are merged and combined along the ids. So no
+    hash aggregate groups two delta rows per event, and the shuffle moves arrays, not
+    events.
+    """
+    operations, columns = jvm_states(states)
+    places = [place for (_, names), place in zip(states, placements, strict=True) for _ in names]
+    request = {"kernel": "EventDeltas", "keys": keys, "first": first, "last": last, "horizon": horizon}
+    request.update(operations=operations, columns=columns, placements=places)
+    windows = jvm_kernel(events, request)
+    if windows is not None:
+        return windows
+    events = events.repartition(*keys) if keys else events.coalesce(1)
+    return events.mapInArrow(event_differences(keys, first, last, horizon, states, placements), events.schema)

@@ -73,6 +73,8 @@ abstract class KernelRequest implements Serializable {
         return FrameWindows.request(request, input);
       case "EventSlices":
         return EventSlices.request(request, input);
+      case "EventDeltas":
+        return EventDeltas.request(request, input);
       default:
         throw new Refused("no kernel named '" + kernel + "'");
     }

@@ -177,6 +177,33 @@ def test_state_is_bounded_by_the_open_windows(spark: Any) -> None:
     assert {r["state_rows"] for r in reports if r["trigger"] != "drain"} == {4}
 
 
+@pytest.mark.parametrize("plan", ["bucket", "pane"])
+def test_a_trigger_that_admits_nothing_keeps_the_state_it_found(spark: Any, tmp_path: Path, plan: str) -> None:
+    # Trigger 0 (p = 12) closes [-10, 10) and leaves [0, 20) and [10, 30) open. Triggers 1-3 bring a late row,
+    # nothing, then only late rows: they emit nothing and name trigger 0's state files, which must outlive the
+    # cleanup of older versions; trigger 4 (p = 25) closes [0, 20), the same when Spark replays it.
+    text = "SELECT count(*) AS n FROM s [RANGE 20 SECONDS SLIDE 10 SECONDS WATTR ts]"
+    module = load_job(compile_stream(text, plan=plan).stream_code)
+    checkpoint = str(tmp_path / "ck")
+    reports: list[dict[str, Any]] = []
+    out: dict[str, list[int]] = {}
+
+    def emit(result: Any, name: str) -> int:
+        out[name] = sorted(r["n"] for r in result.collect())
+        return len(out[name])
+
+    batches = [[row(1), row(12)], [row(3)], [], [row(5), row(11.5)], [row(25)]]
+    for batch, rows in enumerate(batches):
+        module.run_trigger(spark, frame(spark, rows), batch, checkpoint, emit, report=reports.append)
+    assert [r["windows"] for r in reports] == [1, 0, 0, 0, 1]
+    assert [r["late"] for r in reports] == [0, 1, 0, 2, 0]
+    assert len({r["state_rows"] for r in reports[:4]}) == 1 and reports[0]["state_rows"] > 0
+    assert "batch-00000001" not in out and out["batch-00000004"] == [2]
+    module.run_trigger(spark, frame(spark, batches[4]), 4, checkpoint, emit)  # a replay reads trigger 3's meta
+    assert out["batch-00000004"] == [2]
+    assert module.drain_stream(spark, checkpoint, emit) == 2 and out["drain-00000004"] == [1, 2]
+
+
 def event(case: int, start: int, end: int | None, v: float) -> dict[str, Any]:
     return {**row(None, v=v), "case_id": case, "x": start, "y": end}
 

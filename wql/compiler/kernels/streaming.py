@@ -173,39 +173,58 @@ def newest_meta(spark, checkpoint, before=None):
     return json.loads(get_text(spark, f"{root}/meta-{versions[-1]:08d}.json"))
 
 
-def save_meta(spark, checkpoint, meta):
-    """Commit a trigger's state (its parquet files are written first), then drop versions two behind."""
+def save_meta(spark, checkpoint, meta, previous=None):
+    """Commit a trigger's state (its parquet files are written first), then drop versions two behind, except
+    the files this meta or `previous` (the meta a replay of this trigger reads) still name: a trigger that
+    changes nothing names the files of the trigger before it."""
     import json
 
     root = state_root(checkpoint)
     batch = meta["batch"]
     put_text(spark, f"{root}/meta-{batch:08d}.json", json.dumps(meta, sort_keys=True))
+    named = {
+        part["name"]
+        for source in (meta, previous or {})
+        for part in source.values()
+        if isinstance(part, dict) and part.get("name")
+    }
     for name in list_names(spark, root):
         version = name.split("-")[-1].split(".")[0]
-        if version.isdigit() and int(version) < batch - 1:
+        if version.isdigit() and int(version) < batch - 1 and name not in named:
             remove(spark, f"{root}/{name}")
 
 
 def load_state(spark, checkpoint, meta, part):
     """The rows or cells (part "state"), partition positions ("positions"), first arrivals ("anchors", ALIGN
-    FIRST) or open sessions and frames ("windows") a trigger left, or None."""
-    name = (meta.get(part) or {}).get("name") if isinstance(meta.get(part), dict) else None
-    if not name:
+    FIRST) or open sessions and frames ("windows") a trigger left, or None. Read with the schema the meta
+    records, so that Spark does not run a job to find it."""
+    import json
+
+    from pyspark.sql.types import StructType
+
+    saved = meta.get(part) if isinstance(meta.get(part), dict) else {}
+    if not saved.get("name"):
         return None
-    return spark.read.parquet(f"{state_root(checkpoint)}/{name}")
+    reader = spark.read
+    if saved.get("schema"):
+        reader = reader.schema(StructType.fromJson(json.loads(saved["schema"])))
+    return reader.parquet(f"{state_root(checkpoint)}/{saved['name']}")
 
 
-def save_state(spark, checkpoint, frame, part, batch):
-    """Write the state for the next trigger; its size in rows."""
+def save_state(spark, checkpoint, frame, part, batch, one_file=True):
+    """Write the state for the next trigger: its name, size in rows and schema. `one_file` when the frame is
+    small or cached (one task writes one file); rows read from the micro-batch keep its partitions."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
     name = f"{part}-{batch:08d}"
     counted = Observation(f"wql_{name}")
+    if one_file:
+        frame = frame.coalesce(1)
     frame.observe(counted, F.count(F.lit(1)).alias("rows")).write.mode("overwrite").parquet(
         f"{state_root(checkpoint)}/{name}"
     )
-    return {"name": name, "rows": counted.get["rows"]}
+    return {"name": name, "rows": counted.get["rows"], "schema": frame.schema.json()}
 
 
 # ------------------------------------------------------------------ sources
@@ -278,9 +297,9 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     meta = newest_meta(spark, checkpoint, before=batch)
     before = meta["punctuation"]
     ended = meta["drained"]
-    # The micro-batch is read again by each job of the trigger rather than cached: Spark's sources give the
-    # same rows for the same batch, and caching half a million rows costs more than reading them twice.
-    # Row numbers and first arrivals are the exception: they follow the rows' order, which one copy fixes.
+    # The micro-batch is not cached: Spark's sources give the same rows for the same batch, and caching half a
+    # million rows costs more than reading them twice (cell plans read them once; see `held_state`). Row
+    # numbers and first arrivals are the exception: they follow the rows' order, which one copy fixes.
     held = STREAMING["numbered"] or STREAMING["anchored"] or bool(STREAMING["positions"])
     if held:
         frame = frame.persist()
@@ -304,6 +323,8 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         # A tuple with no window attribute is never late: it is in no window, but it still holds its place
         # among the arrivals that name windows (SLIDE n ROWS counts it).
         is_late = F.coalesce(t < F.lit(before), F.lit(False))
+    # One job counts the micro-batch (rows, late, the largest attribute, punctuations): the punctuation
+    # after the trigger, which the windows it emits and the state it leaves depend on, follows from it.
     counts = rows.agg(
         F.count(F.lit(1)).alias("rows"),
         F.count_if(is_late).alias("late"),
@@ -325,6 +346,21 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     if STREAMING["slack"] is not None and max_seen is not None:
         after = _larger(after, max_seen - STREAMING["slack"])
     after = _larger(after, stats["marked"])
+    # A trigger that admits no tuple and moves no punctuation changes no window and no state: it emits
+    # nothing, writes no state, and its meta names the state files the trigger before it left.
+    unchanged = (
+        not ended
+        and after == before
+        and (
+            stats["rows"] == 0
+            or (
+                stats["rows"] == stats["late"]
+                and STREAMING["mode"] == "consistent"
+                and not STREAMING["positions"]
+                and not STREAMING["anchored"]
+            )
+        )
+    )
 
     positions = None
     if STREAMING["positions"]:  # rows counted within each partition: each has its own punctuation
@@ -351,18 +387,20 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     keyed = STREAMING["keyed"]
     touched = fresh.select(*(F.col(f"`{c}`") for c in keyed)).distinct() if keyed else None
     cached = load_state(spark, checkpoint, meta, "windows") if keyed else None
-    kept = load_state(spark, checkpoint, meta, "state")
-    if kept is not None:
-        fresh = kept.unionByName(fresh)
+    previous = load_state(spark, checkpoint, meta, "state")
+    if previous is not None:
+        fresh = previous.unionByName(fresh)
     if STREAMING["keeps"] == "cells":
         fresh = merge(fresh)
-    # Sessions and frames read what the trigger keeps several times over; grid windows twice (the windows
-    # it emits, the state it leaves), where computing it again costs less than caching it.
-    kept = fresh.persist() if keyed or closing_keys is not None else fresh
+    # What the trigger keeps is read at least twice (the windows it emits, the state it leaves). Cells, and
+    # the rows of sessions and frames, are few: they are cached, and the micro-batch is read once more, not
+    # twice. Rows of other windows (half a million a trigger) cost more to cache than to read again.
+    held_state = STREAMING["keeps"] == "cells" or bool(keyed) or closing_keys is not None
+    kept = fresh.persist() if held_state and not unchanged else fresh
 
     emitted = 0
     computed = None
-    if not ended:
+    if not ended and not unchanged:
         if cached is not None:
             computed = windows(same_keys(kept, touched, keyed, "left_semi"))
             computed = computed.unionByName(same_keys(cached, touched, keyed, "left_anti")).persist()
@@ -375,9 +413,8 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         if STREAMING["emit"] == "changes":
             # Every open window whose result differs from what the trigger before computed for it.
             chosen = everything if already is None else everything.where(~already)
-            earlier = load_state(spark, checkpoint, meta, "state")
-            if earlier is not None:
-                earlier = with_points(windows(earlier), offsets, positions)
+            if previous is not None:
+                earlier = with_points(windows(previous), offsets, positions)
                 chosen = chosen.exceptAll(earlier if already is None else earlier.where(~already))
         else:
             closes = F.lit(False) if after is None else is_final(after)
@@ -397,31 +434,31 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         )
         publish(described, late, late_format, f"batch-{batch:08d}")
 
-    state = None
-    kept_windows = None
-    if not ended:
+    state = meta["state"] if unchanged else None
+    kept_windows = meta.get("windows") if unchanged else None
+    if not ended and not unchanged:
         if cached is not None:  # a key no tuple touched keeps its rows as they were until one does
             retained = retain(same_keys(kept, touched, keyed, "left_semi"), after)
             retained = retained.unionByName(same_keys(kept, touched, keyed, "left_anti"))
         else:
             retained = retain(with_points(kept, offsets, positions), after).drop("_before", "_after")
-        state = save_state(spark, checkpoint, retained, "state", batch)
+        state = save_state(spark, checkpoint, retained, "state", batch, one_file=held_state)
         if keyed:
             still_open = computed if after is None else computed.where(~is_final(after))
             kept_windows = save_state(spark, checkpoint, still_open, "windows", batch)
             computed.unpersist()
     kept_closings = meta.get("closings")
-    if closing_keys is not None and not ended and after is not None:
+    if closing_keys is not None and not ended and not unchanged and after is not None:
         # Each key's closing point: the last final window's among its rows, else the one it had.
         points = closing(kept, after)
         if closings is not None:  # read once, when the trigger admitted its rows
             points = same_keys(closings, points, closing_keys, "left_anti").unionByName(points)
         kept_closings = save_state(spark, checkpoint, points, "closings", batch)
     kept_positions = meta.get("positions")
-    if positions is not None:
+    if positions is not None and not unchanged:
         kept_positions = save_state(spark, checkpoint, positions, "positions", batch)
     kept_anchors = meta.get("anchors")
-    if STREAMING["anchored"]:
+    if STREAMING["anchored"] and not unchanged:
         kept_anchors = save_state(spark, checkpoint, anchors_seen(rows, anchors), "anchors", batch)
     kept.unpersist()
     if held:
@@ -442,6 +479,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
             "anchors": kept_anchors,
             "drained": ended,
         },
+        previous=meta,
     )
     if report is not None:
         report(
@@ -564,7 +602,7 @@ def drain_stream(spark, checkpoint, emit, report=None):
             before = F.col("_before")
         chosen = everything if before is None else everything.where(~is_final(before))
         emitted = emit(finish(chosen.drop("_before", "_after")), f"drain-{meta['batch']:08d}")
-    save_meta(spark, checkpoint, {**meta, "state": None, "windows": None, "drained": True})
+    save_meta(spark, checkpoint, {**meta, "state": None, "windows": None, "drained": True}, previous=meta)
     if report is not None:
         report(
             {

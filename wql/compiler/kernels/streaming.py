@@ -413,8 +413,11 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         if STREAMING["emit"] == "changes":
             # Every open window whose result differs from what the trigger before computed for it.
             chosen = everything if already is None else everything.where(~already)
-            if previous is not None:
-                earlier = with_points(windows(previous), offsets, positions)
+            # The state is read again, not reused from `previous`: that relation is also below `chosen`, and
+            # a kernel's node keeps its input's key attributes, which Spark cannot tell apart in exceptAll.
+            earlier = load_state(spark, checkpoint, meta, "state") if previous is not None else None
+            if earlier is not None:
+                earlier = with_points(windows(earlier), offsets, positions)
                 chosen = chosen.exceptAll(earlier if already is None else earlier.where(~already))
         else:
             closes = F.lit(False) if after is None else is_final(after)

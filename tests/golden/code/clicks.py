@@ -543,12 +543,18 @@ def jvm_kernel(frame, request):
 
 def kernel_extension(spark):
     """Whether the session's Spark runs WQL's extension: its function wql_kernels() answers this job's
-    protocol. Asked once per session."""
-    known = _kernel_servers.get(id(spark))
-    if known is None or known[0] is not spark:
+    protocol. Asked once per SparkContext: extensions are its static configuration, and a stream's
+    foreachBatch hands each trigger a new session (asking per session cost two jobs a trigger and kept every
+    trigger's session alive). A Spark Connect client has no SparkContext: asked once per client session."""
+    try:
+        owner = spark.sparkContext
+    except Exception:
+        owner = spark
+    known = _kernel_servers.get(id(owner))
+    if known is None or known[0] is not owner:
         present = spark.catalog.functionExists("wql_kernels")  # the function is the extension's mark
         answer = spark.sql("SELECT wql_kernels()").first()[0] if present else None
-        known = _kernel_servers[id(spark)] = (spark, answer == KERNEL_PROTOCOL)
+        known = _kernel_servers[id(owner)] = (owner, answer == KERNEL_PROTOCOL)
     return known[1]
 
 

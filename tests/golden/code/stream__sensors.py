@@ -466,12 +466,18 @@ def jvm_kernel(frame, request):
 
 def kernel_extension(spark):
     """Whether the session's Spark runs WQL's extension: its function wql_kernels() answers this job's
-    protocol. Asked once per session."""
-    known = _kernel_servers.get(id(spark))
-    if known is None or known[0] is not spark:
+    protocol. Asked once per SparkContext: extensions are its static configuration, and a stream's
+    foreachBatch hands each trigger a new session (asking per session cost two jobs a trigger and kept every
+    trigger's session alive). A Spark Connect client has no SparkContext: asked once per client session."""
+    try:
+        owner = spark.sparkContext
+    except Exception:
+        owner = spark
+    known = _kernel_servers.get(id(owner))
+    if known is None or known[0] is not owner:
         present = spark.catalog.functionExists("wql_kernels")  # the function is the extension's mark
         answer = spark.sql("SELECT wql_kernels()").first()[0] if present else None
-        known = _kernel_servers[id(spark)] = (spark, answer == KERNEL_PROTOCOL)
+        known = _kernel_servers[id(owner)] = (owner, answer == KERNEL_PROTOCOL)
     return known[1]
 
 
@@ -547,8 +553,12 @@ def merged_moments(n, mean, m2):
 def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="csv", report=None):
     """One trigger: what is late against the punctuation it starts with, the windows it closes, the state
     it leaves. `emit(result, name)` receives the windows; `late`, a directory for late and malformed rows."""
+    from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
+    # The state is read in the micro-batch's session: an Observation reports only to queries of the session
+    # it was made in, and a relation read through another session would take the trigger's job there.
+    session = frame.sparkSession
     meta = newest_meta(spark, checkpoint, before=batch)
     before = meta["punctuation"]
     ended = meta["drained"]
@@ -563,8 +573,8 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     marked = F.coalesce(F.expr(STREAMING["punctuation"]), F.lit(False)) if STREAMING["punctuation"] else F.lit(False)
     rows = frame.where(~malformed & ~marked)
     next_row = meta["next_row"]
-    offsets = load_state(spark, checkpoint, meta, "positions")
-    anchors = load_state(spark, checkpoint, meta, "anchors")
+    offsets = load_state(session, checkpoint, meta, "positions")
+    anchors = load_state(session, checkpoint, meta, "anchors")
     if STREAMING["anchored"]:  # ALIGN FIRST: partitions seen before keep the first arrival they had
         rows = number(rows, next_row, offsets, anchors)
     elif STREAMING["numbered"]:
@@ -578,44 +588,64 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         # A tuple with no window attribute is never late: it is in no window, but it still holds its place
         # among the arrivals that name windows (SLIDE n ROWS counts it).
         is_late = F.coalesce(t < F.lit(before), F.lit(False))
-    # One job counts the micro-batch (rows, late, the largest attribute, punctuations): the punctuation
-    # after the trigger, which the windows it emits and the state it leaves depend on, follows from it.
-    counts = rows.agg(
-        F.count(F.lit(1)).alias("rows"),
-        F.count_if(is_late).alias("late"),
-        F.count_if(t.isNull()).alias("nulls"),
-        F.max(t).alias("max_seen"),
-    )
-    signals = frame.agg(
+    # The micro-batch counted in one pass: rows, late, the largest attribute, malformed rows, punctuations.
+    # The punctuation after the trigger, which the windows it emits and the state it leaves depend on,
+    # follows from it. Numbered rows are counted after numbering (their attribute may be the row number).
+    admissible = F.lit(True) if held else ~malformed & ~marked
+    statistics = [
+        F.count_if(admissible).alias("rows"),
+        F.count_if(admissible & is_late).alias("late"),
+        F.count_if(admissible & t.isNull()).alias("nulls"),
+        F.max(F.when(admissible, t)).alias("max_seen"),
+    ]
+    signals = [
         F.count_if(malformed).alias("malformed"),
         F.count_if(~malformed & marked).alias("punctuations"),
         (
             F.max(F.when(~malformed & marked, window_attribute(frame))) if STREAMING["punctuation"] else F.lit(None)
         ).alias("marked"),
-    )
-    stats = counts.crossJoin(signals).first()
-    next_row += stats["rows"]
+    ]
+    # Cell plans count it while they build the trigger's cells, the one job that reads the micro-batch
+    # (an Observation): the cells do not depend on the punctuation after the trigger, only on the one before.
+    observed = STREAMING["keeps"] == "cells" and not held and STREAMING["closings"] is None
+    seen = None
+    if observed:
+        seen = Observation(f"wql_trigger_{batch}")
+        rows = frame.observe(seen, *statistics, *signals).where(~malformed & ~marked)
+        stats = None
+    elif held:
+        stats = rows.agg(*statistics).crossJoin(frame.agg(*signals)).first()
+    else:
+        stats = frame.agg(*statistics, *signals).first()
 
-    max_seen = _larger(meta["max_seen"], stats["max_seen"])
-    after = before
-    if STREAMING["slack"] is not None and max_seen is not None:
-        after = _larger(after, max_seen - STREAMING["slack"])
-    after = _larger(after, stats["marked"])
-    # A trigger that admits no tuple and moves no punctuation changes no window and no state: it emits
-    # nothing, writes no state, and its meta names the state files the trigger before it left.
-    unchanged = (
-        not ended
-        and after == before
-        and (
-            stats["rows"] == 0
-            or (
-                stats["rows"] == stats["late"]
-                and STREAMING["mode"] == "consistent"
-                and not STREAMING["positions"]
-                and not STREAMING["anchored"]
+    def punctuation_after(stats):
+        """The punctuation after the trigger; whether the trigger changes nothing: it admits no tuple and
+        moves no punctuation, so it emits nothing, writes no state, and its meta names the state files the
+        trigger before it left."""
+        max_seen = _larger(meta["max_seen"], stats["max_seen"])
+        after = before
+        if STREAMING["slack"] is not None and max_seen is not None:
+            after = _larger(after, max_seen - STREAMING["slack"])
+        after = _larger(after, stats["marked"])
+        unchanged = (
+            not ended
+            and after == before
+            and (
+                stats["rows"] == 0
+                or (
+                    stats["rows"] == stats["late"]
+                    and STREAMING["mode"] == "consistent"
+                    and not STREAMING["positions"]
+                    and not STREAMING["anchored"]
+                )
             )
         )
-    )
+        return max_seen, after, unchanged
+
+    if stats is not None:
+        max_seen, after, unchanged = punctuation_after(stats)
+    else:
+        max_seen = after = unchanged = None  # known once the cells are built
 
     positions = None
     if STREAMING["positions"]:  # rows counted within each partition: each has its own punctuation
@@ -629,7 +659,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         # Sessions and frames, GENEROUS: a late tuple joins the windows only after the point its key's last
         # final window closes the key's history up to; at or before it (_closed), it is in no window, and
         # after the drain every tuple is.
-        closings = None if ended else load_state(spark, checkpoint, meta, "closings")
+        closings = None if ended else load_state(session, checkpoint, meta, "closings")
         rows = rows.withColumn("_closed", F.lit(True)) if ended else closed(rows, closings)
         admitted = rows.where(~is_late | ~F.col("_closed"))
     else:
@@ -641,8 +671,8 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     # computed again; the others' open windows are the ones the trigger before computed, kept beside.
     keyed = STREAMING["keyed"]
     touched = fresh.select(*(F.col(f"`{c}`") for c in keyed)).distinct() if keyed else None
-    cached = load_state(spark, checkpoint, meta, "windows") if keyed else None
-    previous = load_state(spark, checkpoint, meta, "state")
+    cached = load_state(session, checkpoint, meta, "windows") if keyed else None
+    previous = load_state(session, checkpoint, meta, "state")
     if previous is not None:
         fresh = previous.unionByName(fresh)
     if STREAMING["keeps"] == "cells":
@@ -652,6 +682,16 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     # twice. Rows of other windows (half a million a trigger) cost more to cache than to read again.
     held_state = STREAMING["keeps"] == "cells" or bool(keyed) or closing_keys is not None
     kept = fresh.persist() if held_state and not unchanged else fresh
+    if seen is not None:
+        kept.count()  # the cells, and the micro-batch's counts with them
+        try:
+            stats = seen.get
+        except Exception:
+            # Spark's optimizer drops the counting with the rows when it can tell the micro-batch is empty
+            # (a LIMIT 0, an empty local relation); then they are counted apart, which is cheap.
+            stats = frame.agg(*statistics, *signals).first()
+        max_seen, after, unchanged = punctuation_after(stats)
+    next_row += stats["rows"]
 
     emitted = 0
     computed = None
@@ -670,7 +710,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
             chosen = everything if already is None else everything.where(~already)
             # The state is read again, not reused from `previous`: that relation is also below `chosen`, and
             # a kernel's node keeps its input's key attributes, which Spark cannot tell apart in exceptAll.
-            earlier = load_state(spark, checkpoint, meta, "state") if previous is not None else None
+            earlier = load_state(session, checkpoint, meta, "state") if previous is not None else None
             if earlier is not None:
                 earlier = with_points(windows(earlier), offsets, positions)
                 chosen = chosen.exceptAll(earlier if already is None else earlier.where(~already))

@@ -63,6 +63,7 @@ STREAMING = {
     "partition_columns": [],
     "keyed": [],
     "closings": None,
+    "opened": False,
 }
 
 
@@ -735,12 +736,18 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     state = meta["state"] if unchanged else None
     kept_windows = meta.get("windows") if unchanged else None
     if not ended and not unchanged:
-        if cached is not None:  # a key no tuple touched keeps its rows as they were until one does
+        if STREAMING["opened"] and after is not None:
+            retained = from_open_windows(kept, computed if keyed else windows(kept), after, keyed)
+        elif cached is not None:  # a key no tuple touched keeps its rows as they were until one does
             retained = retain(same_keys(kept, touched, keyed, "left_semi"), after)
             retained = retained.unionByName(same_keys(kept, touched, keyed, "left_anti"))
         else:
             retained = retain(with_points(kept, offsets, positions), after).drop("_before", "_after")
-        state = save_state(spark, checkpoint, retained, "state", batch, one_file=held_state)
+        if STREAMING["keeps"] != "cells" and held_state:
+            # Rows of sessions and frames: few are kept, but they are picked from the whole trigger's rows, a
+            # join that coalesce(1) would run in one task; gathered after it instead.
+            retained = retained.repartition(1)
+        state = save_state(spark, checkpoint, retained, "state", batch, one_file=STREAMING["keeps"] == "cells")
         if keyed:
             still_open = computed if after is None else computed.where(~is_final(after))
             kept_windows = save_state(spark, checkpoint, still_open, "windows", batch)
@@ -847,6 +854,29 @@ def same_keys(frame, keys, columns, how):
         match = F.lit(True)
     joined = frame.alias("wql_rows").join(keys.alias("wql_keys"), match, how)
     return joined.select(*(F.col(f"wql_rows.`{c}`") for c in frame.columns))
+
+
+def from_open_windows(rows, computed, punctuation, keys):
+    """Plain sessions: each key's rows from its first session not final at `punctuation` on, read off the
+    windows the trigger computed rather than found by walking the rows again in Python (retain): equal
+    values are never in different sessions and every tuple is in one, so those rows are the open
+    sessions' tuples. A key with no open session keeps none."""
+    from pyspark.sql import functions as F
+
+    # The keys under new names: the windows come from these rows, and a kernel's node keeps its input's key
+    # attributes, which a join of the two could not tell apart.
+    firsts = (
+        computed.where(~is_final(punctuation))
+        .groupBy(*(F.col(f"`{c}`").alias(f"_open_key_{i}") for i, c in enumerate(keys)))
+        .agg(F.min("wid").alias("_open_from"))
+    )
+    match = F.lit(True)
+    for i, c in enumerate(keys):
+        match = match & F.col(f"wql_rows.`{c}`").eqNullSafe(F.col(f"wql_open._open_key_{i}"))
+    joined = rows.alias("wql_rows").join(firsts.alias("wql_open"), match, "inner")
+    return joined.where(F.col("wql_rows._t") >= F.col("wql_open._open_from")).select(
+        *(F.col(f"wql_rows.`{c}`") for c in rows.columns)
+    )
 
 
 def drain_stream(spark, checkpoint, emit, report=None):

@@ -1,6 +1,6 @@
 """One hot key: WQL's plans in memory bounded by the windows in flight, not by the key's tuples.
 
-    python benchmarks/hot_key.py [--rows N] [--case bins|pane|both] [--json]
+    python benchmarks/hot_key.py [--rows N] [--case bins|pane|sessions|all] [--memory-limit BYTES] [--json]
 
 N tuples (default 50,000,000), all of ONE key (a single sensor), ten a second, under the default
 session memory (WQL's local session: the driver's 1 GB, so about 430 MB of execution memory
@@ -10,9 +10,15 @@ shared by its tasks):
   more than memory holds, so the bins kernel streams them through Spark's spilling sorter.
 - pane: [RANGE 10 MINUTES SLIDE 1 MINUTE WATTR ts] GROUP BY k, sum, count and max: per-minute
   cells (Spark's aggregation spills), combined by a queue of the 10 cells in flight.
+- sessions: [SESSION GAP 30 SECONDS WATTR ts PATTR k], sum, count and max, over the same readings
+  with a pause of a minute after every 1,000 (a session of 100 seconds each). The fold kernel's
+  arrays would hold the key's tuples, far more than memory holds, so it streams them through
+  Spark's spilling sorter and walks them in chunks, carrying the session in flight.
 Each case prints its time and the peak execution memory of its tasks (Spark's task metrics
 peakOnHeapExecutionMemory + peakOffHeapExecutionMemory, what the task memory manager held at once,
-read from the event log); every output row is computed.
+read from the event log); every output row is computed. --memory-limit sets
+spark.wql.bins.memoryLimit and spark.wql.frames.memoryLimit: the kernels then take the path past
+memory at any size (0: from the first tuple), to compare it with their arrays at a size that fits.
 """
 
 from __future__ import annotations
@@ -34,14 +40,20 @@ CASES = {
         "SELECT k, sum(v) AS total, count(*) AS n, max(v) AS top FROM hot "
         "[RANGE 10 MINUTES SLIDE 1 MINUTE WATTR ts] GROUP BY k"
     ),
+    "sessions": (
+        "SELECT sum(v) AS total, count(*) AS n, max(v) AS top FROM hot [SESSION GAP 30 SECONDS WATTR ts PATTR k]"
+    ),
 }
+SESSION_READINGS = 1_000  # readings per session in the sessions case, then a pause
+PAUSE_SECONDS = 60  # more than the gap: a new session after each pause
 
 
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=50_000_000)
-    parser.add_argument("--case", choices=[*CASES, "both"], default="both")
+    parser.add_argument("--case", choices=[*CASES, "both", "all"], default="all", help="both: bins and pane")
     parser.add_argument("--json", action="store_true", help="one JSON object per case: case, rows, wql_s, peak_mb")
+    parser.add_argument("--memory-limit", type=int, help="bytes the bins and fold kernels' arrays may take")
     parser.add_argument("--master", default="local[*]")
     return parser.parse_args()
 
@@ -82,12 +94,23 @@ def main() -> int:
         extra={"spark.eventLog.enabled": "true", "spark.eventLog.dir": log_dir, "spark.eventLog.compress": "false"},
         jvm_log=default_jvm_log(),
     )
+    if args.memory_limit is not None:
+        for kernel in ("bins", "frames"):
+            spark.conf.set(f"spark.wql.{kernel}.memoryLimit", str(args.memory_limit))
     data = spark.range(args.rows).select(
         F.lit(1).alias("k"), (F.col("id") % 1000 / 10.0).alias("v"), F.timestamp_seconds(F.col("id") / 10).alias("ts")
     )
-    for case in CASES if args.case == "both" else [args.case]:
-        query = wql.compile(CASES[case], streams={"hot": data})
-        result = query.run(spark, hot=data)
+    pause = (F.col("id") / SESSION_READINGS).cast("long") * PAUSE_SECONDS  # after every SESSION_READINGS readings
+    paused = spark.range(args.rows).select(
+        F.lit(1).alias("k"),
+        (F.col("id") % 1000 / 10.0).alias("v"),
+        F.timestamp_seconds(F.col("id") / 10 + pause).alias("ts"),
+    )
+    cases = {"both": ["bins", "pane"], "all": list(CASES)}.get(args.case, [args.case])
+    for case in cases:
+        hot = paused if case == "sessions" else data
+        query = wql.compile(CASES[case], streams={"hot": hot})
+        result = query.run(spark, hot=hot)
         probe = result.select(F.sum(F.hash(*result.columns)).alias("h"), F.count(F.lit(1)).alias("n"))
         before = len(task_ends(log_dir))
         started = time.perf_counter()
@@ -98,6 +121,8 @@ def main() -> int:
         peak = max(map(task_peak, tasks), default=0)
         row = {"case": case, "plan": query.plan, "rows": args.rows, "windows": windows}
         row.update(wql_s=round(seconds, 2), peak_mb=round(peak / 2**20, 1), where=described(args.master))
+        if args.memory_limit is not None:
+            row["memory_limit"] = args.memory_limit
         if args.json:
             print(json.dumps(row), flush=True)
         else:

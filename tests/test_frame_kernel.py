@@ -10,7 +10,9 @@ kernel leaves to numpy.
 
 from __future__ import annotations
 
+import contextlib
 import random
+from collections.abc import Iterator
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -45,22 +47,22 @@ def shuffled_rows(seed: int, per_key: int) -> list[dict[str, Any]]:
     return rows
 
 
-@pytest.mark.parametrize(
-    "window",
-    [
-        "SESSION GAP 1 SECOND",
-        "SESSION GAP 2 SECONDS MAX 9 SECONDS",
-        "SESSION GAP 1 SECOND KAFKA",
-        "FRAME THRESHOLD (v > 0)",
-        "FRAME THRESHOLD (v IS NULL OR v < 1) MIN 3 ROWS",
-        "FRAME THRESHOLD (q % 3 <> 0) MIN 2 SECONDS",
-        "FRAME DELTA 2.5 ON v",
-        "FRAME DELTA 7 ON q",
-        "FRAME AGGREGATE (count(*) >= 40)",
-        "FRAME AGGREGATE (sum(q) > 60 OR NOT avg(v) < 1.5)",
-        "FRAME AGGREGATE (max(v) >= 7 AND min(q) < -40 OR count(v) > 30)",
-    ],
-)
+WINDOWS = [
+    "SESSION GAP 1 SECOND",
+    "SESSION GAP 2 SECONDS MAX 9 SECONDS",
+    "SESSION GAP 1 SECOND KAFKA",
+    "FRAME THRESHOLD (v > 0)",
+    "FRAME THRESHOLD (v IS NULL OR v < 1) MIN 3 ROWS",
+    "FRAME THRESHOLD (q % 3 <> 0) MIN 2 SECONDS",
+    "FRAME DELTA 2.5 ON v",
+    "FRAME DELTA 7 ON q",
+    "FRAME AGGREGATE (count(*) >= 40)",
+    "FRAME AGGREGATE (sum(q) > 60 OR NOT avg(v) < 1.5)",
+    "FRAME AGGREGATE (max(v) >= 7 AND min(q) < -40 OR count(v) > 30)",
+]
+
+
+@pytest.mark.parametrize("window", WINDOWS)
 def test_out_of_order_keys_over_several_batches_equal_numpy_and_the_reference(spark: Any, window: str) -> None:
     """Keys of 3,000 tuples (several batches each) arrive shuffled over 4 partitions, ties of ts everywhere:
     the kernel takes the query (no Spark sort of the tuples), and equals numpy and the reference."""
@@ -136,3 +138,109 @@ def test_dates_and_string_keys_with_a_null_key(spark: Any, window: str) -> None:
     got, want, plan = in_jvm_and_numpy(spark, compiled, frame)
     assert "FrameWindows" in plan
     assert got == want == normalized(evaluate_query(compiled.query, rows)) and len(got) > 20
+
+
+# ------------------------------------------------------------------ past memory: the sorter and chunks
+
+CHUNK = 3  # tuples per chunk past memory: every window of 4 tuples or more spans chunks
+
+
+@contextlib.contextmanager
+def frames_settings(spark: Any, **settings: str) -> Iterator[None]:
+    """The kernel's spark.wql.frames.* settings for the block (memoryLimit, chunkTuples, spillThreshold)."""
+    for name, value in settings.items():
+        spark.conf.set(f"spark.wql.frames.{name}", value)
+    try:
+        yield
+    finally:
+        for name in settings:
+            spark.conf.unset(f"spark.wql.frames.{name}")
+
+
+def sorter_metrics(result: Any) -> dict[str, int]:
+    """The FrameWindows operators' metrics after `result` ran, summed: tuples that went through Spark's
+    sorter (sortedTuples) and the memory it freed by spilling (spillSize). Read from the executed plan,
+    through adaptive execution's final plan and its query stages."""
+    totals = {"sortedTuples": 0, "spillSize": 0}
+    found = 0
+    stack = [result._jdf.queryExecution().executedPlan()]
+    while stack:
+        node = stack.pop()
+        kind = node.getClass().getSimpleName()
+        if kind == "AdaptiveSparkPlanExec":
+            stack.append(node.executedPlan())
+            continue
+        if kind.endswith("QueryStageExec"):
+            stack.append(node.plan())
+            continue
+        if node.nodeName() == "FrameWindows":
+            found += 1
+            for name in totals:
+                totals[name] += max(0, node.metrics().apply(name).value())
+        children = node.children()
+        stack.extend(children.apply(i) for i in range(children.size()))
+    assert found, "no FrameWindows in the executed plan"
+    return totals
+
+
+def exactly(result: Any) -> list[str]:
+    """The rows as repr strings, sorted: floats to the last bit (a NaN equals a NaN)."""
+    return sorted(repr(tuple(sorted(r.asDict().items()))) for r in result.collect())
+
+
+@pytest.mark.parametrize("window", WINDOWS)
+def test_partitions_past_the_memory_limit_fold_in_chunks_through_the_sorter(spark: Any, window: str) -> None:
+    """Past spark.wql.frames.memoryLimit (as past Spark's execution memory) every tuple goes through Spark's
+    sorter, which spills sorted runs (here every 500 tuples), and each key's tuples come back in chunks of
+    3, so most windows span chunks and go on in the next: the same windows and states, to the bit, as in
+    memory (ties, NULL times, values and predicates, WHERE), and the reference's."""
+    rows = shuffled_rows(11, 3_000)
+    frame = spark.createDataFrame([tuple(r[c] for c in ("k", "seq", "v", "q", "ts")) for r in rows], SCHEMA)
+    frame = frame.repartition(4)
+    compiled = wql.compile(STREAM + f"SELECT {AGGREGATES} FROM s [{window} WATTR ts PATTR k] WHERE q <> 7")
+    in_memory = compiled.run(spark, s=frame)
+    want = exactly(in_memory)
+    assert sorter_metrics(in_memory)["sortedTuples"] == 0
+    with frames_settings(spark, memoryLimit="0", chunkTuples=str(CHUNK), spillThreshold="500"):
+        capped = compiled.run(spark, s=frame)
+        got = exactly(capped)
+        metrics = sorter_metrics(capped)
+        windows = [r.asDict() for r in capped.collect()]
+    kept = [r for r in rows if r["ts"] is not None and ("KAFKA" not in window or r["q"] != 7)]  # KAFKA filters first
+    assert metrics["sortedTuples"] == len(kept)  # every tuple that reaches the kernel
+    assert metrics["spillSize"] > 0
+    assert max(w["n"] for w in windows) > CHUNK  # windows span chunks
+    assert got == want and len(got) > 20
+    assert normalized(windows) == normalized(evaluate_query(compiled.query, rows))
+
+
+def test_some_keys_in_memory_and_the_rest_through_the_sorter(spark: Any) -> None:
+    """Four small keys, then one of 9,000 tuples, in one Spark partition (the input's slices hold the small
+    keys first, so the kernel meets them first). Under a limit of a few batches the sorter takes over while
+    batches are read (the columns filled so far go in first); under 1.3 MB every batch fits, the small keys'
+    windows are computed in memory and the large key's sort does not fit, so it alone goes through the
+    sorter; under 2.5 MB all fit. Each gives the in-memory windows, to the bit."""
+    chance = random.Random(17)
+    rows = []
+    for key, size in enumerate([150, 300, 450, 600, 9_000]):
+        for _ in range(size):
+            value = None if chance.random() < 0.1 else chance.choice([-1.5, 2.25, 7.0, 0.5])
+            ts = START + timedelta(seconds=chance.randrange(0, size // 2))  # out of order within the key
+            rows.append({"k": key, "seq": len(rows), "v": value, "q": chance.randrange(-50, 50), "ts": ts})
+    data = [tuple(r[c] for c in ("k", "seq", "v", "q", "ts")) for r in rows]
+    frame = spark.createDataFrame(spark.sparkContext.parallelize(data, 12), SCHEMA)
+    text = f"SELECT {AGGREGATES} FROM s [SESSION GAP 2 SECONDS MAX 9 SECONDS WATTR ts PATTR k] WHERE q <> 7"
+    compiled = wql.compile(STREAM + text)
+    saved = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "1")
+    try:
+        want = exactly(compiled.run(spark, s=frame))
+        sorted_tuples = []
+        for limit in ("100000", "1300000", "2500000"):
+            with frames_settings(spark, memoryLimit=limit, chunkTuples="64", spillThreshold="1000"):
+                capped = compiled.run(spark, s=frame)
+                assert exactly(capped) == want, limit
+                sorted_tuples.append(sorter_metrics(capped)["sortedTuples"])
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", saved)
+    assert sorted_tuples == [len(rows), 9_000, 0]

@@ -9,7 +9,7 @@
 # Kind    time-ordered session window (gap 30 min), per user_id
 # Class   FCU: t's window-id is the first ts of its session, a run of tuples in ts order per user_id; a later tuple that falls between two sessions merges them, so no bound on t's window-id is known until the tuples before t are all in
 # Plan    fold (estimated costs: fold 1,500,000, starts 3,000,000, scan 5,000,000)
-#         one pass per key in the JVM: tuples shuffled as columnar batches per key, each session found and its partial states folded over arrays
+#         one pass per key in the JVM: tuples shuffled as columnar batches per key, each session found and its partial states folded over arrays; a partition past Spark's execution memory goes through Spark's spilling sorter and is folded in chunks, the session in flight carried over
 #
 # Run:  python job.py [--input clicks=PATH] [--output PATH] [--format csv|json|parquet]
 #   or: spark-submit job.py …
@@ -132,8 +132,11 @@ def frame_windows(rows, schema, partitions, states, rule, minimum=None, minimum_
     Each key's tuples go to one Spark partition (the whole stream to one without PATTR). The JVM
     kernel (wql-kernels.jar on Spark's classpath) folds every kind on an integral attribute: tuples
     cross the shuffle as columnar batches per key, and each key's windows are found and folded in
-    one pass over arrays, with no Arrow round trip to Python. It leaves a stream's frames (`closes`:
-    each needs the tuple that closed it) and DOUBLE attributes to frame_states, one numpy pass.
+    one pass over arrays, with no Arrow round trip to Python; a partition past Spark's execution
+    memory goes through Spark's spilling sorter and is walked in chunks, so one hot key needs no more
+    memory than its windows in flight. It leaves a stream's frames (`closes`: each needs the tuple
+    that closed it) and DOUBLE attributes to frame_states, one numpy pass, which holds each Spark
+    partition's tuples at once (one Arrow table, ordered as a whole).
     """
     if not closes:
         operations, columns = jvm_states(states)

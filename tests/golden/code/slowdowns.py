@@ -9,7 +9,7 @@
 # Kind    time-ordered threshold frame (runs where speed < 40 holds, at least 3 rows), per seg_id
 # Class   FCU: t's frame is the run of tuples around t in (ts, row_num) order per seg_id where the predicate holds; a later tuple can join two runs or split one, so no bound on t's window-id is known until its neighbours are all in
 # Plan    fold (estimated costs: fold 1,500,000, starts 3,000,000, scan 5,000,000)
-#         one pass per key in the JVM: tuples shuffled as columnar batches per key, each frame found and its partial states folded over arrays
+#         one pass per key in the JVM: tuples shuffled as columnar batches per key, each frame found and its partial states folded over arrays; a partition past Spark's execution memory goes through Spark's spilling sorter and is folded in chunks, the frame in flight carried over
 #
 # Run:  python job.py [--input traffic=PATH] [--output PATH] [--format csv|json|parquet]
 #   or: spark-submit job.py …
@@ -139,8 +139,11 @@ def frame_windows(rows, schema, partitions, states, rule, minimum=None, minimum_
     Each key's tuples go to one Spark partition (the whole stream to one without PATTR). The JVM
     kernel (wql-kernels.jar on Spark's classpath) folds every kind on an integral attribute: tuples
     cross the shuffle as columnar batches per key, and each key's windows are found and folded in
-    one pass over arrays, with no Arrow round trip to Python. It leaves a stream's frames (`closes`:
-    each needs the tuple that closed it) and DOUBLE attributes to frame_states, one numpy pass.
+    one pass over arrays, with no Arrow round trip to Python; a partition past Spark's execution
+    memory goes through Spark's spilling sorter and is walked in chunks, so one hot key needs no more
+    memory than its windows in flight. It leaves a stream's frames (`closes`: each needs the tuple
+    that closed it) and DOUBLE attributes to frame_states, one numpy pass, which holds each Spark
+    partition's tuples at once (one Arrow table, ordered as a whole).
     """
     if not closes:
         operations, columns = jvm_states(states)

@@ -503,8 +503,11 @@ def frame_windows(rows, schema, partitions, states, rule, minimum=None, minimum_
     Each key's tuples go to one Spark partition (the whole stream to one without PATTR). The JVM
     kernel (wql-kernels.jar on Spark's classpath) folds every kind on an integral attribute: tuples
     cross the shuffle as columnar batches per key, and each key's windows are found and folded in
-    one pass over arrays, with no Arrow round trip to Python. It leaves a stream's frames (`closes`:
-    each needs the tuple that closed it) and DOUBLE attributes to frame_states, one numpy pass.
+    one pass over arrays, with no Arrow round trip to Python; a partition past Spark's execution
+    memory goes through Spark's spilling sorter and is walked in chunks, so one hot key needs no more
+    memory than its windows in flight. It leaves a stream's frames (`closes`: each needs the tuple
+    that closed it) and DOUBLE attributes to frame_states, one numpy pass, which holds each Spark
+    partition's tuples at once (one Arrow table, ordered as a whole).
     """
     if not closes:
         operations, columns = jvm_states(states)

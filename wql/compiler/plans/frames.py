@@ -10,9 +10,11 @@ in (or none), and an ordinary group-by of (keys, window) aggregates it.
   states and no GROUP BY inside the partitions. On an integral attribute every
   kind runs in WQL's JVM kernel (tuples shuffled as columnar batches per key,
   each key ordered by a merge of the runs it arrived in and walked once over
-  arrays; `in_jvm`); DOUBLE attributes and a stream's frames (which need their
-  closing tuples) run in numpy through Arrow (mapInArrow), as every fold does
-  without the jar.
+  arrays; `in_jvm`); a partition past Spark's execution memory goes through
+  Spark's spilling sorter and is walked in chunks, so memory is bounded by the
+  windows in flight, not by a hot key. DOUBLE attributes and a stream's frames
+  (which need their closing tuples) run in numpy through Arrow (mapInArrow), as
+  every fold does without the jar; that pass holds a Spark partition at once.
 - starts: inside Spark. A window starts at a tuple that its predecessor alone
   decides (a gap above GAP, a predicate that turns true), so `lag` over the
   partition in order marks the starts, a running count of the marks numbers the
@@ -40,6 +42,12 @@ from wql.compiler.plans.base import Candidate, Plan, PlanKind, Statistics
 from wql.compiler.plans.states import decompose, state_names, why_not_shared
 from wql.compiler.schema import Domain
 from wql.compiler.windows import Window, WindowKind
+
+# What a numpy pass (the fold without the JVM kernel, the scan) holds: mapInArrow gives it a Spark
+# partition's batches, which it orders as one table, so a hot key past the Python worker's memory
+# fails there; the JVM fold streams it through Spark's sorter instead, and starts' window functions
+# buffer through Spark's spilling row array.
+HOLDS = "holds each Spark partition's tuples in memory at once (a hot key must fit in the Python worker)"
 
 
 def applies(window: Window) -> bool:
@@ -88,12 +96,14 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     elif in_jvm(query):
         note = (
             f"one pass per key in the JVM: tuples shuffled as columnar batches per key, each {what} found and "
-            "its partial states folded over arrays"
+            "its partial states folded over arrays; a partition past Spark's execution memory goes through "
+            f"Spark's spilling sorter and is folded in chunks, the {what} in flight carried over"
         )
         out.append(Candidate(PlanKind.FOLD, Plan("frames", PlanKind.FOLD, decomposition=decomposition), 1.5 * n, note))
     else:
         note = (
-            f"one numpy pass per key (mapInArrow): each {what} found and its partial states folded as its tuples go by"
+            f"one numpy pass per key (mapInArrow): each {what} found and its partial states folded as its tuples "
+            f"go by; {HOLDS}"
         )
         out.append(Candidate(PlanKind.FOLD, Plan("frames", PlanKind.FOLD, decomposition=decomposition), 4.0 * n, note))
     chain = chained(window)
@@ -107,6 +117,6 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
         )
         out.append(Candidate(PlanKind.STARTS, Plan("frames", PlanKind.STARTS), 3.0 * n, note))
     walk = f"follows the chain of {what}s and numbers them" if chain is not None else f"numbers the {what}s"
-    note = f"one numpy pass per key (mapInArrow) {walk}, a group-by aggregates them"
+    note = f"one numpy pass per key (mapInArrow) {walk}, a group-by aggregates them; the pass {HOLDS}"
     out.append(Candidate(PlanKind.SCAN, Plan("frames", PlanKind.SCAN), 5.0 * n, note))
     return out

@@ -3,9 +3,12 @@ package wql.kernels;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.function.Function;
+import org.apache.spark.SparkContext;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.expressions.IsNotNull;
@@ -14,6 +17,9 @@ import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.catalyst.plans.logical.Filter;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.metric.SQLMetric;
+import org.apache.spark.sql.execution.metric.SQLMetrics$;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.BooleanType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DoubleType;
@@ -22,8 +28,8 @@ import org.apache.spark.sql.types.StructType;
 /**
  * The fold plan's kernel for sessions and frames inside the JVM: the contract of the numpy kernel
  * {@code frame_states} (semantics.md §2.16, §2.17, §7.9) without its Arrow round trip, for sessions
- * (GAP, MAX, KAFKA), threshold frames (MIN rows or span) and delta frames, without GROUP BY inside
- * the partitions and without a stream's {@code _close} (a stream's frames run in numpy).
+ * (GAP, MAX, KAFKA), threshold frames (MIN rows or span), delta and aggregate frames, without GROUP
+ * BY inside the partitions and without a stream's {@code _close} (a stream's frames run in numpy).
  *
  * <p>Input: one row per tuple with the partition keys, {@code _t} (the window attribute in base
  * units, integral; NULL is in no window and ends none), {@code _pos} (arrival, which orders tuples of
@@ -36,6 +42,12 @@ import org.apache.spark.sql.types.StructType;
  * arrays ({@link KeyTuples}), put in ({@code _t}, {@code _pos}) order by a merge of the runs they
  * arrived in ({@link ValueOrder}), not by Spark's sort of every row, and walked once: each window's
  * bounds found and its states folded as its tuples go by ({@link States}).
+ *
+ * <p>Memory: a Spark partition's tuples are held in those arrays, accounted with Spark's task memory
+ * manager ({@link TaskMemory}). When Spark cannot grant them (one hot key of tens of millions of
+ * tuples), the partition's tuples go through Spark's spilling sorter instead and are walked in chunks
+ * of a fixed size ({@link SortedFrames}), a window still open at a chunk's end carried into the next:
+ * then the kernel holds one chunk and the window in flight, never a key's tuples.
  *
  * <p>Output rows: partition keys, {@code wid} (the first tuple's {@code _t}), {@code _last} (the
  * last's), then the states; a window with no tuple inside WHERE, or shorter than MIN, is left out.
@@ -50,8 +62,8 @@ public final class FrameWindows {
 
   /**
    * The request {"partitions", "operations", "columns", "rule", "minimum", "minimum_rows", "output"}
-   * over tuples of that schema; refused for what only the numpy kernel computes (aggregate frames, a
-   * stream's closing tuples, GROUP BY, a DOUBLE attribute, fractional bounds on an integral one).
+   * over tuples of that schema; refused for what only the numpy kernel computes (a stream's closing
+   * tuples, GROUP BY, a DOUBLE attribute, fractional bounds on an integral one).
    */
   static KernelRequest request(JsonNode request, StructType input) {
     if (!KernelRequest.strings(request.path("groups")).isEmpty() || request.path("closes").asBoolean(false)) {
@@ -135,12 +147,12 @@ public final class FrameWindows {
       return value.asLong();
     }
 
-    /** Whether the window from..to (indices, `to` exclusive) of `values` is long enough for MIN. */
-    boolean longEnough(long[] values, int from, int to) {
+    /** Whether a window of `rows` tuples, from value `first` to `last`, is long enough for MIN. */
+    boolean longEnough(long rows, long first, long last) {
       if (!hasMinimum) {
         return true;
       }
-      return minimumRows ? to - from >= minimum : (double) (values[to - 1] - values[from]) >= minimum;
+      return minimumRows ? rows >= minimum : (double) (last - first) >= minimum;
     }
   }
 
@@ -156,7 +168,27 @@ public final class FrameWindows {
     int[] argumentPresent; // and where it is not NULL (-1: count(*))
     int[] batchExtras;
     int lastOut;
+    int chunkTuples = CHUNK_TUPLES; // past memory: tuples per chunk walked ({@link SortedFrames})
+    int spillThreshold = -1; // and the records the sorter holds before it spills (-1: Spark's default)
   }
+
+  /**
+   * The most the kernel holds in arrays per task (bytes) before a partition's tuples stream through
+   * Spark's sorter ({@link SortedFrames}); unset, whatever Spark's execution memory grants.
+   */
+  static final String MEMORY_LIMIT = "spark.wql.frames.memoryLimit";
+
+  /** Tuples per chunk of the sorted tuples, each walked as one array; a window may span many. */
+  static final String CHUNK = "spark.wql.frames.chunkTuples";
+
+  static final int CHUNK_TUPLES = 8192;
+
+  /**
+   * Records the sorter holds in memory before it spills a sorted run, as Spark's
+   * spark.sql.sessionWindow.buffer.spill.threshold is for its own sessions; unset, Spark's
+   * spark.shuffle.spill.numElementsForceSpillThreshold (Spark then spills when memory runs short).
+   */
+  static final String SPILL_THRESHOLD = "spark.wql.frames.spillThreshold";
 
   /** Tuples to windows: batches per key before the shuffle, then each key's windows. */
   static final class Request extends KernelRequest {
@@ -197,7 +229,20 @@ public final class FrameWindows {
     @Override
     SparkPlan plan(KernelNode node, KernelStrategy strategy) {
       Spec spec = spec(TupleWindows.batchesBelow(node, Batches.class).child.schema());
-      KernelSpec windowing = new KernelSpec("FrameWindows", partitions, null, batched -> new Windows(batched, spec));
+      SQLConf conf = SQLConf.get();
+      spec.base.memoryLimit = Long.parseLong(conf.getConfString(MEMORY_LIMIT, "-1"));
+      spec.chunkTuples = Math.max(1, Integer.parseInt(conf.getConfString(CHUNK, String.valueOf(CHUNK_TUPLES))));
+      spec.spillThreshold = Integer.parseInt(conf.getConfString(SPILL_THRESHOLD, "-1"));
+      SparkContext context = strategy.session().sparkContext();
+      SQLMetrics$ metrics = SQLMetrics$.MODULE$;
+      Sorted sorted =
+          new Sorted(
+              metrics.createMetric(context, "tuples through the spilling sorter"),
+              metrics.createSizeMetric(context, "sorter spill size", metrics.createSizeMetric$default$3()));
+      Map<String, SQLMetric> shown = new LinkedHashMap<>();
+      shown.put("sortedTuples", sorted.tuples);
+      shown.put("spillSize", sorted.spillSize);
+      KernelSpec windowing = new KernelSpec("FrameWindows", partitions, null, batched -> new Windows(batched, spec, sorted), shown);
       return new KernelExec(strategy.later(node.child), windowing, node.output());
     }
 
@@ -289,6 +334,22 @@ public final class FrameWindows {
     }
   }
 
+  /**
+   * The plan's metrics of the path past memory, shown on the operator in Spark's UI: the tuples that
+   * went through Spark's sorter ({@link SortedFrames}) and the memory it freed by spilling; both 0 while
+   * every partition fits in memory.
+   */
+  static final class Sorted implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+    final SQLMetric tuples;
+    final SQLMetric spillSize;
+
+    Sorted(SQLMetric tuples, SQLMetric spillSize) {
+      this.tuples = tuples;
+      this.spillSize = spillSize;
+    }
+  }
+
   /** The batches of the tuples below the windows ({@link TupleBatches}), as the logical plan carries them. */
   static final class Batches extends KernelRequest {
     private static final long serialVersionUID = 1L;
@@ -327,6 +388,13 @@ public final class FrameWindows {
    * The windows of one partition's batches, every batch of its keys in it, in any order: each key's
    * tuples are copied into columns, put in order where they did not arrive in it, walked once, and
    * its windows emitted before the next key's are computed.
+   *
+   * <p>When a reservation for the columns fails (Spark's execution memory, or {@link #MEMORY_LIMIT}),
+   * the partition's tuples go through Spark's spilling sorter instead ({@link SortedFrames}) and come
+   * back in chunks of one key, each walked as a key's columns are: the window still open at a chunk's
+   * end is carried into the next chunk (its first and last values, its length, a delta frame's first
+   * x, its folded states, an aggregate frame's running values) and goes on folding there, so each
+   * window's states are folded from the same tuples in the same order as in memory.
    */
   static final class Windows implements Iterator<InternalRow> {
     private final Iterator<InternalRow> batches;
@@ -334,8 +402,10 @@ public final class FrameWindows {
     private final TupleWindows.Spec base;
     private final States states;
     private final TaskMemory memory;
+    private final Sorted metrics;
     private final Function<InternalRow, KeyTuples> newKey = this::newKey;
-    private final WindowStates windows;
+    private final WindowStates windows; // each window's first value (wids) and states
+    private long[] lasts = new long[0]; // and its last value
     private final long[] tupleLongs;
     private final double[] tupleDoubles;
     private final long[] foldLongs;
@@ -346,23 +416,39 @@ public final class FrameWindows {
     private UnsafeProjection unsafe;
     private long tuples;
     private int nextKey;
-    private KeyTuples current;
-    private int count; // the current key's windows
+    private KeyTuples current; // the key whose windows are being emitted, its columns released after
+    private UnsafeRow template; // that key's output row
+    private int count; // the current key's (or chunk's) windows
     private int at; // the next of them to emit
     private UnsafeRow out; // one row, refilled for each window: Spark's consumers copy what they keep
+    private boolean done;
+    // Past memory: the sorted tuples, the chunk of them being walked, and the window carried across chunks.
+    private SortedFrames sorted;
+    private KeyTuples chunk;
+    private boolean carried;
+    private long carriedFirst; // its first tuple's _t
+    private long carriedLast; // its last one's so far
+    private long carriedRows;
+    private long carriedAnchor; // a delta frame's first x
+    private final long[] carriedLongs;
+    private final double[] carriedDoubles;
 
-    Windows(Iterator<InternalRow> batches, Spec spec) {
+    Windows(Iterator<InternalRow> batches, Spec spec, Sorted metrics) {
       this.batches = batches;
       this.spec = spec;
+      this.metrics = metrics;
       base = spec.base;
       states = base.states;
-      memory = TaskMemory.ofTask("frames");
+      TaskMemory task = TaskMemory.ofTask("frames");
+      memory = task == null ? null : task.limitedTo(base.memoryLimit);
       keys = new KeyIndex<>(base.batchKeys);
       windows = new WindowStates(states.longs(), states.doubles(), memory);
       tupleLongs = new long[states.longs()];
       tupleDoubles = new double[states.doubles()];
       foldLongs = new long[states.longs()];
       foldDoubles = new double[states.doubles()];
+      carriedLongs = new long[states.longs()];
+      carriedDoubles = new double[states.doubles()];
       running = spec.rule.kind == AGGREGATE ? new RunningValues(spec.rule.running) : null;
     }
 
@@ -375,21 +461,49 @@ public final class FrameWindows {
         if (at < count) {
           return true;
         }
+        if (sorted != null) {
+          if (done || !sorted.next(chunk, spec.chunkTuples)) {
+            return finish();
+          }
+          template = sorted.template();
+          walk(chunk, chunk.size, sorted.complete());
+          continue;
+        }
         if (current != null) {
           release(current.drop()); // its columns are not needed once its windows are out
           current = null;
         }
         if (nextKey == pending.size()) {
-          if (memory != null) {
-            memory.reportPeak(0);
-            memory.releaseAll();
-          }
-          return false;
+          return finish();
         }
-        current = pending.get(nextKey);
+        KeyTuples key = pending.get(nextKey);
+        try {
+          computeWindows(key);
+        } catch (TaskMemory.Refused e) { // its windows' arrays do not fit: this key and the rest stream
+          count = 0;
+          stream(pending.subList(nextKey, pending.size()), null, null);
+          continue;
+        }
         pending.set(nextKey++, null);
-        computeWindows(current);
+        current = key;
+        template = key.template;
       }
+    }
+
+    /** The partition's last window is out: its memory goes back to Spark (once). */
+    private boolean finish() {
+      if (!done) {
+        done = true;
+        if (memory != null) {
+          memory.reportPeak(sorted == null ? 0 : sorted.peak());
+          memory.releaseAll();
+        }
+        if (sorted != null) {
+          metrics.spillSize.add(sorted.spillSize());
+          sorted.close();
+        }
+      }
+      return false;
     }
 
     @Override
@@ -398,13 +512,12 @@ public final class FrameWindows {
         throw new NoSuchElementException();
       }
       if (out == null) {
-        out = current.template.copy();
+        out = template.copy();
       } else {
-        out.copyFrom(current.template);
+        out.copyFrom(template);
       }
-      long[] values = current.values;
-      States.setIntegral(out, base.widOut, base.widWidth, values[windows.from[at]]);
-      States.setIntegral(out, spec.lastOut, base.widWidth, values[windows.to[at] - 1]);
+      States.setIntegral(out, base.widOut, base.widWidth, windows.wids[at]);
+      States.setIntegral(out, spec.lastOut, base.widWidth, lasts[at]);
       for (int s = 0; s < base.longOut.length; s++) {
         states.writeLong(out, base.longOut[s], s, windows.longs[s][at]);
       }
@@ -415,18 +528,56 @@ public final class FrameWindows {
       return out;
     }
 
-    /** Every batch of the partition into its key's columns, the memory they take accounted first. */
+    /**
+     * Every batch of the partition into its key's columns, the memory they take accounted first; if
+     * Spark cannot grant it, every tuple streams through the sorter instead.
+     */
     private void load() {
       while (batches.hasNext()) {
         InternalRow batch = batches.next();
         KeyTuples key = keys.of(batch, newKey);
         int n = batch.getArray(base.batchValues).numElements();
+        if (memory != null && !memory.tryReserve((long) key.growthFor(n) * key.tupleBytes)) {
+          stream(keys.values(), key, batch); // the partition does not fit: every tuple streams
+          return;
+        }
         tuples += n;
-        account((long) key.growthFor(n) * key.tupleBytes);
         key.append(batch, base.batchValues, base.batchLongs, base.batchDoubles, spec.batchExtras);
       }
       pending = new ArrayList<>(keys.values());
       keys = null;
+    }
+
+    /**
+     * From here on the partition's windows come from {@link SortedFrames}: the tuples `held` in
+     * columns, then `batch` (of `key`) and every batch still to come, sorted through Spark's spilling
+     * sorter; the columns' memory is released as they are copied out. The limit of {@link
+     * #MEMORY_LIMIT} chose this path: the chunk's arrays are Spark's to grant (its sorter spills to
+     * make room).
+     */
+    private void stream(List<KeyTuples> held, KeyTuples key, InternalRow batch) {
+      sorted = new SortedFrames(spec);
+      for (KeyTuples k : held) {
+        sorted.addColumns(k);
+        release(k.drop());
+      }
+      if (batch != null) {
+        sorted.addBatch(key, batch);
+      }
+      while (batches.hasNext()) {
+        InternalRow next = batches.next();
+        sorted.addBatch(keys.of(next, newKey), next);
+      }
+      pending = List.of();
+      keys = null;
+      metrics.tuples.add(sorted.tuples());
+      sorted.sort();
+      if (memory != null) {
+        memory.limitedTo(-1);
+      }
+      chunk = new KeyTuples(null, base.storedLongs, states.doubles(), spec.batchExtras.length, -1, 0);
+      account((long) spec.chunkTuples * chunk.tupleBytes);
+      chunk.ensureCapacity(spec.chunkTuples);
     }
 
     private KeyTuples newKey(InternalRow batch) {
@@ -438,9 +589,11 @@ public final class FrameWindows {
         unsafe = UnsafeProjection.create(base.output);
       }
       int id = keys.values().size();
-      UnsafeRow template = unsafe.apply(values).copy();
-      KeyTuples key = new KeyTuples(template, base.storedLongs, states.doubles(), spec.batchExtras.length, spec.ties, id);
-      account((long) key.values.length * key.tupleBytes);
+      UnsafeRow keyTemplate = unsafe.apply(values).copy();
+      KeyTuples key = new KeyTuples(keyTemplate, base.storedLongs, states.doubles(), spec.batchExtras.length, spec.ties, id);
+      if (memory != null) {
+        memory.tryReserve((long) key.values.length * key.tupleBytes); // a few bytes: kept even if refused
+      }
       return key;
     }
 
@@ -452,15 +605,29 @@ public final class FrameWindows {
         key.sortByValue();
         release(sorting);
       }
+      walk(key, key.size, true);
+    }
+
+    /**
+     * The windows of tuples 0..n−1 of `key`'s columns, in (_t, _pos) order: a key's tuples in memory,
+     * or a chunk of them ({@link SortedFrames}). A chunk's first tuples go on with the window carried
+     * from the one before, if any; unless the chunk ends its key (`complete`), the window still open at
+     * its end is carried into the next.
+     */
+    private void walk(KeyTuples key, int n, boolean complete) {
       count = 0;
       at = 0;
-      int n = key.size;
-      windows.ensure(n); // at most a window per tuple
+      windows.ensure(n + 1); // at most a window per tuple, and the carried one
+      if (lasts.length < windows.wids.length) {
+        account(8L * (windows.wids.length - lasts.length));
+        lasts = new long[windows.wids.length];
+      }
       long[] t = key.values;
       Rule rule = spec.rule;
-      int i = 0;
+      int i = carried ? resume(key, n, complete) : 0;
       while (i < n) {
         int from = i;
+        boolean closed = false; // an aggregate frame ended by its condition, not by the tuples running out
         if (rule.kind == SESSION) {
           i++;
           while (i < n && t[i] - t[i - 1] <= rule.gap && !(rule.bounded && t[i] >= t[from] + rule.longest)) {
@@ -480,22 +647,89 @@ public final class FrameWindows {
           while (i < n) {
             running.add(key, spec, i++);
             if (rule.test.holds(running)) {
-              break; // the tuple where the condition first holds is the frame's last
+              closed = true; // the tuple where the condition first holds is the frame's last
+              break;
             }
           }
         } else if (!present(key, i)) {
           i++; // a NULL x: in no frame
           continue;
         } else {
+          long[] xs = key.extras[spec.ruled];
           i++;
-          while (i < n && present(key, i) && within(key, i, from)) {
+          while (i < n && present(key, i) && within(xs[i], xs[from])) {
             i++;
           }
         }
-        if (rule.longEnough(t, from, i)) {
+        if (i == n && !complete && !closed) {
+          carry(key, from, n); // a later chunk's tuples may still join it
+          return;
+        }
+        if (rule.longEnough(i - from, t[from], t[i - 1])) {
           fold(key, from, i);
         }
       }
+    }
+
+    /**
+     * The carried window takes the chunk's first tuples that join it, as the walk over one key's
+     * columns would; returns where it ends, or n when it is still open and carried on.
+     */
+    private int resume(KeyTuples key, int n, boolean complete) {
+      long[] t = key.values;
+      Rule rule = spec.rule;
+      int i = 0;
+      boolean closed = false;
+      if (rule.kind == SESSION) {
+        long previous = carriedLast;
+        while (i < n && t[i] - previous <= rule.gap && !(rule.bounded && t[i] >= carriedFirst + rule.longest)) {
+          previous = t[i++];
+        }
+      } else if (rule.kind == THRESHOLD) {
+        long[] holds = key.extras[spec.ruled];
+        while (i < n && holds[i] != 0) {
+          i++;
+        }
+      } else if (rule.kind == AGGREGATE) {
+        while (i < n) {
+          running.add(key, spec, i++); // the frame's running values so far, carried
+          if (rule.test.holds(running)) {
+            closed = true;
+            break;
+          }
+        }
+      } else {
+        long[] xs = key.extras[spec.ruled];
+        while (i < n && present(key, i) && within(xs[i], carriedAnchor)) {
+          i++;
+        }
+      }
+      foldInto(key, 0, i, carriedLongs, carriedDoubles);
+      carriedRows += i;
+      if (i > 0) {
+        carriedLast = t[i - 1];
+      }
+      if (i == n && !complete && !closed) {
+        return n;
+      }
+      carried = false;
+      if (rule.longEnough(carriedRows, carriedFirst, carriedLast)) {
+        emit(carriedFirst, carriedLast, carriedLongs, carriedDoubles);
+      }
+      return i;
+    }
+
+    /** Tuples from..n−1 open a window that the chunk's end does not close: their bounds and states go on. */
+    private void carry(KeyTuples key, int from, int n) {
+      carried = true;
+      carriedFirst = key.values[from];
+      carriedLast = key.values[n - 1];
+      carriedRows = n - from;
+      if (spec.rule.kind == DELTA) {
+        carriedAnchor = key.extras[spec.ruled][from];
+      }
+      identity(carriedLongs, carriedDoubles);
+      foldInto(key, from, n, carriedLongs, carriedDoubles);
     }
 
     private boolean present(KeyTuples key, int i) {
@@ -505,16 +739,13 @@ public final class FrameWindows {
       return !Double.isNaN(Double.longBitsToDouble(key.extras[spec.ruled][i]));
     }
 
-    /** Whether tuple i's x is within δ of the frame's first, tuple `anchor`'s (both present). */
-    private boolean within(KeyTuples key, int i, int anchor) {
-      long[] xs = key.extras[spec.ruled];
+    /** Whether x is within δ of the frame's first x, `first` (both present; a DOUBLE x as its bits). */
+    private boolean within(long x, long first) {
       if (spec.present < 0) {
-        double x = Double.longBitsToDouble(xs[i]);
-        double first = Double.longBitsToDouble(xs[anchor]);
-        return x == first || Math.abs(x - first) <= spec.rule.realDelta;
+        double real = Double.longBitsToDouble(x);
+        double anchor = Double.longBitsToDouble(first);
+        return real == anchor || Math.abs(real - anchor) <= spec.rule.realDelta;
       }
-      long x = xs[i];
-      long first = xs[anchor];
       long difference = x - first;
       if (((x ^ first) & (x ^ difference)) < 0 || difference == Long.MIN_VALUE) {
         return false; // beyond any long: farther than any δ
@@ -524,14 +755,24 @@ public final class FrameWindows {
 
     /** Folds tuples from..to−1 into one window's states; a window with nothing inside WHERE is left out. */
     private void fold(KeyTuples key, int from, int to) {
-      int nl = foldLongs.length;
-      int nd = foldDoubles.length;
-      for (int s = 0; s < nl; s++) {
-        foldLongs[s] = states.longIdentityAt(s);
+      identity(foldLongs, foldDoubles);
+      foldInto(key, from, to, foldLongs, foldDoubles);
+      emit(key.values[from], key.values[to - 1], foldLongs, foldDoubles);
+    }
+
+    private void identity(long[] longs, double[] doubles) {
+      for (int s = 0; s < longs.length; s++) {
+        longs[s] = states.longIdentityAt(s);
       }
-      for (int s = 0; s < nd; s++) {
-        foldDoubles[s] = states.doubleIdentityAt(s);
+      for (int s = 0; s < doubles.length; s++) {
+        doubles[s] = states.doubleIdentityAt(s);
       }
+    }
+
+    /** Merges tuples from..to−1 into the states `longs` and `doubles`, one after another. */
+    private void foldInto(KeyTuples key, int from, int to, long[] longs, double[] doubles) {
+      int nl = longs.length;
+      int nd = doubles.length;
       for (int i = from; i < to; i++) {
         for (int s = 0; s < nl; s++) {
           tupleLongs[s] = key.longs[s] == null ? 1 : key.longs[s][i]; // not stored: a row count
@@ -539,18 +780,22 @@ public final class FrameWindows {
         for (int s = 0; s < nd; s++) {
           tupleDoubles[s] = key.doubles[s][i];
         }
-        states.merge(foldLongs, foldDoubles, 0, tupleLongs, tupleDoubles, 0, foldLongs, foldDoubles, 0);
+        states.merge(longs, doubles, 0, tupleLongs, tupleDoubles, 0, longs, doubles, 0);
       }
-      if (foldLongs[states.firstSlot] <= 0) {
+    }
+
+    /** A window from `first` to `last` with those states, unless every tuple of it is outside WHERE. */
+    private void emit(long first, long last, long[] longs, double[] doubles) {
+      if (longs[states.firstSlot] <= 0) {
         return; // every tuple outside WHERE
       }
-      windows.from[count] = from;
-      windows.to[count] = to;
-      for (int s = 0; s < nl; s++) {
-        windows.longs[s][count] = foldLongs[s];
+      windows.wids[count] = first;
+      lasts[count] = last;
+      for (int s = 0; s < longs.length; s++) {
+        windows.longs[s][count] = longs[s];
       }
-      for (int s = 0; s < nd; s++) {
-        windows.doubles[s][count] = foldDoubles[s];
+      for (int s = 0; s < doubles.length; s++) {
+        windows.doubles[s][count] = doubles[s];
       }
       count++;
     }

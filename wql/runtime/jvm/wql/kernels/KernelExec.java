@@ -18,6 +18,8 @@ import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning;
 import org.apache.spark.sql.catalyst.plans.physical.UnspecifiedDistribution$;
 import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.metric.SQLMetric;
+import scala.Tuple2;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
 
@@ -106,6 +108,16 @@ public final class KernelExec extends SparkPlan {
     PartitionKernel kernel = spec.kernel; // the closure must not hold this plan
     FlatMapFunction<java.util.Iterator<InternalRow>, InternalRow> work = kernel::apply;
     return child.execute().toJavaRDD().mapPartitions(work, false).rdd();
+  }
+
+  /** The kernel's own metrics, shown on its operator in Spark's UI and read from the executed plan. */
+  @Override
+  public scala.collection.immutable.Map<String, SQLMetric> metrics() {
+    List<Tuple2<String, SQLMetric>> pairs = new ArrayList<>();
+    for (java.util.Map.Entry<String, SQLMetric> metric : spec.metrics.entrySet()) {
+      pairs.add(new Tuple2<>(metric.getKey(), metric.getValue()));
+    }
+    return scala.collection.immutable.Map$.MODULE$.<String, SQLMetric>from(KernelPlan.seq(pairs));
   }
 
   @Override

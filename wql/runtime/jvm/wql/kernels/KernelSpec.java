@@ -1,11 +1,16 @@
 package wql.kernels;
 
 import java.io.Serializable;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.execution.metric.SQLMetric;
 
 /**
  * What the planner must know of a kernel: the columns whose rows it needs together in one
- * partition (if any), the column each partition must be sorted by (if any), and the work itself.
+ * partition (if any), the column each partition must be sorted by (if any), the work itself, and
+ * the metrics it reports (made on the driver with the plan; the work's tasks add to them).
  */
 final class KernelSpec implements Serializable {
   private static final long serialVersionUID = 1L;
@@ -13,12 +18,18 @@ final class KernelSpec implements Serializable {
   final List<String> clusterBy; // empty: every row in one partition; null: any partitioning
   final String orderBy; // null: in any order (the kernel sorts what it needs itself)
   final PartitionKernel kernel;
+  final Map<String, SQLMetric> metrics; // the operator's metrics, which the kernel's tasks add to
 
   KernelSpec(String name, List<String> clusterBy, String orderBy, PartitionKernel kernel) {
+    this(name, clusterBy, orderBy, kernel, Map.of());
+  }
+
+  KernelSpec(String name, List<String> clusterBy, String orderBy, PartitionKernel kernel, Map<String, SQLMetric> metrics) {
     this.name = name;
     this.clusterBy = clusterBy == null ? null : List.copyOf(clusterBy);
     this.orderBy = orderBy;
     this.kernel = kernel;
+    this.metrics = Collections.unmodifiableMap(new LinkedHashMap<>(metrics));
   }
 
   @Override

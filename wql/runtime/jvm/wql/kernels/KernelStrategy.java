@@ -38,6 +38,11 @@ final class KernelStrategy extends SparkStrategy {
     return KernelPlan.seq(node.request.plan(node, this));
   }
 
+  /** The session whose queries this plans (its SparkContext makes a kernel's metrics). */
+  SparkSession session() {
+    return session;
+  }
+
   /** A logical plan, planned by the planner's strategies (this one included). */
   SparkPlan later(LogicalPlan plan) {
     return planLater(plan);

@@ -94,6 +94,13 @@ final class KeyTuples {
     return size + n <= values.length ? 0 : Math.max(size + n, 2 * values.length) - values.length;
   }
 
+  /** Room for `capacity` tuples in every column (a chunk of {@link SortedFrames}, filled in place). */
+  void ensureCapacity(int capacity) {
+    if (capacity > values.length) {
+      grow(capacity);
+    }
+  }
+
   /** Whether the tuples are in ascending order of value already ({@link #sortByValue} costs nothing). */
   boolean isSorted() {
     return sorted;

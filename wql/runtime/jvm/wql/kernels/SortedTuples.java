@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
+import java.util.function.Supplier;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
@@ -51,28 +52,38 @@ final class SortedTuples {
   SortedTuples(TupleWindows.Spec spec) {
     this.spec = spec;
     states = spec.states;
-    TaskContext task = TaskContext.get();
-    SparkEnv env = SparkEnv.get();
-    SparkConf conf = env.conf();
-    package$ config = package$.MODULE$;
-    sorter =
-        UnsafeExternalSorter.create(
-            task.taskMemoryManager(),
-            env.blockManager(),
-            env.serializerManager(),
-            task,
-            () -> EQUAL,
-            PrefixComparators.LONG,
-            (int) ((Number) conf.get(config.SHUFFLE_SORT_INIT_BUFFER_SIZE())).longValue(),
-            task.taskMemoryManager().pageSizeBytes(),
-            ((Number) conf.get(config.SHUFFLE_SPILL_NUM_ELEMENTS_FORCE_SPILL_THRESHOLD())).intValue(),
-            ((Number) conf.get(config.SHUFFLE_SPILL_MAX_SIZE_FORCE_SPILL_THRESHOLD())).longValue(),
-            ((Number) conf.get(config.UNSAFE_SORTER_SPILL_MERGE_FACTOR())).intValue(),
-            true);
+    sorter = sorter(() -> EQUAL, -1, true);
     int fields = recordSchema(spec).size();
     buffer = new byte[UnsafeRow.calculateBitSetWidthInBytes(fields) + 8 * fields];
     record = new UnsafeRow(fields);
     record.pointTo(buffer, buffer.length);
+  }
+
+  /**
+   * Spark's external sorter for the running task, records ordered by their long prefix (signed) and,
+   * where prefixes are equal, by `order`; with `radix`, by the prefix alone (Spark's radix sort never
+   * asks `order`). It spills sorted runs when Spark's execution memory runs short, or once it holds
+   * `spillThreshold` records (not positive: Spark's spark.shuffle.spill.numElementsForceSpillThreshold).
+   */
+  static UnsafeExternalSorter sorter(Supplier<RecordComparator> order, int spillThreshold, boolean radix) {
+    TaskContext task = TaskContext.get();
+    SparkEnv env = SparkEnv.get();
+    SparkConf conf = env.conf();
+    package$ config = package$.MODULE$;
+    int threshold = spillThreshold > 0 ? spillThreshold : ((Number) conf.get(config.SHUFFLE_SPILL_NUM_ELEMENTS_FORCE_SPILL_THRESHOLD())).intValue();
+    return UnsafeExternalSorter.create(
+        task.taskMemoryManager(),
+        env.blockManager(),
+        env.serializerManager(),
+        task,
+        order,
+        PrefixComparators.LONG,
+        (int) ((Number) conf.get(config.SHUFFLE_SORT_INIT_BUFFER_SIZE())).longValue(),
+        task.taskMemoryManager().pageSizeBytes(),
+        threshold,
+        ((Number) conf.get(config.SHUFFLE_SPILL_MAX_SIZE_FORCE_SPILL_THRESHOLD())).longValue(),
+        ((Number) conf.get(config.UNSAFE_SORTER_SPILL_MERGE_FACTOR())).intValue(),
+        radix);
   }
 
   /** The records' schema: the key's id, the value, then the stored states. */

@@ -64,6 +64,24 @@ def stream_facts(query: Query, plan: Plan | None) -> dict[str, object]:
     return facts
 
 
+def cut_from_windows(query: Query) -> bool:
+    """Whether a stream's kept tuples follow from the windows a trigger computes: each key's tuples from its
+    first open window's wid on. True for plain sessions (no MAX, no WHERE inside the window, no GROUP BY,
+    not GENEROUS), where equal values are never split between sessions and every tuple is in one; frames
+    split ties by arrival and leave tuples out, and GENEROUS slack keeps more (§8.5), so they walk their
+    tuples again."""
+    window = query.window
+    frame = window.frame
+    return (
+        window.kind is WindowKind.SESSION
+        and frame is not None
+        and frame.longest is None
+        and (query.where is None or frame.kafka)
+        and not any(k.origin == "group" for k in query.keys)
+        and not (window.slack is not None and window.slack.mode == "generous")
+    )
+
+
 def state_text(query: Query, plan: Plan) -> str:
     """What the plan keeps between triggers, and what bounds it: the open windows, never the stream."""
     kept = _kept_text(query, plan)
@@ -114,7 +132,12 @@ def _kept_text(query: Query, plan: Plan) -> str:
             f"rows: per key, the tuples from its first {what} not final yet on, from which the windows stage "
             f"finds the open {what}s again with the next trigger's tuples"
         )
-        if window.partition_by:
+        if window.partition_by and cut_from_windows(query):
+            kept += (
+                f"; and each key's open {what}s, so that a trigger computes again only the keys its tuples touch; "
+                "every key's tuples are cut at its first open session, read off those windows"
+            )
+        elif window.partition_by:
             kept += (
                 f"; and each key's open {what}s, so that a trigger computes again only the keys its tuples touch "
                 "(a key none touches keeps its tuples as they were until one does)"

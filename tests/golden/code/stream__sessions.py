@@ -13,7 +13,7 @@
 # Final   a session once the punctuation is past its last value + GAP
 # Time    max ts seen − SLACK 2 MINUTES, after each trigger
 # Late    a tuple whose ts is below the punctuation at the start of its trigger (CONSISTENT): it is in no window; it is counted and written to the late-rows output
-# State   rows: per key, the tuples from its first session not final yet on, from which the windows stage finds the open sessions again with the next trigger's tuples; and each key's open sessions, so that a trigger computes again only the keys its tuples touch (a key none touches keeps its tuples as they were until one does), in the checkpoint directory, between triggers
+# State   rows: per key, the tuples from its first session not final yet on, from which the windows stage finds the open sessions again with the next trigger's tuples; and each key's open sessions, so that a trigger computes again only the keys its tuples touch; every key's tuples are cut at its first open session, read off those windows, in the checkpoint directory, between triggers
 #
 # Run:  python job.py [--input clicks=DIR] [--output DIR --checkpoint DIR] [--late DIR]
 #                     [--format csv|json|parquet] [--once] [--drain] [--idle SECONDS]

@@ -12,10 +12,9 @@ from __future__ import annotations
 from wql.compiler.analysis import Query
 from wql.compiler.codegen.common import Context, anchors_rule, window_attribute_rule
 from wql.compiler.codegen.families import FAMILIES
-from wql.compiler.disorder import check_streamable, disorder, state_text
+from wql.compiler.disorder import check_streamable, cut_from_windows, disorder, state_text
 from wql.compiler.plans import Plan
 from wql.compiler.schema import Domain
-from wql.compiler.windows import WindowKind
 
 # The streaming driver's functions, in the order a reader meets them.
 STREAM_SUPPORT = (
@@ -106,25 +105,8 @@ def streaming_constants(ctx: Context) -> dict[str, object]:
         # with GENEROUS every key, whose closing point (§8.5) follows windows that may not be in the output.
         "keyed": [ctx.key_columns[k.name] for k in partitions] if window.is_data_driven and not generous else [],
         "closings": [ctx.key_columns[k.name] for k in partitions] if window.is_data_driven and generous else None,
-        "opened": opened_from_windows(ctx),
+        "opened": cut_from_windows(query),
     }
-
-
-def opened_from_windows(ctx: Context) -> bool:
-    """Whether a key's rows still needed begin at its first open window's wid, so that the state follows
-    from the windows a trigger computes, not from walking its rows again: plain sessions (no MAX, no WHERE
-    inside the window, no GROUP BY), where equal values are never split between sessions and every tuple
-    is in one. Frames split ties by arrival and leave tuples out; GENEROUS slack keeps more (§8.5)."""
-    window, query = ctx.window, ctx.query
-    frame = window.frame
-    return (
-        window.kind is WindowKind.SESSION
-        and frame is not None
-        and frame.longest is None
-        and (query.where is None or frame.kafka)
-        and not any(k.origin == "group" for k in query.keys)
-        and not (window.slack is not None and window.slack.mode == "generous")
-    )
 
 
 def stream_header(query: Query, plan: Plan) -> list[tuple[str, str]]:

@@ -18,6 +18,12 @@ pytestmark = pytest.mark.spark
 
 SHARED = "count(*) AS n, count(v) AS nv, sum(v) AS sv, avg(v) AS av, min(v) AS lo, max(v) AS hi, stddev(v) AS sd"
 HOLISTIC = "median(v) AS med, count(DISTINCT k) AS dk"
+# Partial states that are all sums and extremes: cell plans merge each tuple as a cell of its own (shares);
+# with stddev (moments), they lift the trigger's cells first.
+SUMS = (
+    "count(*) AS n, count(v) AS nv, sum(v) AS sv, avg(v) AS av, min(v) AS lo, max(v) AS hi, "
+    "count_if(v > 0) AS pos, sum(v) FILTER (WHERE v > 1) AS big, max(ts) AS last"
+)
 SETTINGS = settings(
     max_examples=int(__import__("os").environ.get("WQL_STREAM_EXAMPLES", "3")),
     deadline=None,
@@ -52,8 +58,9 @@ def check(
         assert normalized(untagged) == normalized(batch), "a drained stream with nothing late must equal the batch"
 
 
-def aggregates(plan: str) -> str:
-    return SHARED if plan in {"pane", "slice", "bins", "prefix"} else f"{SHARED}, {HOLISTIC}"
+def aggregates(plan: str, data: st.DataObject) -> str:
+    shared = data.draw(st.sampled_from([SHARED, SUMS]))
+    return shared if plan in {"pane", "slice", "bins", "prefix"} else f"{shared}, {HOLISTIC}"
 
 
 @pytest.mark.parametrize("plan", ["bucket", "pane", "slice"])
@@ -70,7 +77,7 @@ def test_time_sliding(spark: Any, plan: str, data: st.DataObject, rows: list[dic
     slack = data.draw(SLACKS)
     where = data.draw(st.sampled_from(["", "WHERE n <> 3"]))
     text = (
-        f"SELECT k, {aggregates(plan)} FROM s [RANGE {r} SECONDS SLIDE {s} SECONDS WATTR ts {slack}] {where} "
+        f"SELECT k, {aggregates(plan, data)} FROM s [RANGE {r} SECONDS SLIDE {s} SECONDS WATTR ts {slack}] {where} "
         "GROUP BY case_id, k"
     )
     check(spark, data, text, rows, "ts", plan=plan)
@@ -84,7 +91,7 @@ def test_landmark(spark: Any, plan: str, data: st.DataObject, rows: list[dict[st
     slack = data.draw(SLACKS)
     where = data.draw(st.sampled_from(["", "WHERE n <> 3", "WHERE v > 0"]))  # WHERE does not move the end
     text = (
-        f"SELECT k, {aggregates(plan)} FROM s [RANGE UNBOUNDED SLIDE {s} SECONDS WATTR ts {slack}] {where} "
+        f"SELECT k, {aggregates(plan, data)} FROM s [RANGE UNBOUNDED SLIDE {s} SECONDS WATTR ts {slack}] {where} "
         "GROUP BY case_id, k"
     )
     check(spark, data, text, rows, "ts", plan=plan)
@@ -99,7 +106,7 @@ def test_row_windows(spark: Any, plan: str, data: st.DataObject, rows: list[dict
     s = data.draw(st.integers(1, 6))
     if plan == "pane" and r == s:
         r += s
-    text = f"SELECT k, {aggregates(plan)} FROM s [RANGE {r} ROWS SLIDE {s} ROWS] GROUP BY case_id, k"
+    text = f"SELECT k, {aggregates(plan, data)} FROM s [RANGE {r} ROWS SLIDE {s} ROWS] GROUP BY case_id, k"
     check(spark, data, text, rows, "ts", plan=plan)
 
 
@@ -113,7 +120,7 @@ def test_partitioned_row_windows(spark: Any, plan: str, data: st.DataObject, row
     if plan == "pane" and r == s:
         r += s
     where = data.draw(st.sampled_from(["", "WHERE n <> 3"]))
-    text = f"SELECT {aggregates(plan)} FROM s [RANGE {r} ROWS SLIDE {s} ROWS PATTR case_id, k] {where}"
+    text = f"SELECT {aggregates(plan, data)} FROM s [RANGE {r} ROWS SLIDE {s} ROWS PATTR case_id, k] {where}"
     check(spark, data, text, rows, "ts", plan=plan)
 
 
@@ -237,7 +244,7 @@ def test_tuple_named_windows(
     slack = data.draw(SLACKS)
     where = data.draw(st.sampled_from(["", "WHERE n <> 3"]))
     text = (
-        f"SELECT {aggregates(plan) if plan != 'prefix' else 'count(*) AS n, sum(v) AS sv, avg(v) AS av'} FROM s "
+        f"SELECT {aggregates(plan, data) if plan != 'prefix' else 'count(*) AS n, sum(v) AS sv, avg(v) AS av'} FROM s "
         f"[RANGE {r} SECONDS RATTR ts {TUPLE_SLIDES[slide]} PATTR case_id {slack}] {where}"
     )
     check(spark, data, text, rows, "ts", plan=plan)
@@ -249,7 +256,7 @@ def test_tuple_named_windows(
 def test_kafka_windows(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
     r = data.draw(st.integers(1, 12))
     slack = data.draw(st.sampled_from(["", "SLACK 3", "SLACK 2 GENEROUS"]))
-    text = f"SELECT {aggregates(plan)} FROM s [RANGE {r} WATTR x SLIDE KAFKA PATTR case_id {slack}]"
+    text = f"SELECT {aggregates(plan, data)} FROM s [RANGE {r} WATTR x SLIDE KAFKA PATTR case_id {slack}]"
     check(spark, data, text, rows, "x", plan=plan)
 
 
@@ -259,7 +266,8 @@ def test_kafka_windows(spark: Any, plan: str, data: st.DataObject, rows: list[di
 def test_punctuation_rows(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
     """Rows with n = 9 are punctuations (not data): time advances by them alone, or with SLACK too."""
     slack = data.draw(st.sampled_from(["", "SLACK 2 SECONDS"]))
-    text = f"SELECT k, {aggregates(plan)} FROM s [RANGE 6 SECONDS SLIDE 2 SECONDS WATTR ts {slack}] GROUP BY case_id, k"
+    window = f"[RANGE 6 SECONDS SLIDE 2 SECONDS WATTR ts {slack}]"
+    text = f"SELECT k, {aggregates(plan, data)} FROM s {window} GROUP BY case_id, k"
     check(spark, data, text, rows, "ts", plan=plan, punctuation="n = 9", is_punctuation=lambda row: row["n"] == 9)
 
 
@@ -276,7 +284,7 @@ def test_emit_changes(spark: Any, plan: str, data: st.DataObject, rows: list[dic
     )
     group = "" if plan == "bins" else "GROUP BY case_id, k"
     keys = "" if plan == "bins" else "k, "
-    text = f"SELECT {keys}{aggregates(plan)} FROM s {window} {slack}] {group} EMIT CHANGES"
+    text = f"SELECT {keys}{aggregates(plan, data)} FROM s {window} {slack}] {group} EMIT CHANGES"
     check(spark, data, text, rows, "ts", plan=plan)
 
 
@@ -290,7 +298,7 @@ def test_window_variants(spark: Any, plan: str, data: st.DataObject, rows: list[
     variant = data.draw(st.sampled_from(["CUMULATE", "KAFKA"]))
     slack = data.draw(SLACKS)
     text = (
-        f"SELECT k, {aggregates(plan)} FROM s [RANGE {r} SECONDS SLIDE {s} SECONDS {variant} WATTR ts {slack}] "
+        f"SELECT k, {aggregates(plan, data)} FROM s [RANGE {r} SECONDS SLIDE {s} SECONDS {variant} WATTR ts {slack}] "
         "GROUP BY case_id, k"
     )
     check(spark, data, text, rows, "ts", plan=plan)
@@ -312,7 +320,7 @@ def test_align_first(spark: Any, plan: str, data: st.DataObject, rows: list[dict
     scope = "GROUP BY case_id, k" if landmark or data.draw(st.booleans()) else "PATTR case_id"
     partition, grouped = (scope, "GROUP BY k") if scope.startswith("PATTR") else ("", scope)
     slack = data.draw(SLACKS)
-    text = f"SELECT k, {aggregates(plan)} FROM s [{spec} WATTR ts {partition} ALIGN FIRST {slack}] {grouped}"
+    text = f"SELECT k, {aggregates(plan, data)} FROM s [{spec} WATTR ts {partition} ALIGN FIRST {slack}] {grouped}"
     check(spark, data, text, rows, "ts", plan=plan)
 
 

@@ -53,6 +53,7 @@ STREAMS = {
 # On a stream: what is kept between triggers, how time advances, what is emitted.
 STREAMING = {
     "keeps": "cells",
+    "shares": True,
     "slack": 5000000,
     "mode": "consistent",
     "emit": "final",
@@ -90,6 +91,19 @@ def lift(rows: DataFrame) -> DataFrame:
         F.expr("COUNT(temp)").alias("_n_temp"),
         F.expr("SUM(temp)").alias("_sum_temp"),
         F.expr("MAX(temp)").alias("_max_temp"),
+    )
+    return cells
+
+
+def shares(rows: DataFrame) -> DataFrame:
+    """Each tuple as a cell of its own: its cell index and its share of each partial state, for merge."""
+    cells = rows.select(
+        F.col("sensor"),
+        F.floor((F.col("_t") - ORIGIN) / PANE).alias("_cell"),
+        F.expr("CAST(1 AS BIGINT)").alias("_rows"),
+        F.expr("CAST(CASE WHEN temp IS NULL THEN 0 ELSE 1 END AS BIGINT)").alias("_n_temp"),
+        F.col("temp").alias("_sum_temp"),
+        F.col("temp").alias("_max_temp"),
     )
     return cells
 
@@ -607,8 +621,9 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         ).alias("marked"),
     ]
     # Cell plans count it while they build the trigger's cells, the one job that reads the micro-batch
-    # (an Observation): the cells do not depend on the punctuation after the trigger, only on the one before.
-    observed = STREAMING["keeps"] == "cells" and not held and STREAMING["closings"] is None
+    # (an Observation): the cells do not depend on the punctuation after the trigger, only on the one before
+    # (`unpruned`).
+    observed = unpruned() and not ended
     seen = None
     if observed:
         seen = Observation(f"wql_trigger_{batch}")
@@ -667,13 +682,13 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         admitted = rows if STREAMING["mode"] == "generous" else rows.where(~is_late)
     fresh = prepare(admitted)
     if STREAMING["keeps"] == "cells":
-        fresh = lift(fresh)
+        fresh = shares(fresh) if STREAMING["shares"] else lift(fresh)
     # Sessions and frames per key (STREAMING["keyed"]): only the keys this trigger's tuples touch are
     # computed again; the others' open windows are the ones the trigger before computed, kept beside.
     keyed = STREAMING["keyed"]
     touched = fresh.select(*(F.col(f"`{c}`") for c in keyed)).distinct() if keyed else None
     cached = load_state(session, checkpoint, meta, "windows") if keyed else None
-    previous = load_state(session, checkpoint, meta, "state")
+    previous = load_kept(session, checkpoint, meta, before)
     if previous is not None:
         fresh = previous.unionByName(fresh)
     if STREAMING["keeps"] == "cells":
@@ -683,8 +698,12 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     # twice. Rows of other windows (half a million a trigger) cost more to cache than to read again.
     held_state = STREAMING["keeps"] == "cells" or bool(keyed) or closing_keys is not None
     kept = fresh.persist() if held_state and not unchanged else fresh
+    state = None
     if seen is not None:
-        kept.count()  # the cells, and the micro-batch's counts with them
+        # One job builds the cells, caches them, counts the micro-batch and writes the cells as the next
+        # trigger's state: which of them the open windows still need depends on the punctuation this job
+        # finds, so the next trigger drops the others when it reads them (`unpruned`).
+        state = save_state(spark, checkpoint, kept, "state", batch, one_file=True)
         try:
             stats = seen.get
         except Exception:
@@ -711,7 +730,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
             chosen = everything if already is None else everything.where(~already)
             # The state is read again, not reused from `previous`: that relation is also below `chosen`, and
             # a kernel's node keeps its input's key attributes, which Spark cannot tell apart in exceptAll.
-            earlier = load_state(session, checkpoint, meta, "state") if previous is not None else None
+            earlier = load_kept(session, checkpoint, meta, before) if previous is not None else None
             if earlier is not None:
                 earlier = with_points(windows(earlier), offsets, positions)
                 chosen = chosen.exceptAll(earlier if already is None else earlier.where(~already))
@@ -733,9 +752,14 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         )
         publish(described, late, late_format, f"batch-{batch:08d}")
 
-    state = meta["state"] if unchanged else None
+    if seen is not None and not unchanged and after is not None:
+        # What the status reports: the cells the open windows need, as the next trigger will keep them
+        # (a count over the cached cells), not every cell the file holds.
+        state["open"] = retain(kept, after).count()
+    if state is None and unchanged:
+        state = meta["state"]
     kept_windows = meta.get("windows") if unchanged else None
-    if not ended and not unchanged:
+    if not ended and not unchanged and seen is None:
         if STREAMING["opened"] and after is not None:
             retained = from_open_windows(kept, computed if keyed else windows(kept), after, keyed)
         elif cached is not None:  # a key no tuple touched keeps its rows as they were until one does
@@ -748,10 +772,10 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
             # join that coalesce(1) would run in one task; gathered after it instead.
             retained = retained.repartition(1)
         state = save_state(spark, checkpoint, retained, "state", batch, one_file=STREAMING["keeps"] == "cells")
-        if keyed:
-            still_open = computed if after is None else computed.where(~is_final(after))
-            kept_windows = save_state(spark, checkpoint, still_open, "windows", batch)
-            computed.unpersist()
+    if not ended and not unchanged and keyed:
+        still_open = computed if after is None else computed.where(~is_final(after))
+        kept_windows = save_state(spark, checkpoint, still_open, "windows", batch)
+        computed.unpersist()
     kept_closings = meta.get("closings")
     if closing_keys is not None and not ended and not unchanged and after is not None:
         # Each key's closing point: the last final window's among its rows, else the one it had.
@@ -801,9 +825,26 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
                 else "rows counted per partition"
                 if STREAMING["positions"]
                 else show_point(after),
-                "state_rows": 0 if state is None else state["rows"],
+                "state_rows": 0 if state is None else state.get("open", state["rows"]),
             }
         )
+
+
+def unpruned():
+    """Whether a trigger writes every cell it builds as the state, not only those windows still open need.
+    Cell plans whose cells depend only on the punctuation a trigger starts with (no row numbers or first
+    arrivals, no closing points) build them, count the micro-batch and write them in one job, before the
+    punctuation after the trigger is known; the next trigger drops the cells no open window needs when it
+    reads them (load_kept)."""
+    held = STREAMING["numbered"] or STREAMING["anchored"] or bool(STREAMING["positions"])
+    return STREAMING["keeps"] == "cells" and not held and STREAMING["closings"] is None
+
+
+def load_kept(spark, checkpoint, meta, punctuation):
+    """The rows or cells the trigger before left (part "state"), as the windows still open at `punctuation`
+    need them, or None."""
+    kept = load_state(spark, checkpoint, meta, "state")
+    return retain(kept, punctuation) if kept is not None and unpruned() else kept
 
 
 def with_points(frame, before, after):
@@ -889,7 +930,7 @@ def drain_stream(spark, checkpoint, emit, report=None):
         return 0
     before = meta["punctuation"]
     emitted = 0
-    kept = load_state(spark, checkpoint, meta, "state")
+    kept = load_kept(spark, checkpoint, meta, before)
     if kept is not None and STREAMING["emit"] == "final":  # with EMIT CHANGES, every version is out already
         everything = windows(kept)
         if STREAMING["positions"]:  # each partition's windows its row count had not closed

@@ -14,7 +14,9 @@ import re
 from collections.abc import Iterable
 
 # Names a generated job defines at the top level, which a stream's parameter name must not shadow.
-RESERVED = frozenset({"query", "main", "spark", "F", "sys", "Window", "prepare", "lift", "merge", "windows", "finish"})
+RESERVED = frozenset(
+    {"query", "main", "spark", "F", "sys", "Window", "prepare", "lift", "shares", "merge", "windows", "finish"}
+)
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _UNSAFE_COMMENT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029\ufeff]")

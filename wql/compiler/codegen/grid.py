@@ -157,9 +157,20 @@ def _cell(ctx: Context, grid: Grid) -> str:
     return f"F.floor(({T} - ORIGIN) / {width})"
 
 
+def _in_windows(ctx: Context, cell: str) -> str:
+    """The rows that fall in some window: all of them, except in the gaps between windows SLIDE > RANGE
+    leaves (the first slice of each slide)."""
+    window, grid = ctx.query.window, ctx.plan.grid
+    assert grid is not None
+    if grid.kind == "slice" and window.range is not None and window.slide is not None and window.range < window.slide:
+        ctx.code.comment("SLIDE > RANGE: the first slice of each slide is a gap between windows.")
+        return f"rows.where(F.pmod({cell}, F.lit(2)) == 1)"  # pmod: cells below zero are odd too
+    return "rows"
+
+
 def lift(ctx: Context) -> None:
     """The lift stage: rows to cells, one row of partial states per (keys, cell)."""
-    query, plan = ctx.query, ctx.plan
+    plan = ctx.plan
     grid, decomposition = plan.grid, plan.decomposition
     assert grid is not None and decomposition is not None
     what = {
@@ -178,15 +189,7 @@ def lift(ctx: Context) -> None:
         code.comment("Panes of PANE = gcd(RANGE, SLIDE): pre-aggregate each (key, pane) once. Window w is the")
         code.comment(f"{grid.size} panes ending at pane (w + 1)·{grid.step} − 1.")
     cell = _cell(ctx, grid)
-    source = "rows"
-    if (
-        grid.kind == "slice"
-        and query.window.range is not None
-        and query.window.slide is not None
-        and (query.window.range < query.window.slide)
-    ):
-        code.comment("SLIDE > RANGE: the first slice of each slide is a gap between windows.")
-        source = f"rows.where(F.pmod({cell}, F.lit(2)) == 1)"  # pmod: cells below zero are odd too
+    source = _in_windows(ctx, cell)
     keys = ctx.keys()
     grouped = ", ".join([*(col(k) for k in keys), f'{cell}.alias("_cell")'])
     lifts = [
@@ -292,6 +295,8 @@ def stream_rules(ctx: Context) -> None:
     grid = plan.grid
     if grid is not None:
         _merge_stage(ctx)
+        if _shares_each(ctx):
+            _shares_stage(ctx)
     final_rules(ctx)
     code = ctx.rules
     kept = "cells" if grid is not None else "rows"
@@ -350,6 +355,41 @@ def relative_punctuation(ctx: Context, anchor: str) -> None:
     if ctx.window.align_first:
         ctx.rules.comment("ALIGN FIRST: the punctuation measured from each partition's first arrival.")
         ctx.rules(f"punctuation = F.lit(punctuation) - F.col({py(anchor)})")
+
+
+def _shares_each(ctx: Context) -> bool:
+    """Whether each tuple can be a cell of its own (its share of every partial state), for merge to add: every
+    state has a row-level share and merges by sum, min or max (moments merge through a list, too slow for
+    every tuple), and no WHERE adds its end-of-data row."""
+    decomposition = ctx.plan.decomposition
+    assert decomposition is not None
+    return not flags_where(ctx) and all(
+        g.operation != "moments" and len(g.contributions) == len(g.columns) for g in decomposition.groups
+    )
+
+
+def _shares_stage(ctx: Context) -> None:
+    """shares: a stream's tuples as cells of one tuple each, so that one aggregation (merge) builds a trigger's
+    cells and merges them with the open cells the state holds; lift then merge would aggregate twice, with a
+    shuffle each."""
+    grid, decomposition = ctx.plan.grid, ctx.plan.decomposition
+    assert grid is not None and decomposition is not None
+    code = ctx.stage(
+        "shares",
+        "rows",
+        "Each tuple as a cell of its own: its cell index and its share of each partial state, for merge.",
+    )
+    cell = _cell(ctx, grid)
+    source = _in_windows(ctx, cell)
+    keys = ctx.keys()
+    items = [*(col(k) for k in keys), f'{cell}.alias("_cell")']
+    items += [
+        f"{_sql_or_column(share)}.alias({py(column)})"
+        for g in decomposition.groups
+        for column, share in zip(g.columns, g.contributions, strict=True)
+    ]
+    code.call("cells", f"{source}.select", items)
+    code("return cells")
 
 
 def _merge_stage(ctx: Context) -> None:

@@ -220,7 +220,7 @@ def generate_job(
     code('"""The query as DataFrame operations, stage by stage; see the header for the plan."""')
     composed = parameter
     for stage in ctx.stages:
-        if stage.name != "merge":  # merge combines cells across triggers: a stream's step only
+        if stage.name not in ("shares", "merge"):  # they combine cells across triggers: a stream's steps only
             composed = f"{stage.name}({composed})"
     code(f"return {composed}")
     code.dedent()

@@ -22,6 +22,8 @@ STREAM_SUPPORT = (
     "number_rows",
     "continue_positions",
     "run_trigger",
+    "unpruned",
+    "load_kept",
     "with_points",
     "same_keys",
     "from_open_windows",
@@ -56,10 +58,11 @@ def stream_extras(ctx: Context) -> None:
     if ctx.window.align_first:
         anchors_rule(ctx)
     _show_point(ctx)
-    merge = next((s for s in ctx.stages if s.name == "merge"), None)
-    if merge is not None:  # right after lift, where a reader expects it
-        ctx.stages.remove(merge)
-        ctx.stages.insert(next(i for i, s in enumerate(ctx.stages) if s.name == "lift") + 1, merge)
+    for name in ("merge", "shares"):  # right after lift, where a reader expects them: lift, shares, merge
+        stage = next((s for s in ctx.stages if s.name == name), None)
+        if stage is not None:
+            ctx.stages.remove(stage)
+            ctx.stages.insert(next(i for i, s in enumerate(ctx.stages) if s.name == "lift") + 1, stage)
 
 
 def _show_point(ctx: Context) -> None:
@@ -93,6 +96,7 @@ def streaming_constants(ctx: Context) -> dict[str, object]:
     generous = window.slack is not None and window.slack.mode == "generous"
     return {
         "keeps": ctx.plan.keeps,
+        "shares": any(s.name == "shares" for s in ctx.stages),
         "slack": rules.slack,
         "mode": window.slack.mode if window.slack is not None else "consistent",
         "emit": query.emit,

@@ -256,8 +256,7 @@ def main() -> int:
 
             row = {
                 "ratio": ratio,
-                "plan": compiled.stream_plan,
-                "batch_plan": compiled.plan,
+                "plan": compiled.plan,
                 "wql_s": round(wql_s, 3),
                 "native_s": None if native_s is None else round(native_s, 3),
                 "batch_s": round(batch_s, 3),
@@ -277,7 +276,7 @@ def main() -> int:
                 native = "     —" if native_s is None else f"{native_s:7.2f}s"
                 speedup = "" if native_s is None else f"  native/wql {native_s / wql_s:5.1f}x"
                 print(
-                    f"{row['where']}: ratio {ratio:>4}: {compiled.stream_plan:<6} wql {wql_s:7.2f}s  native {native}"
+                    f"{row['where']}: ratio {ratio:>4}: {compiled.plan:<6} wql {wql_s:7.2f}s  native {native}"
                     f"  batch {batch_s:6.2f}s"
                     f"{speedup}  wql/batch {wql_s / batch_s:4.2f}x  floor/batch {floor_s / batch_s:4.2f}x"
                     f"  state {state_rows:,} rows"
@@ -319,8 +318,7 @@ def session_case(spark: Any, args: argparse.Namespace, work: Path) -> None:
     batch_s, batch_windows = fastest(args.repeat, batch_wql, spark, compiled)
     row = {
         "case": "session",
-        "plan": compiled.stream_plan,
-        "batch_plan": compiled.plan,
+        "plan": compiled.plan,
         "wql_s": round(wql_s, 3),
         "native_s": round(native_s, 3),
         "batch_s": round(batch_s, 3),
@@ -335,7 +333,7 @@ def session_case(spark: Any, args: argparse.Namespace, work: Path) -> None:
         print(json.dumps(row), flush=True)
     else:
         print(
-            f"session:    {compiled.stream_plan:<6} wql {wql_s:7.2f}s  session_window {native_s:7.2f}s"
+            f"session:    {compiled.plan:<6} wql {wql_s:7.2f}s  session_window {native_s:7.2f}s"
             f"  batch {batch_s:6.2f}s"
             f"  native/wql {native_s / wql_s:5.1f}x  wql/batch {wql_s / batch_s:4.2f}x  state {state_rows:,} rows"
             f"  windows = batch: {'yes' if row['windows_equal_batch'] else 'NO'}",

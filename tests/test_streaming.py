@@ -83,20 +83,6 @@ def test_time_sliding(spark: Any, plan: str, data: st.DataObject, rows: list[dic
     check(spark, data, text, rows, "ts", plan=plan)
 
 
-@SETTINGS
-@given(data=st.data(), rows=cases(count=4, max_rows=10))
-def test_tumbling_keeps_cells(spark: Any, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
-    """A tumbling window runs on bucket in batch, but on pane on a stream (cells, not rows, between triggers)."""
-    s = data.draw(st.integers(1, 12))
-    slack = data.draw(SLACKS)
-    text = f"SELECT k, {aggregates('pane', data)} FROM s [RANGE {s} SECONDS SLIDE {s} SECONDS WATTR ts {slack}] "
-    text += "GROUP BY case_id, k"
-    compiled = compile_stream(text)
-    assert compiled.plan == "bucket"
-    assert '"keeps": "cells"' in compiled.stream_code
-    check(spark, data, text, rows, "ts")
-
-
 @pytest.mark.parametrize("plan", ["bucket", "pane"])
 @SETTINGS
 @given(data=st.data(), rows=cases(count=4, max_rows=10))

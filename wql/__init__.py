@@ -106,19 +106,17 @@ def explain(text: str, path: str | None = None, *, streams: StreamSchemas | None
 
 def explain_statement(statement: Statement, *, plan: str | None = None) -> Explanation:
     """The explanation of one analyzed query, with the candidate plans and the choice."""
-    from wql.compiler.compile import choose_for_stream
     from wql.compiler.optimizer import candidates, choose
 
     assert statement.query is not None
-    chosen = stream_plan = None
+    chosen = None
     try:
         chosen, choices = choose(statement.query, plan)
-        stream_plan, _ = choose_for_stream(statement.query, plan)
     except WQLNotSupportedError:
         if plan not in (None, "auto"):
             raise
         choices = tuple(PlanChoice(c.kind.value, None, c.note) for c in candidates(statement.query))
-    return explain_query(statement.query, statement.number, statement.line, choices, chosen, stream_plan)
+    return explain_query(statement.query, statement.number, statement.line, choices, chosen)
 
 
 class CompiledQuery:
@@ -151,11 +149,6 @@ class CompiledQuery:
     @property
     def plan(self) -> str:
         return self._compiled.plan.kind.value
-
-    @property
-    def stream_plan(self) -> str:
-        """The plan `stream_code` runs: ranked by streaming costs, it can differ from the batch one."""
-        return self._compiled.stream_choice()[0].kind.value
 
     @property
     def columns(self) -> tuple[str, ...]:

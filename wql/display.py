@@ -81,8 +81,7 @@ def explanation_renderable(explanation: Explanation) -> Group:
         stream.add_column(style="bold cyan", no_wrap=True, min_width=10)
         stream.add_column()
         facts = explanation.stream_facts
-        labels = {"refused": "stream", "emit": "stream", "plan": "plan", "final": "final", "punctuation": "time"}
-        labels["late"] = "late"
+        labels = {"refused": "stream", "emit": "stream", "final": "final", "punctuation": "time", "late": "late"}
         labels["state"] = "state"
         for key, label in labels.items():
             if key in facts:

@@ -51,23 +51,16 @@ class Disorder:
         return {"emit": self.emit, "final": self.final, "punctuation": self.punctuation, "late": self.late}
 
 
-def stream_facts(query: Query, plan: Plan | None, stream_plan: Plan | None = None) -> dict[str, object]:
-    """What explain says about running the query on a stream: the rules above for this query, the plan a
-    stream runs where it is not the batch one, what that plan keeps between triggers, or why the stream
-    backend refuses the query."""
+def stream_facts(query: Query, plan: Plan | None) -> dict[str, object]:
+    """What explain says about running the query on a stream: the rules above for this query, what the
+    chosen plan keeps between triggers, or why the stream backend refuses it."""
     try:
         check_streamable(query)
     except WQLNotSupportedError as error:
         return {"refused": error.message}
     facts = disorder(query).to_dict()
-    if stream_plan is not None and plan is not None and stream_plan != plan:
-        why = "ranked first by streaming costs"
-        if stream_plan.keeps == "cells" and plan.keeps == "rows":
-            why = "on a stream it keeps the open windows' cells, not their rows, and reads each trigger's rows once"
-        facts["plan"] = f"{stream_plan.kind.value}, not {plan.kind.value}: {why}"
-    kept = stream_plan or plan
-    if kept is not None:
-        facts["state"] = state_text(query, kept)
+    if plan is not None:
+        facts["state"] = state_text(query, plan)
     return facts
 
 

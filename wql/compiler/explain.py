@@ -184,14 +184,8 @@ def _aggregate_facts(query: Query, call: AggregateCall) -> dict[str, Any]:
 
 
 def explain_query(
-    query: Query,
-    statement: int,
-    line: int,
-    plans: tuple[PlanChoice, ...] = (),
-    plan: Plan | None = None,
-    stream_plan: Plan | None = None,
+    query: Query, statement: int, line: int, plans: tuple[PlanChoice, ...] = (), plan: Plan | None = None
 ) -> Explanation:
-    """What explain prints; `stream_plan`, the plan a stream runs when streaming costs rank another first."""
     classification = query.classification
     chosen = next((p.name for p in plans if p.chosen), None)
     return Explanation(
@@ -211,5 +205,5 @@ def explain_query(
         plans=plans,
         plan=chosen,
         see=sections_for(query, chosen),
-        stream_facts=stream_facts(query, plan, stream_plan),
+        stream_facts=stream_facts(query, plan),
     )

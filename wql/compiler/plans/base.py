@@ -86,10 +86,6 @@ class Statistics:
     rows_per_slide: float = 10.0
     rows_per_window: float = 100.0  # windows named by tuples
     event_slides: float = 10.0  # interval events: mean length in slides (plans/intervals.py)
-    # Costs for a stream rather than a batch: each trigger merges its rows into what the one before kept.
-    # A plan that keeps rows reads a trigger's micro-batch three times (its counts, its windows, the
-    # state it leaves); cell plans read it once and keep cells (docs/semantics.md §8.9).
-    stream: bool = False
 
     def describe(self) -> str:
         return f"N = {self.rows:,} tuples, ρ = {self.rows_per_slide:g} tuples per slide (assumed)"

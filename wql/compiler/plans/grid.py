@@ -16,11 +16,6 @@ combines per cell, however large r/s is. Costs, in tuple-operations:
 - pane:   1.2·N + 4·cells, cells ≈ min(N, N·step/ρ): a shuffle and a cell-level
           group-by, then a constant-cost combine per cell;
 - slice:  the same with two cells per slide.
-
-On a stream (`Statistics.stream`) bucket keeps the open windows' rows and reads each micro-batch three
-times, 2·N more; a tumbling window, whose one pane per window makes pane no better than bucket in
-batch, then runs on pane too: its state is a cell per key and open window, and a trigger reads its
-rows once.
 """
 
 from __future__ import annotations
@@ -100,11 +95,7 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
         bucket_note = (
             f"every tuple is copied into its windows up to its period's end ({copies:g} on average), then grouped"
         )
-    bucket_cost = n * (1 + copies)
-    if stats.stream:
-        bucket_cost += 2 * n
-        bucket_note += "; on a stream it keeps the open windows' rows and reads each trigger's rows three times"
-    out = [Candidate(PlanKind.BUCKET, Plan("grid", PlanKind.BUCKET), bucket_cost, bucket_note)]
+    out = [Candidate(PlanKind.BUCKET, Plan("grid", PlanKind.BUCKET), n * (1 + copies), bucket_note)]
     decomposition = decompose(query, state_names(query))
     why_not = None
     if decomposition is None:
@@ -127,13 +118,8 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
         )
         plan = Plan("grid", PlanKind.PANE, grid, decomposition)
         out.append(Candidate(PlanKind.PANE, plan, 1.2 * n + 4 * cells, note))
-    elif grid.size == 1 and grid.step == 1 and not stats.stream:
-        out.append(Candidate.refused(PlanKind.PANE, "tumbling: each window is one pane, so bucket is a plain group-by"))
     elif grid.size == 1 and grid.step == 1:
-        cells = min(n, n / stats.rows_per_slide)
-        note = "tumbling on a stream: one pane per key and window, its partial states kept between triggers"
-        plan = Plan("grid", PlanKind.PANE, grid, decomposition)
-        out.append(Candidate(PlanKind.PANE, plan, 1.2 * n + 4 * cells, note))
+        out.append(Candidate.refused(PlanKind.PANE, "tumbling: each window is one pane, so bucket is a plain group-by"))
     else:
         cells = min(n, n * grid.step / stats.rows_per_slide)
         note = f"panes of gcd(RANGE, SLIDE), {grid.size} per window, combined in blocks: cost flat in RANGE/SLIDE"

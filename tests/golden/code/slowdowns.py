@@ -142,8 +142,9 @@ def frame_windows(rows, schema, partitions, states, rule, minimum=None, minimum_
     one pass over arrays, with no Arrow round trip to Python; a partition past Spark's execution
     memory goes through Spark's spilling sorter and is walked in chunks, so one hot key needs no more
     memory than its windows in flight. It leaves a stream's frames (`closes`: each needs the tuple
-    that closed it) and DOUBLE attributes to frame_states, one numpy pass, which holds each Spark
-    partition's tuples at once (one Arrow table, ordered as a whole).
+    that closed it) and DOUBLE attributes to frame_states, one numpy pass over each partition sorted
+    by Spark in window order (in_window_order; the sort spills), which folds the sorted batches one
+    at a time: it holds two batches and the windows in flight, never a key's tuples either.
     """
     if not closes:
         operations, columns = jvm_states(states)
@@ -153,131 +154,225 @@ def frame_windows(rows, schema, partitions, states, rule, minimum=None, minimum_
         if windows is not None:
             return windows
     fold = frame_states(partitions, states, rule, minimum, minimum_rows, closes)
-    return by_keys(rows, partitions).mapInArrow(fold, schema)
+    return in_window_order(rows, partitions).mapInArrow(fold, schema)
 
 
 def frame_states(partitions, states, rule, minimum=None, minimum_rows=False, closes=False):
-    """A mapInArrow function: one row per session or frame with its partial states, folded in
-    one numpy pass. Output: the partition keys, `wid` (the first tuple's `_t`), `_last` (the last
-    tuple's), then the states, typed as their input columns (a count absent from the input is a row
-    count). A tuple outside WHERE (`_in` false) shapes its window but adds nothing to it; a window with
-    nothing in it, or shorter than `minimum` (rows, or a span of `_t`), is left out. With `closes` (a
-    stream's frames), `_close` follows `_last`: the value of the tuple that closed the frame
-    (frame_closes), NULL while none has."""
+    """A mapInArrow function over a partition in window order (in_window_order): one row per session or
+    frame with its partial states, folded in one numpy pass. Output: the partition keys, `wid` (the
+    first tuple's `_t`), `_last` (the last tuple's), then the states, typed as their input columns (a
+    count absent from the input is a row count). A tuple outside WHERE (`_in` false) shapes its window
+    but adds nothing to it; a window with nothing in it, or shorter than `minimum` (rows, or a span of
+    `_t`), is left out. With `closes` (a stream's frames), `_close` follows `_last`: the value of the
+    tuple that closed the frame (frame_closes), NULL while none has.
+
+    Batch by batch (walk_sorted): each batch's windows are folded with numpy's reductions, the window
+    still open at its end carried into the next batch as partial states (bounds, length, tuples inside
+    WHERE, states: sums add, extremes compare, moments merge as Chan's formula), so the pass holds two
+    batches and the windows in flight, never a key's tuples."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     def run(batches):
-        walked = walk_batches(batches, partitions, rule)
-        if walked is None:
-            return
-        table, order, key, t, numbered, labels = walked
-        inside = np.ones(table.num_rows, dtype=bool)
-        if "_in" in table.column_names:
-            inside = pc.fill_null(table.column("_in"), False).to_numpy(zero_copy_only=False)
-        members = np.flatnonzero(labels >= 0)
-        members = members[np.argsort(labels[members], kind="stable")]
-        if len(members) == 0:
-            return
-        number = labels[members]
-        heads = np.flatnonzero(np.r_[True, number[1:] != number[:-1]])
-        stamps = table.column("_t").to_numpy(zero_copy_only=False)[members]  # frame by frame; t stays in walk order
-        first, last = np.minimum.reduceat(stamps, heads), np.maximum.reduceat(stamps, heads)
-        size = np.diff(np.r_[heads, len(members)])
-        held = np.add.reduceat(inside[members].astype(np.int64), heads)
-        keep = held > 0
-        if minimum is not None:
-            keep &= (size if minimum_rows else last - first) >= minimum
-        columns = {}
-        for operation, names in states:
-            shares = []
-            for name in names:
-                if name not in table.column_names:  # a row count: each tuple inside WHERE contributes 1
-                    shares.append(inside[members].astype(np.int64))
-                    continue
-                values = table.column(name)
-                dtype = np.dtype(values.type.to_pandas_dtype())
-                filled = pc.fill_null(values, state_identity(operation, dtype)).to_numpy(zero_copy_only=False)[members]
-                shares.append(np.where(inside[members], filled, state_identity(operation, dtype)))
-            if operation == "sum":
-                columns[names[0]] = np.add.reduceat(shares[0], heads)
-            elif operation == "min":
-                columns[names[0]] = (np.fmin if shares[0].dtype.kind == "f" else np.minimum).reduceat(shares[0], heads)
-            elif operation == "max":
-                columns[names[0]] = np.maximum.reduceat(shares[0], heads)
-            else:  # moments: count, mean and M2 of each window, two passes over its values
-                count, value, spread = shares
-                weight = np.where(count > 0, 1.0, 0.0)
-                value = np.where(count > 0, value, 0.0)
-                total = np.add.reduceat(count, heads)
-                mean = np.add.reduceat(weight * value, heads) / np.maximum(total, 1)
-                deviation = (value - np.repeat(mean, np.diff(np.r_[heads, len(members)]))) * weight
-                second = np.add.reduceat(deviation * deviation, heads) + np.add.reduceat(
-                    np.where(count > 0, spread, 0.0), heads
-                )
-                columns.update(zip(names, (total, mean, second), strict=True))
-        picked = pa.array(members[heads[keep]])
-        fields = [table.schema.field(name) for name in partitions]
-        arrays = [table.column(name).take(picked).combine_chunks() for name in partitions]
-        stamp = table.schema.field("_t").type
-        fields += [pa.field("wid", stamp), pa.field("_last", stamp)]
-        arrays += [pa.array(first[keep], type=stamp), pa.array(last[keep], type=stamp)]
-        if closes:
-            closed, close = frame_closes(table, rule, order, key, t, numbered)
-            numbers = number[heads[keep]]
-            fields.append(pa.field("_close", stamp))
-            arrays.append(pa.array(close[numbers], mask=~closed[numbers], type=stamp))
-        for _, names in states:
-            for name in names:
-                field = table.schema.field(name) if name in table.column_names else pa.field(name, pa.int64())
-                fields.append(field)
-                arrays.append(pa.array(columns[name][keep], type=field.type))
-        yield pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+        carry = None  # the window in flight: (first, last, size, held, {state column: value})
+        for table, t, labels, after, ended in walk_sorted(batches, partitions, rule):
+            members = np.flatnonzero(labels >= 0)
+            if len(members) == 0:
+                continue
+            number = labels[members]
+            heads = np.flatnonzero(np.r_[True, number[1:] != number[:-1]])
+            lasts = members[np.r_[heads[1:] - 1, len(members) - 1]]  # each window's last row
+            inside = np.ones(table.num_rows, dtype=bool)
+            if "_in" in table.column_names:
+                inside = pc.fill_null(table.column("_in"), False).to_numpy(zero_copy_only=False)
+            stamps = t[members]
+            first, last = np.minimum.reduceat(stamps, heads), np.maximum.reduceat(stamps, heads)
+            size = np.diff(np.r_[heads, len(members)])
+            held = np.add.reduceat(inside[members].astype(np.int64), heads)
+            columns = {}
+            for operation, names in states:
+                shares = []
+                for name in names:
+                    if name not in table.column_names:  # a row count: each tuple inside WHERE contributes 1
+                        shares.append(inside[members].astype(np.int64))
+                        continue
+                    values = table.column(name)
+                    dtype = np.dtype(values.type.to_pandas_dtype())
+                    filled = pc.fill_null(values, state_identity(operation, dtype)).to_numpy(zero_copy_only=False)
+                    shares.append(np.where(inside[members], filled[members], state_identity(operation, dtype)))
+                if operation == "sum":
+                    columns[names[0]] = np.add.reduceat(shares[0], heads)
+                elif operation == "min":
+                    columns[names[0]] = (np.fmin if shares[0].dtype.kind == "f" else np.minimum).reduceat(
+                        shares[0], heads
+                    )
+                elif operation == "max":
+                    columns[names[0]] = np.maximum.reduceat(shares[0], heads)
+                else:  # moments: count, mean and M2 of each window, two passes over its values
+                    count, value, spread = shares
+                    weight = np.where(count > 0, 1.0, 0.0)
+                    value = np.where(count > 0, value, 0.0)
+                    total = np.add.reduceat(count, heads)
+                    mean = np.add.reduceat(weight * value, heads) / np.maximum(total, 1)
+                    deviation = (value - np.repeat(mean, np.diff(np.r_[heads, len(members)]))) * weight
+                    second = np.add.reduceat(deviation * deviation, heads) + np.add.reduceat(
+                        np.where(count > 0, spread, 0.0), heads
+                    )
+                    columns.update(zip(names, (total, mean, second), strict=True))
+            if carry is not None:  # the first window goes on from the batch before: merged into it
+                first[0], last[0] = np.minimum(carry[0], first[0]), np.maximum(carry[1], last[0])
+                size[0] += carry[2]
+                held[0] += carry[3]
+                merge_states(states, carry[4], columns)
+            carry = None
+            windows = len(heads)
+            if after[0][-1] == labels[-1] >= 0:  # the last window goes on in the next batch
+                windows -= 1
+                carry = (first[-1], last[-1], size[-1], held[-1], {name: c[-1] for name, c in columns.items()})
+            keep = held[:windows] > 0
+            if minimum is not None:
+                keep &= (size if minimum_rows else last - first)[:windows] >= minimum
+            if not keep.any():
+                continue
+            picked = pa.array(members[heads[:windows][keep]])
+            fields = [table.schema.field(name) for name in partitions]
+            arrays = [table.column(name).take(picked).combine_chunks() for name in partitions]
+            stamp = table.schema.field("_t").type
+            fields += [pa.field("wid", stamp), pa.field("_last", stamp)]
+            arrays += [pa.array(first[:windows][keep], type=stamp), pa.array(last[:windows][keep], type=stamp)]
+            if closes:
+                closed, close = window_closes(rule, t, after, ended, lasts[:windows][keep])
+                fields.append(pa.field("_close", stamp))
+                arrays.append(pa.array(close, mask=~closed, type=stamp))
+            for _, names in states:
+                for name in names:
+                    field = table.schema.field(name) if name in table.column_names else pa.field(name, pa.int64())
+                    fields.append(field)
+                    arrays.append(pa.array(columns[name][:windows][keep], type=field.type))
+            yield pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
 
     return run
 
 
-def walk_batches(batches, partitions, rule):
-    """One Spark partition's Arrow batches as a table, walked by frame_walk: (table, order, key, t,
-    numbers in window order, each row's number in table order (-1: none)); None without rows."""
+def merge_states(states, before, columns):
+    """Fold the partial states `before` (a window's, from the batches before) into the first window of
+    `columns` (frame_states'), in place, as the JVM kernel merges its chunks (States.merge): sums add,
+    extremes compare (a floating minimum skips NaN, a maximum keeps it: Spark orders NaN above every
+    number), moments merge with Chan's formula."""
     import numpy as np
-    import pyarrow as pa
 
-    batches = list(batches)
-    if not batches or sum(b.num_rows for b in batches) == 0:
-        return None
-    table = pa.Table.from_batches(batches)
-    order, key, t, numbered = frame_walk(table, partitions, rule)
-    labels = np.full(table.num_rows, -1, dtype=np.int64)
-    labels[order] = numbered
-    return table, order, key, t, numbered, labels
+    for operation, names in states:
+        if operation == "sum":
+            columns[names[0]][0] += before[names[0]]
+        elif operation == "min":
+            current = columns[names[0]]
+            current[0] = (np.fmin if current.dtype.kind == "f" else np.minimum)(before[names[0]], current[0])
+        elif operation == "max":
+            columns[names[0]][0] = np.maximum(before[names[0]], columns[names[0]][0])
+        else:
+            n1, mean1, m2a = (before[name] for name in names)
+            n2, mean2, m2b = (columns[name][0] for name in names)
+            n = n1 + n2 if n1 + n2 > 0 else 1
+            delta = mean2 - mean1
+            with np.errstate(invalid="ignore", over="ignore"):
+                columns[names[1]][0] = mean1 + delta * (n2 / n)
+                columns[names[2]][0] = m2a + m2b + delta * delta * n1 * n2 / n
+            columns[names[0]][0] = n1 + n2
 
 
-def frame_walk(table, partitions, rule):
-    """The rows with a value in window order and the number of the session or frame each is in (-1 for
-    none): (order, key, t, labels), where `order` indexes the table's rows and the rest follow it.
+def window_closes(rule, t, after, ended, rows):
+    """Whether the window whose last tuple is each of `rows` (walk_sorted's) is closed, and the value of
+    the tuple that closed it, as frame_closes says: the tuple after it, if its key has one (THRESHOLD,
+    DELTA), or its own last tuple, if the condition held there (AGGREGATE)."""
+    if rule["kind"] == "aggregate":
+        return ended[rows], t[rows]
+    return after[2][rows], after[1][rows]
 
-    Rows: the partition key columns, `_t` (the window attribute in base units), `_pos`
-    (arrival position; absent for sessions, whose windows do not depend on the order of
-    equal values), and what the rule reads: `_p` (THRESHOLD's predicate), `_x` (DELTA's
-    x), `_c0`, `_c1`, … (the arguments of AGGREGATE's running aggregates). Each key's
-    tuples are taken in (`_t`, `_pos`) order and cut into maximal runs (semantics.md §2):
 
-    - "session": consecutive tuples at most `gap` apart; with `longest`, a tuple at or
-      past the session's first value + `longest` starts a new one;
-    - "threshold": runs where `_p` is true (false or NULL: in no frame);
-    - "delta": runs whose `_x` stays within `delta` of the run's first `_x` (a NULL `_x`
-      ends the run and is in none);
-    - "aggregate": runs that end at the first tuple where `test` holds over the running
-      aggregates `running` of the run so far (the key's last run may end without it).
+def in_window_order(rows, partitions):
+    """Every row of a key in one Spark partition (by_keys), sorted there by the keys, then `_t` (NULL
+    last) and `_pos` (arrival, where the rows have it: sessions do not depend on the order of equal
+    values): frame_walk's order, so a pass over the partition's batches (walk_sorted) meets each key's
+    tuples in window order, one key after another. Spark's sort spills through its external sorter,
+    so no task holds a hot key's tuples in memory at once."""
+    from pyspark.sql import functions as F
 
-    Numbers are unique within the table and increase along each key's order. A rule
-    whose runs start where the previous run started (delta, aggregate, a session's
-    maximum) is walked run by run, each run's end found by one vectorized search over a
-    block of tuples that doubles until it holds the end.
+    order = [F.col("`" + name.replace("`", "``") + "`") for name in partitions]
+    order.append(F.col("_t").asc_nulls_last())
+    if "_pos" in rows.columns:
+        order.append(F.col("_pos"))
+    return by_keys(rows, partitions).sortWithinPartitions(*order)
+
+
+def walk_sorted(batches, partitions, rule):
+    """One Spark partition's batches in window order (in_window_order), numbered one batch at a time
+    (walk_chunk) with what is in flight carried from one batch to the next: per batch with a valued
+    `_t`, once the next one's first row is known, (table, t, labels, after, ended).
+
+    `table` holds the batch's rows with a valued `_t` (a NULL is in no window and ends none), `t` their
+    `_t` and `labels` their windows' numbers (-1: none; unique in the partition, rising along the
+    walk); `after` is (number, `_t`, same key) of each row's successor in window order, the last row's
+    from the next batch (-2, its own `_t`, False: none), so a window's last row says whether a tuple of
+    its key followed it; `ended` marks an aggregate frame's last tuple where its condition held.
+    Holds two batches and the windows in flight, never a key's tuples.
     """
     import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    carry = {"number": 0}
+    pending = None
+
+    def view(label, stamp, same):
+        table, t, labels, alike, ended = pending
+        after = (np.r_[labels[1:], label], np.r_[t[1:], stamp], np.r_[alike[1:], same])
+        return table, t, labels, after, ended
+
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        table = pa.Table.from_batches([batch])
+        valued = pc.is_valid(table.column("_t"))
+        if not pc.all(valued).as_py():
+            table = table.filter(valued)
+            if table.num_rows == 0:
+                continue
+        _, t, labels, alike, ended = walk_chunk(table, partitions, rule, carry)
+        if pending is not None:
+            yield view(labels[0], t[0], alike[0])
+        pending = (table, t, labels, alike, ended)
+    if pending is not None:
+        yield view(-2, pending[1][-1], False)
+
+
+def walk_chunk(table, partitions, rule, carry, key=None):
+    """Number the sessions or frames of consecutive tuples of a partition in window order (every `_t`
+    valued), going on from `carry`, the state the chunk before left (a fresh {"number": 0} at the
+    partition's start), which it updates: (key, t, labels, same, ended), each per row: key ids (`key`
+    if given), `_t`, the window's number (-1: none), whether the row has the key of the row before
+    it, and whether an aggregate frame's condition ended the frame there.
+
+    Rows: the partition key columns, `_t` (the window attribute in base units), and what the rule
+    reads: `_p` (THRESHOLD's predicate), `_x` (DELTA's x), `_c0`, `_c1`, … (the arguments of
+    AGGREGATE's running aggregates). Each key's tuples are cut into maximal runs (semantics.md §2):
+
+    - "session": consecutive tuples at most `gap` apart; with `longest`, a tuple at or past the
+      session's first value + `longest` starts a new one;
+    - "threshold": runs where `_p` is true (false or NULL: in no frame);
+    - "delta": runs whose `_x` stays within `delta` of the run's first `_x` (a NULL `_x` ends the run
+      and is in none);
+    - "aggregate": runs that end at the first tuple where `test` holds over the running aggregates
+      `running` of the run so far (the key's last run may end without it).
+
+    Numbers rise along the walk. A rule whose runs start where the previous run started (delta,
+    aggregate, a session's maximum) is walked run by run, each run's end found by one vectorized
+    search over a block of tuples that doubles until it holds the end. What goes on into the next
+    chunk: the last row's key and number, and for the run still open there its last and first `_t`
+    (sessions), its first `_x` (delta) or its running aggregates (aggregate).
+    """
+    import numpy as np
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     n = table.num_rows
@@ -288,63 +383,123 @@ def frame_walk(table, partitions, rule):
         present = pc.is_valid(values).to_numpy(zero_copy_only=False)
         return pc.fill_null(values, fill).to_numpy(zero_copy_only=False), present
 
-    key = key_ids(table, partitions)
-    t, valued = column("_t", 0)
-    pos = column("_pos", 0)[0] if "_pos" in table.column_names else np.zeros(n, dtype=np.int64)
-    order = np.lexsort((pos, t, key, ~valued))[: int(valued.sum())]  # rows with a NULL _t are in no window
-    t, key = t[order], key[order]
-    m = len(order)
-    if m == 0:
-        return order, key, t, np.zeros(0, dtype=np.int64)
-    first = np.ones(m, dtype=bool)  # the first tuple of its key
-    first[1:] = key[1:] != key[:-1]
-    stops = np.flatnonzero(np.r_[first[1:], True]) + 1  # where each key's tuples end
+    keys = window_keys(table, partitions)
+    if key is None:
+        key = key_ids(keys, partitions)
+    t = table.column("_t").to_numpy(zero_copy_only=False)
+    same = np.zeros(n, dtype=bool)
+    same[1:] = key[1:] == key[:-1]
+    if carry.get("key") is not None:  # the first row goes on with the last key of the chunk before?
+        if partitions:
+            ids = key_ids(pa.concat_tables([carry["key"], keys.slice(0, 1)]), partitions)
+            same[0] = ids[0] == ids[1]
+        else:
+            same[0] = True
+    going = bool(same[0]) and carry["label"] >= 0  # and the last row was in a window
+    first = ~same
+    stops = np.flatnonzero(np.r_[first[1:], True]) + 1  # where each key's tuples end (or the chunk)
     key_end = np.repeat(stops, np.diff(np.r_[0, stops]))
-    labels = np.full(m, -1, dtype=np.int64)
+    number = carry["number"]
+    labels = np.full(n, -1, dtype=np.int64)
+    ended = np.zeros(n, dtype=bool)
 
     if kind == "session":
         starts = first.copy()
         starts[1:] |= (t[1:] - t[:-1]) > rule["gap"]
+        if going:
+            starts[0] = (t[0] - carry["last_t"]) > rule["gap"]
         if rule.get("longest") is not None:
-            starts = split_long_sessions(t, starts, rule["longest"])
-        labels = np.cumsum(starts) - 1
+            anchor = carry["anchor"] if going and not starts[0] else None
+            starts = split_long_sessions(t, starts, rule["longest"], anchor)
+            heads = np.flatnonzero(starts)
+            carry["anchor"] = t[heads[-1]] if len(heads) else carry["anchor"]  # where the open session began
+        labels = number - 1 + np.cumsum(starts)
+        number += int(starts.sum())
+        carry["last_t"] = t[-1]
     elif kind == "threshold":
         holds, present = column("_p", False)
-        holds = (holds & present)[order]
+        holds = holds & present
         starts = holds.copy()
         starts[1:] &= ~holds[:-1] | first[1:]
-        labels = np.where(holds, np.cumsum(starts) - 1, -1)
+        if going:
+            starts[0] = False  # the frame of the chunk before goes on
+        labels = np.where(holds, number - 1 + np.cumsum(starts), -1)
+        number += int(starts.sum())
     elif kind == "delta":
         x, present = column("_x", 0)
-        x, present = x[order], present[order]
         delta = rule["delta"]
+        anchor = carry["x"] if going else None  # the open frame's first x
         if x.dtype.kind in "iu":
             delta = int(np.floor(delta))  # integers within a fractional delta: within its floor, exactly
-            if len(x) and int(np.abs(x).max()) >= 2**62:
+            ends = [int(x.min()), int(x.max()), *([] if anchor is None else [int(anchor)])]
+            if max(abs(e) for e in ends) >= 2**62:
                 x = x.astype(object)  # Python integers: differences that cannot overflow
 
         def joins(lo, hi, anchor):
             block = x[lo:hi]
             return present[lo:hi] & ((block == anchor) | (np.abs(block - anchor) <= delta))
 
-        walk_runs(labels, key_end, lambda i: present[i], lambda i: lambda lo, hi: joins(lo, hi, x[i]), inclusive=False)
+        number = walk_runs(
+            labels,
+            key_end,
+            lambda i: present[i],
+            lambda i: lambda lo, hi: joins(lo, hi, x[i]),
+            inclusive=False,
+            number=number,
+            going=None if anchor is None else (lambda lo, hi: joins(lo, hi, anchor)),
+        )
+        if labels[-1] >= 0:  # the last frame is open: its first x goes on
+            others = np.flatnonzero(labels != labels[-1])
+            head = int(others[-1]) + 1 if len(others) else 0
+            carry["x"] = anchor if going and labels[-1] == carry["label"] else x[head]
     elif kind == "aggregate":
-        arguments = running_arguments(table, rule, order)
+        arguments = running_arguments(table, rule, None)
+        initial = carry.get("running") if going else None  # the open frame's running aggregates
+        test, running = rule["test"], rule["running"]
 
         def ends(i):
             def holds(lo, hi):
-                return running_test(rule["test"], rule["running"], arguments, i, hi)
+                return running_test(test, running, arguments, i, hi)
 
             return holds
 
-        walk_runs(labels, key_end, lambda i: True, ends, inclusive=True)
+        number = walk_runs(
+            labels,
+            key_end,
+            lambda i: True,
+            ends,
+            inclusive=True,
+            number=number,
+            going=None if initial is None else (lambda lo, hi: running_test(test, running, arguments, 0, hi, initial)),
+            ended=ended,
+        )
+        carry["running"] = None
+        if not ended[-1]:  # the last frame is open: its running aggregates go on
+            head = int(np.searchsorted(labels, labels[-1], side="left"))  # every row is in a frame
+            on = initial is not None and labels[-1] == carry["label"]  # the frame of the chunk before
+            carry["running"] = running_values(running, arguments, head, n, initial if on else None)[1]
     else:
         raise ValueError(f"unknown frame rule {kind!r}")
-    return order, key, t, labels
+    carry.update(key=keys.slice(n - 1, 1), number=number, label=int(labels[-1]))
+    return key, t, labels, same, ended
+
+
+def window_keys(table, partitions):
+    """The partition key columns as the walk compares them: as Spark groups, hashes and sorts them, a
+    floating −0.0 is 0.0 (NaN is one value already)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    keys = table.select(partitions)
+    for index, field in enumerate(keys.schema):
+        if pa.types.is_floating(field.type):
+            keys = keys.set_column(index, field, pc.add(keys.column(index), pa.scalar(0.0, field.type)))
+    return keys
 
 
 def running_arguments(table, rule, order):
-    """AGGREGATE's running-aggregate arguments in window order: {column: (values, present)}."""
+    """AGGREGATE's running-aggregate arguments in window order (`order` of the table's rows, None: as
+    they are): {column: (values, present)}."""
     import pyarrow.compute as pc
 
     arguments = {}
@@ -353,53 +508,27 @@ def running_arguments(table, rule, order):
             values = table.column(name)
             present = pc.is_valid(values).to_numpy(zero_copy_only=False)
             values = pc.fill_null(values, 0).to_numpy(zero_copy_only=False)
-            arguments[name] = (values[order], present[order])
+            arguments[name] = (values, present) if order is None else (values[order], present[order])
     return arguments
 
 
-def frame_closes(table, rule, order, key, t, labels):
-    """Which frames a tuple has closed, and that tuple's _t, by frame number (frame_walk's outputs).
-
-    A frame is closed by the tuple after it (THRESHOLD: the one where the predicate fails; DELTA: the
-    next frame's first, or a NULL x) or, for AGGREGATE, by its own last tuple, the one where the
-    condition held. Every tuple before the closing one is known once the punctuation is past it (a
-    tuple still to come has a value at or past the punctuation), so on a stream the frame is final
-    then (semantics.md §8.4). A key's last frame may not be closed yet.
-    """
-    import numpy as np
-
-    runs = int(labels.max()) + 1 if len(labels) else 0
-    closed = np.zeros(runs, dtype=bool)
-    close = np.zeros(runs, dtype=t.dtype)
-    members = np.flatnonzero(labels >= 0)
-    if len(members) == 0:
-        return closed, close
-    change = labels[members][1:] != labels[members][:-1]
-    heads, ends = members[np.r_[True, change]], members[np.r_[change, True]]
-    number = labels[ends]
-    following = np.minimum(ends + 1, len(t) - 1)
-    after = (ends + 1 < len(t)) & (key[following] == key[ends])  # a tuple of the same key follows the frame
-    if rule["kind"] == "aggregate":
-        held = after.copy()
-        if not held.all():
-            arguments = running_arguments(table, rule, order)
-            for i in np.flatnonzero(~held):  # a key's last frame: closed if the condition held at its last tuple
-                held[i] = bool(running_test(rule["test"], rule["running"], arguments, heads[i], ends[i] + 1)[-1])
-        closed[number], close[number] = held, t[ends]
-    else:
-        closed[number], close[number] = after, t[following]
-    return closed, close
-
-
-def split_long_sessions(t, starts, longest):
+def split_long_sessions(t, starts, longest, anchor=None):
     """Session starts with a maximum length: a gap-session whose span reaches `longest` is cut at the
-    first tuple at or past its first value + `longest`, again from there, and so on."""
+    first tuple at or past its first value + `longest`, again from there, and so on. With `anchor`,
+    the tuples before the first start go on with a session (or its last part) that began at `anchor`
+    in the chunk before."""
     import numpy as np
 
     heads = np.flatnonzero(starts)
     tails = np.r_[heads[1:], len(t)]
     long = t[tails - 1] >= t[heads] + longest  # the others fit whole
-    for head, tail in zip(heads[long], tails[long], strict=True):
+    cuts = list(zip(heads[long], tails[long], strict=True))
+    if anchor is not None:
+        tail = int(heads[0]) if len(heads) else len(t)
+        at = int(np.searchsorted(t[:tail], anchor + longest, side="left"))  # the first cut of the session going on
+        if at < tail:
+            cuts.insert(0, (at, tail))
+    for head, tail in cuts:
         at = head
         while at < tail:
             starts[at] = True
@@ -407,22 +536,28 @@ def split_long_sessions(t, starts, longest):
     return starts
 
 
-def walk_runs(labels, key_end, opens, stays, inclusive):
-    """Number the runs of a chain rule in place: a run opens at a tuple `opens(i)` accepts and takes the
-    following tuples of its key while `stays(i)(lo, hi)` (a vector over tuples lo..hi−1) holds; with
-    `inclusive`, the first tuple where it holds is the run's last (aggregate frames), otherwise the
-    first where it fails is outside the run (delta frames). Blocks double until they hold the end."""
+def walk_runs(labels, key_end, opens, stays, inclusive, number=0, going=None, ended=None):
+    """Number the runs of a chain rule in place, from `number` on; returns the next number. A run opens
+    at a tuple `opens(i)` accepts and takes the following tuples of its key while `stays(i)(lo, hi)` (a
+    vector over tuples lo..hi−1) holds; with `inclusive`, the first tuple where it holds is the run's
+    last (aggregate frames), otherwise the first where it fails is outside the run (delta frames).
+    Blocks double until they hold the end. `going`: the test of the run the chunk before left open
+    (number − 1), which the first tuples go on with; `ended`, where given, marks the last tuple of each
+    run that the test ended (inclusive), not the end of its key or of the chunk."""
     import numpy as np
 
     m = len(labels)
-    at, number, size = 0, 0, 32
+    at, size = 0, 32
     while at < m:
-        if not opens(at):
+        if going is not None:  # the open run goes on from the chunk before: no tuple of it here yet
+            test, label, lo, going = going, number - 1, 0, None
+        elif not opens(at):
             at += 1
             continue
+        else:
+            test, label, lo = stays(at), number, at if inclusive else at + 1
+            number += 1
         end = key_end[at]
-        test = stays(at)
-        lo = at if inclusive else at + 1
         stop = end
         width = size
         while lo < end:
@@ -431,6 +566,8 @@ def walk_runs(labels, key_end, opens, stays, inclusive):
             hit = np.flatnonzero(found if inclusive else ~found)
             if len(hit):
                 stop = lo + int(hit[0]) + (1 if inclusive else 0)
+                if ended is not None and inclusive:
+                    ended[stop - 1] = True
                 break
             if inclusive:
                 lo = at  # running aggregates start again from the run's first tuple, over a longer block
@@ -439,42 +576,61 @@ def walk_runs(labels, key_end, opens, stays, inclusive):
             else:
                 lo = hi
             width *= 2
-        labels[at:stop] = number
-        number += 1
+        labels[at:stop] = label
         size = max(32, 2 * (stop - at))
         at = stop
+    return number
 
 
-def running_test(test, running, arguments, first, hi):
-    """Where a FRAME AGGREGATE condition holds over the running aggregates of tuples first..i, for
-    i in first..hi−1: SQL's NULLs (an aggregate of no value is NULL, and so is a comparison with it)
-    and Spark's NaN (equal to itself, above every number)."""
+def running_values(running, arguments, first, hi, initial=None):
+    """The running aggregates `running` over tuples first..i, for i in first..hi−1, as [(value, known)],
+    and their states after tuple hi−1 (count, values seen, sum or extreme), which a chunk's last open
+    frame hands to the next chunk as `initial`: the sums go on in the same order, so every value is
+    the one a single pass gives. SQL's NULLs (an aggregate of no value is NULL) and Spark's NaN
+    (above every number)."""
     import numpy as np
 
-    count = np.arange(1, hi - first + 1)
-    values = []
-    for function, name, integral in running:
+    m = hi - first
+    values, states = [], []
+    for index, (function, name, integral) in enumerate(running):
+        before = None if initial is None else initial[index]
+        count = np.arange(1, m + 1) + (0 if before is None else before[0])
         if name is None:
-            values.append((count, np.ones(len(count), dtype=bool)))
+            values.append((count, np.ones(m, dtype=bool)))
+            states.append((count[-1], 0, 0))
             continue
         x, present = arguments[name]
         x, present = x[first:hi], present[first:hi]
-        seen = np.cumsum(present)
+        seen = np.cumsum(present) + (0 if before is None else before[1])
         if function == "count":
-            values.append((seen, np.ones(len(count), dtype=bool)))
+            values.append((seen, np.ones(m, dtype=bool)))
+            states.append((count[-1], seen[-1], 0))
             continue
         if not integral or function == "avg":
             x = x.astype(np.float64)
         if function in ("sum", "avg"):
-            total = np.cumsum(np.where(present, x, 0))
-            value = total / np.maximum(seen, 1) if function == "avg" else total
+            share, step = np.where(present, x, 0), np.add
         elif function == "min":
-            value = (np.minimum if integral else np.fmin).accumulate(
-                np.where(present, x, np.iinfo(np.int64).max if integral else np.nan)
-            )
+            share = np.where(present, x, np.iinfo(np.int64).max if integral else np.nan)
+            step = np.minimum if integral else np.fmin
         else:
-            value = np.maximum.accumulate(np.where(present, x, np.iinfo(np.int64).min if integral else -np.inf))
-        values.append((value, seen > 0))
+            share, step = np.where(present, x, np.iinfo(np.int64).min if integral else -np.inf), np.maximum
+        if before is None:
+            value = step.accumulate(share)
+        else:
+            value = step.accumulate(np.concatenate((np.asarray([before[2]], dtype=share.dtype), share)))[1:]
+        states.append((count[-1], seen[-1], value[-1]))
+        values.append((value / np.maximum(seen, 1) if function == "avg" else value, seen > 0))
+    return values, states
+
+
+def running_test(test, running, arguments, first, hi, initial=None):
+    """Where a FRAME AGGREGATE condition holds over the running aggregates of tuples first..i, for
+    i in first..hi−1 (running_values, going on from `initial`): SQL's three values, NaN as Spark
+    orders it."""
+    import numpy as np
+
+    values = running_values(running, arguments, first, hi, initial)[0]
 
     def truth(node):
         """(true, false) masks: SQL's three values, unknown where neither holds."""

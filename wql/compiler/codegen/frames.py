@@ -8,6 +8,12 @@ numbers each key's runs and aggregates them into one row per window with `wid`
 (the first `_t`) and `_last` (the last `_t`); `finish` turns them into
 window_start and window_end.
 
+The numpy passes (the fold without the JVM kernel or for what it leaves, the
+scan) take each partition sorted by Spark in window order (`in_window_order`:
+keys, `_t`, `_pos`; Spark's sort spills) and walk its Arrow batches one at a
+time, carrying the window in flight, so they hold a batch or two and the
+windows in flight, not a key's tuples.
+
 `windows` is exact on any subset of a key's rows that begins where one of the
 key's windows begins: it never looks before a key's first row, so a streaming
 job keeps the rows from each key's first window not yet final on and runs it
@@ -43,19 +49,23 @@ from wql.grammar.expressions import parse_sql_expression, render_sql
 
 LABEL = "_w"  # the number of a tuple's window within its key (starts and scan plans)
 WID = 'F.col("wid")'
-# The numpy kernels' parts, which a job copies in beside them.
+# The numpy kernels' parts, which a job copies in beside them: the walk of a chunk of a key's tuples.
 NUMBERING = (
-    "walk_batches",
-    "frame_walk",
+    "walk_chunk",
+    "window_keys",
     "running_arguments",
-    "frame_closes",
     "split_long_sessions",
     "walk_runs",
+    "running_values",
     "running_test",
     "key_ids",
     "state_identity",
     "by_keys",
 )
+# The passes over a Spark partition that Spark sorted in window order, batch by batch (fold, scan).
+SORTED = ("in_window_order", "walk_sorted", "window_closes")
+# A stream's state, walked as one table per partition (retain, closing).
+STATE = ("walk_final", "walk_batches", "frame_walk", "frame_closes")
 
 
 def generate(ctx: Context) -> None:
@@ -226,10 +236,11 @@ def starts(ctx: Context) -> None:
 def scan(ctx: Context) -> None:
     """Window numbers from one numpy pass per key (the chain rules: delta, aggregate, MAX)."""
     code = ctx.code
-    ctx.helpers.update({*NUMBERING, "frame_labels", "types"})
+    ctx.helpers.update({*NUMBERING, *SORTED, "frame_labels", "types"})
     partitions = _partitions(ctx)
-    code.comment("Each key's tuples in one Spark partition, numbered by a numpy pass over them in order.")
-    code(f"rows = by_keys(rows, {py(partitions)})")
+    code.comment("Each key's tuples in one Spark partition, sorted by Spark (its sort spills) in window order and")
+    code.comment("numbered by a numpy pass over the batches, the window in flight carried from batch to batch.")
+    code(f"rows = in_window_order(rows, {py(partitions)})")
     added = f"StructField({py(LABEL)}, LongType())"
     if _closes(ctx):
         added += f', StructField("_close", rows.schema[{py(ATTR)}].dataType)'
@@ -311,11 +322,14 @@ def _q(name: str) -> str:
 
 
 def fold(ctx: Context) -> None:
-    """Each window's partial states folded in one numpy pass per key over Arrow batches."""
+    """Each window's partial states folded in one pass per key: the JVM kernel, or numpy over Spark's sort
+    of the partition, batch by batch."""
     code, frame = ctx.code, _frame(ctx)
     decomposition = ctx.plan.decomposition
     assert decomposition is not None
-    ctx.helpers.update({*NUMBERING, "frame_states", "frame_windows", "jvm_kernel", "jvm_states", "types"})
+    ctx.helpers.update(
+        {*NUMBERING, *SORTED, "frame_states", "merge_states", "frame_windows", "jvm_kernel", "jvm_states", "types"}
+    )
     partitions = _partitions(ctx)
     states = [(g.operation, list(g.columns)) for g in decomposition.groups]
     counted = {
@@ -329,7 +343,8 @@ def fold(ctx: Context) -> None:
         code.comment("Each key's tuples in one partition, walked once by WQL's JVM kernel (by numpy without its jar):")
         code.comment("windows found, states folded.")
     else:
-        code.comment("Each key's tuples in one partition, walked once by numpy: windows found, states folded.")
+        code.comment("Each key's tuples in one partition, sorted by Spark and walked once by numpy, batch by batch:")
+        code.comment("windows found, states folded.")
     keywords: dict[str, object] = {"partitions": partitions, "states": states, "rule": Raw(rule(ctx))}
     if frame.minimum is not None:
         keywords.update(minimum=Raw("MINIMUM"), minimum_rows=frame.minimum_rows)
@@ -394,7 +409,7 @@ def stream_rules(ctx: Context) -> None:
     convert = _converter(ctx)
     partitions = _partitions(ctx)
     generous = _generous(ctx)
-    ctx.helpers.update({*NUMBERING, "frame_pending", "walk_final", *(("frame_closings", "types") if generous else ())})
+    ctx.helpers.update({*NUMBERING, *STATE, "frame_pending", *(("frame_closings", "types") if generous else ())})
     code("def is_final(punctuation):")
     code.indent()
     if window.kind is WindowKind.SESSION:

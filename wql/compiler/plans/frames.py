@@ -14,7 +14,9 @@ in (or none), and an ordinary group-by of (keys, window) aggregates it.
   Spark's spilling sorter and is walked in chunks, so memory is bounded by the
   windows in flight, not by a hot key. DOUBLE attributes and a stream's frames
   (which need their closing tuples) run in numpy through Arrow (mapInArrow), as
-  every fold does without the jar; that pass holds a Spark partition at once.
+  every fold does without the jar: Spark sorts each partition in window order
+  (its sort spills) and the pass folds its batches one at a time, carrying the
+  window in flight, so it too holds a batch and the windows in flight.
 - starts: inside Spark. A window starts at a tuple that its predecessor alone
   decides (a gap above GAP, a predicate that turns true), so `lag` over the
   partition in order marks the starts, a running count of the marks numbers the
@@ -24,11 +26,12 @@ in (or none), and an ordinary group-by of (keys, window) aggregates it.
   delta frame's anchor, a session's maximum length, a running aggregate that
   resets), no window function can follow the chain: a numpy pass per partition
   (mapInArrow) walks it and numbers the windows; a group-by aggregates them.
-  Every window kind, every aggregate.
+  Every window kind, every aggregate. Like numpy's fold, the pass reads Spark's
+  sort of the partition batch by batch, carrying the chain's state.
 
 Costs are in tuple-operations for N tuples (see `Statistics`): a shuffle and sort
-of every tuple dominates starts and scan; the Arrow round trip of numpy's fold
-and scan costs more than starts' window functions (measured by
+of every tuple dominates starts, scan and numpy's fold; the Arrow round trip of
+numpy's fold and scan costs more than starts' window functions (measured by
 benchmarks/sessions.py: starts about 2.5x faster than numpy's fold on sessions),
 and fold skips scan's group-by. The JVM fold shuffles a few array rows per
 thousand tuples and sorts none of them as rows: about twice as fast as starts
@@ -43,11 +46,15 @@ from wql.compiler.plans.states import decompose, state_names, why_not_shared
 from wql.compiler.schema import Domain
 from wql.compiler.windows import Window, WindowKind
 
-# What a numpy pass (the fold without the JVM kernel, the scan) holds: mapInArrow gives it a Spark
-# partition's batches, which it orders as one table, so a hot key past the Python worker's memory
-# fails there; the JVM fold streams it through Spark's sorter instead, and starts' window functions
-# buffer through Spark's spilling row array.
-HOLDS = "holds each Spark partition's tuples in memory at once (a hot key must fit in the Python worker)"
+# What a numpy pass (the fold without the JVM kernel, the scan) holds: Spark sorts each partition in
+# window order (keys, attribute, arrival; its sort spills) and mapInArrow hands the pass the sorted
+# batches, which it walks one at a time, carrying the window in flight from batch to batch; the JVM
+# fold streams a partition past memory through Spark's sorter too, and starts' window functions
+# buffer through Spark's spilling row array. None holds a hot key's tuples at once.
+HOLDS = (
+    "reads Spark's sort of each partition (which spills) batch by batch, holding two Arrow batches and the "
+    "{what}s in flight, never a key's tuples"
+)
 
 
 def applies(window: Window) -> bool:
@@ -103,7 +110,7 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     else:
         note = (
             f"one numpy pass per key (mapInArrow): each {what} found and its partial states folded as its tuples "
-            f"go by; {HOLDS}"
+            f"go by; the pass {HOLDS.format(what=what)}"
         )
         out.append(Candidate(PlanKind.FOLD, Plan("frames", PlanKind.FOLD, decomposition=decomposition), 4.0 * n, note))
     chain = chained(window)
@@ -117,6 +124,6 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
         )
         out.append(Candidate(PlanKind.STARTS, Plan("frames", PlanKind.STARTS), 3.0 * n, note))
     walk = f"follows the chain of {what}s and numbers them" if chain is not None else f"numbers the {what}s"
-    note = f"one numpy pass per key (mapInArrow) {walk}, a group-by aggregates them; the pass {HOLDS}"
+    note = f"one numpy pass per key (mapInArrow) {walk}, a group-by aggregates them; the pass {HOLDS.format(what=what)}"
     out.append(Candidate(PlanKind.SCAN, Plan("frames", PlanKind.SCAN), 5.0 * n, note))
     return out

@@ -20,7 +20,7 @@ import pytest
 
 import wql
 from tests.differential import normalized
-from tests.test_tuple_kernel import in_jvm_and_numpy, physical_plan
+from tests.test_tuple_kernel import in_jvm_and_numpy, physical_plan, sorter_metrics
 from wql.runtime.reference import evaluate_query
 
 pytestmark = pytest.mark.spark
@@ -157,32 +157,6 @@ def frames_settings(spark: Any, **settings: str) -> Iterator[None]:
             spark.conf.unset(f"spark.wql.frames.{name}")
 
 
-def sorter_metrics(result: Any) -> dict[str, int]:
-    """The FrameWindows operators' metrics after `result` ran, summed: tuples that went through Spark's
-    sorter (sortedTuples) and the memory it freed by spilling (spillSize). Read from the executed plan,
-    through adaptive execution's final plan and its query stages."""
-    totals = {"sortedTuples": 0, "spillSize": 0}
-    found = 0
-    stack = [result._jdf.queryExecution().executedPlan()]
-    while stack:
-        node = stack.pop()
-        kind = node.getClass().getSimpleName()
-        if kind == "AdaptiveSparkPlanExec":
-            stack.append(node.executedPlan())
-            continue
-        if kind.endswith("QueryStageExec"):
-            stack.append(node.plan())
-            continue
-        if node.nodeName() == "FrameWindows":
-            found += 1
-            for name in totals:
-                totals[name] += max(0, node.metrics().apply(name).value())
-        children = node.children()
-        stack.extend(children.apply(i) for i in range(children.size()))
-    assert found, "no FrameWindows in the executed plan"
-    return totals
-
-
 def exactly(result: Any) -> list[str]:
     """The rows as repr strings, sorted: floats to the last bit (a NaN equals a NaN)."""
     return sorted(repr(tuple(sorted(r.asDict().items()))) for r in result.collect())
@@ -200,11 +174,11 @@ def test_partitions_past_the_memory_limit_fold_in_chunks_through_the_sorter(spar
     compiled = wql.compile(STREAM + f"SELECT {AGGREGATES} FROM s [{window} WATTR ts PATTR k] WHERE q <> 7")
     in_memory = compiled.run(spark, s=frame)
     want = exactly(in_memory)
-    assert sorter_metrics(in_memory)["sortedTuples"] == 0
+    assert sorter_metrics(in_memory, "FrameWindows")["sortedTuples"] == 0
     with frames_settings(spark, memoryLimit="0", chunkTuples=str(CHUNK), spillThreshold="500"):
         capped = compiled.run(spark, s=frame)
         got = exactly(capped)
-        metrics = sorter_metrics(capped)
+        metrics = sorter_metrics(capped, "FrameWindows")
         windows = [r.asDict() for r in capped.collect()]
     kept = [r for r in rows if r["ts"] is not None and ("KAFKA" not in window or r["q"] != 7)]  # KAFKA filters first
     assert metrics["sortedTuples"] == len(kept)  # every tuple that reaches the kernel
@@ -240,7 +214,7 @@ def test_some_keys_in_memory_and_the_rest_through_the_sorter(spark: Any) -> None
             with frames_settings(spark, memoryLimit=limit, chunkTuples="64", spillThreshold="1000"):
                 capped = compiled.run(spark, s=frame)
                 assert exactly(capped) == want, limit
-                sorted_tuples.append(sorter_metrics(capped)["sortedTuples"])
+                sorted_tuples.append(sorter_metrics(capped, "FrameWindows")["sortedTuples"])
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", saved)
     assert sorted_tuples == [len(rows), 9_000, 0]

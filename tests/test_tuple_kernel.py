@@ -91,10 +91,44 @@ def test_counts_spark_proves_constant_stay_out_of_the_shuffle(spark: Any) -> Non
     assert normalized([r.asDict() for r in result.collect()]) == normalized(evaluate_query(compiled.query, rows))
 
 
+def sorter_metrics(result: Any, name: str) -> dict[str, int]:
+    """The metrics of the kernel operators named `name` (TupleWindows, FrameWindows) after `result` ran,
+    summed: tuples that went through Spark's sorter (sortedTuples) and the memory it freed by spilling
+    (spillSize). Read from the executed plan, through adaptive execution's final plan and its stages."""
+    totals = {"sortedTuples": 0, "spillSize": 0}
+    found = 0
+    stack = [result._jdf.queryExecution().executedPlan()]
+    while stack:
+        node = stack.pop()
+        kind = node.getClass().getSimpleName()
+        if kind == "AdaptiveSparkPlanExec":
+            stack.append(node.executedPlan())
+            continue
+        if kind.endswith("QueryStageExec"):
+            stack.append(node.plan())
+            continue
+        if node.nodeName() == name:
+            found += 1
+            for metric in totals:
+                totals[metric] += max(0, node.metrics().apply(metric).value())
+        children = node.children()
+        stack.extend(children.apply(i) for i in range(children.size()))
+    assert found, f"no {name} in the executed plan"
+    return totals
+
+
+def ran_metrics(result: Any) -> dict[str, int]:
+    """TupleWindows' sorter metrics once `result` has run."""
+    assert result.collect()
+    return sorter_metrics(result, "TupleWindows")
+
+
 @pytest.mark.parametrize("limit", ["0", "40000"])
 def test_partitions_past_the_memory_limit_stream_through_the_sorter(spark: Any, limit: str) -> None:
     """Past spark.wql.bins.memoryLimit (as past Spark's execution memory) the tuples stream through Spark's
-    spilling sorter: from the start (0), or after some keys' columns were filled (40,000 bytes)."""
+    spilling sorter: from the start (0), or after some keys' columns were filled (40,000 bytes). The
+    operator's metrics say so: every tuple through the sorter, which spilled sorted runs (here every
+    500 tuples, spark.wql.bins.spillThreshold); in memory, none."""
     chance = random.Random(11)
     rows = []
     for key in [1, 2, 3, None]:
@@ -108,12 +142,18 @@ def test_partitions_past_the_memory_limit_stream_through_the_sorter(spark: Any, 
         f"SELECT {AGGREGATES} FROM s [RANGE 100 SECONDS RATTR ts SLIDE 1 ROW PATTR k] WHERE q <> 7",
         plan="bins",
     )
+    assert ran_metrics(compiled.run(spark, s=frame)) == {"sortedTuples": 0, "spillSize": 0}
     spark.conf.set("spark.wql.bins.memoryLimit", limit)
+    spark.conf.set("spark.wql.bins.spillThreshold", "500")
     try:
         got, want, plan = in_jvm_and_numpy(spark, compiled, frame)
+        metrics = ran_metrics(compiled.run(spark, s=frame))
     finally:
         spark.conf.unset("spark.wql.bins.memoryLimit")
+        spark.conf.unset("spark.wql.bins.spillThreshold")
     assert "TupleWindows" in plan and got == want and len(got) > 1_000
+    assert metrics["sortedTuples"] == len(rows)  # every tuple (none has a NULL ts) went through the sorter
+    assert metrics["spillSize"] > 0
     reference = evaluate_query(compiled.query, [dict(zip(("k", "v", "q", "ts"), r, strict=True)) for r in rows])
     assert got == normalized(reference)
 

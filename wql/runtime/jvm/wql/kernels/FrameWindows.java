@@ -336,8 +336,8 @@ public final class FrameWindows {
 
   /**
    * The plan's metrics of the path past memory, shown on the operator in Spark's UI: the tuples that
-   * went through Spark's sorter ({@link SortedFrames}) and the memory it freed by spilling; both 0 while
-   * every partition fits in memory.
+   * went through Spark's sorter ({@link SortedFrames}, and the bins kernel's {@link SortedTuples}) and
+   * the memory it freed by spilling; both 0 while every partition fits in memory.
    */
   static final class Sorted implements java.io.Serializable {
     private static final long serialVersionUID = 1L;

@@ -52,7 +52,7 @@ final class SortedTuples {
   SortedTuples(TupleWindows.Spec spec) {
     this.spec = spec;
     states = spec.states;
-    sorter = sorter(() -> EQUAL, -1, true);
+    sorter = sorter(() -> EQUAL, spec.spillThreshold, true);
     int fields = recordSchema(spec).size();
     buffer = new byte[UnsafeRow.calculateBitSetWidthInBytes(fields) + 8 * fields];
     record = new UnsafeRow(fields);
@@ -156,8 +156,8 @@ final class SortedTuples {
     tuples++;
   }
 
-  /** The windows of every key added, once all tuples are in. */
-  Iterator<InternalRow> windows(TaskMemory memory) {
+  /** The windows of every key added, once all tuples are in; the sorter's spills go to `metrics`. */
+  Iterator<InternalRow> windows(TaskMemory memory, FrameWindows.Sorted metrics) {
     UnsafeSorterIterator sorted;
     try {
       sorted = sorter.getSortedIterator();
@@ -187,7 +187,7 @@ final class SortedTuples {
             return row;
           }
         };
-    return new Windows(rows, Keys.of(schema, List.of("__wql_key")), this, memory);
+    return new Windows(rows, Keys.of(schema, List.of("__wql_key")), this, memory, metrics);
   }
 
   /** The key's windows as its sorted tuples come: one at each distinct value w, holding (w - size, w]. */
@@ -195,13 +195,15 @@ final class SortedTuples {
     private final SortedTuples source;
     private final TupleWindows.Spec spec;
     private final TaskMemory memory;
+    private final FrameWindows.Sorted metrics;
     private boolean done;
 
-    Windows(Iterator<InternalRow> rows, Keys keys, SortedTuples source, TaskMemory memory) {
+    Windows(Iterator<InternalRow> rows, Keys keys, SortedTuples source, TaskMemory memory, FrameWindows.Sorted metrics) {
       super(rows, keys, source.states);
       this.source = source;
       this.spec = source.spec;
       this.memory = memory;
+      this.metrics = metrics;
     }
 
     @Override
@@ -212,6 +214,7 @@ final class SortedTuples {
         if (memory != null) {
           memory.reportPeak(source.sorter.getPeakMemoryUsedBytes());
         }
+        metrics.spillSize.add(source.sorter.getSpillSize());
         source.sorter.cleanupResources();
       }
       return more;

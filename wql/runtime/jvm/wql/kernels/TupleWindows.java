@@ -3,9 +3,12 @@ package wql.kernels;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.function.Function;
+import org.apache.spark.SparkContext;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
@@ -19,6 +22,8 @@ import org.apache.spark.sql.catalyst.types.DataTypeUtils;
 import org.apache.spark.sql.execution.ProjectExec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.adaptive.LogicalQueryStage;
+import org.apache.spark.sql.execution.metric.SQLMetric;
+import org.apache.spark.sql.execution.metric.SQLMetrics$;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.BooleanType;
 import org.apache.spark.sql.types.DataType;
@@ -134,8 +139,20 @@ public final class TupleWindows {
     @Override
     SparkPlan plan(KernelNode node, KernelStrategy strategy) {
       Spec spec = spec(kept(batchesBelow(node, Batches.class).child));
-      spec.memoryLimit = Long.parseLong(SQLConf.get().getConfString(MEMORY_LIMIT, "-1"));
-      KernelSpec windowing = new KernelSpec("TupleWindows", partitions, null, batched -> new Windows(batched, spec));
+      SQLConf conf = SQLConf.get();
+      spec.memoryLimit = Long.parseLong(conf.getConfString(MEMORY_LIMIT, "-1"));
+      spec.spillThreshold = Integer.parseInt(conf.getConfString(SPILL_THRESHOLD, "-1"));
+      SparkContext context = strategy.session().sparkContext();
+      SQLMetrics$ metrics = SQLMetrics$.MODULE$;
+      FrameWindows.Sorted sorted =
+          new FrameWindows.Sorted(
+              metrics.createMetric(context, "tuples through the spilling sorter"),
+              metrics.createSizeMetric(context, "sorter spill size", metrics.createSizeMetric$default$3()));
+      Map<String, SQLMetric> shown = new LinkedHashMap<>();
+      shown.put("sortedTuples", sorted.tuples);
+      shown.put("spillSize", sorted.spillSize);
+      KernelSpec windowing =
+          new KernelSpec("TupleWindows", partitions, null, batched -> new Windows(batched, spec, sorted), shown);
       return new KernelExec(strategy.later(node.child), windowing, node.output());
     }
 
@@ -312,11 +329,18 @@ public final class TupleWindows {
    */
   static final String MEMORY_LIMIT = "spark.wql.bins.memoryLimit";
 
+  /**
+   * Records the sorter holds in memory before it spills a sorted run ({@link SortedTuples}); unset,
+   * Spark's spark.shuffle.spill.numElementsForceSpillThreshold (Spark then spills when memory runs short).
+   */
+  static final String SPILL_THRESHOLD = "spark.wql.bins.spillThreshold";
+
   static final class Spec implements java.io.Serializable {
     private static final long serialVersionUID = 1L;
     States states;
     long size;
     long memoryLimit = -1;
+    int spillThreshold = -1; // past memory: records the sorter holds before it spills (-1: Spark's default)
     // Before the shuffle: the input rows.
     Keys keys;
     int valueField;
@@ -348,6 +372,7 @@ public final class TupleWindows {
   static final class Windows implements Iterator<InternalRow> {
     private final Iterator<InternalRow> batches;
     private final Spec spec;
+    private final FrameWindows.Sorted metrics; // of the path past memory
     private final States states;
     private final TaskMemory memory;
     private KeyIndex<KeyTuples> keys; // while the batches are read
@@ -364,9 +389,10 @@ public final class TupleWindows {
     private UnsafeRow out; // one row, refilled for each window: Spark's consumers copy what they keep
     private Iterator<InternalRow> streamed; // the windows, when the partition's tuples did not fit in memory
 
-    Windows(Iterator<InternalRow> batches, Spec spec) {
+    Windows(Iterator<InternalRow> batches, Spec spec, FrameWindows.Sorted metrics) {
       this.batches = batches;
       this.spec = spec;
+      this.metrics = metrics;
       states = spec.states;
       TaskMemory task = TaskMemory.ofTask("bins");
       memory = task == null ? null : task.limitedTo(spec.memoryLimit);
@@ -471,7 +497,8 @@ public final class TupleWindows {
       }
       pending = List.of();
       keys = null;
-      streamed = sorted.windows(memory);
+      metrics.tuples.add(sorted.tuples());
+      streamed = sorted.windows(memory, metrics);
     }
 
     private KeyTuples newKey(InternalRow batch) {

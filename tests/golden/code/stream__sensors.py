@@ -580,7 +580,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     # The micro-batch is not cached: Spark's sources give the same rows for the same batch, and caching half a
     # million rows costs more than reading them twice (cell plans read them once; see `held_state`). Row
     # numbers and first arrivals are the exception: they follow the rows' order, which one copy fixes.
-    held = STREAMING["numbered"] or STREAMING["anchored"] or bool(STREAMING["positions"])
+    held = holds_micro_batch()
     if held:
         frame = frame.persist()
     columns = [c for c in frame.columns if c != CORRUPT and not c.startswith("__wql_")]
@@ -836,8 +836,13 @@ def unpruned():
     arrivals, no closing points) build them, count the micro-batch and write them in one job, before the
     punctuation after the trigger is known; the next trigger drops the cells no open window needs when it
     reads them (load_kept)."""
-    held = STREAMING["numbered"] or STREAMING["anchored"] or bool(STREAMING["positions"])
-    return STREAMING["keeps"] == "cells" and not held and STREAMING["closings"] is None
+    return STREAMING["keeps"] == "cells" and not holds_micro_batch() and STREAMING["closings"] is None
+
+
+def holds_micro_batch():
+    """Whether a trigger caches its micro-batch: row numbers and first arrivals follow the rows' order,
+    which one copy fixes."""
+    return STREAMING["numbered"] or STREAMING["anchored"] or bool(STREAMING["positions"])
 
 
 def load_kept(spark, checkpoint, meta, punctuation):

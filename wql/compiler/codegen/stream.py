@@ -23,6 +23,7 @@ STREAM_SUPPORT = (
     "continue_positions",
     "run_trigger",
     "unpruned",
+    "holds_micro_batch",
     "load_kept",
     "with_points",
     "same_keys",

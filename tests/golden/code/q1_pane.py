@@ -141,14 +141,22 @@ def combine_cells(cells, keys, cell, states, size, step, last=None, cumulate=Fal
     windows = jvm_kernel(cells, request)
     if windows is not None:
         return windows
-    return cells.mapInArrow(sliding_combine(keys, cell, states, size, step, last, cumulate), cells.schema)
+    from pyspark.sql import functions as F
+
+    # numpy walks each partition's cells in (keys, cell) order: Spark sorts them (its sort spills).
+    order = [F.col("`" + name.replace("`", "``") + "`") for name in [*keys, cell]]
+    return cells.sortWithinPartitions(*order).mapInArrow(
+        sliding_combine(keys, cell, states, size, step, last, cumulate), cells.schema
+    )
 
 
 def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
     """Build a mapInArrow function that combines ordered cells (panes or slices) into windows.
 
     Input rows: one per (keys, cell) with partial aggregate states; all cells of a
-    key must be in the same partition. Window w is the `size` cells that end at
+    key in the same partition, sorted by keys, then cell (combine_cells has Spark sort
+    them): the pass walks them a chunk at a time and holds only the cells of the
+    windows in flight, whatever a key's size. Window w is the `size` cells that end at
     cell (w + 1) * step - 1. The cells of each key are laid out densely and cut
     into blocks of `size`; a window is then the suffix of one block combined with
     the prefix of the next (van Herk / Gil-Werman). Each cell takes part in a
@@ -171,6 +179,8 @@ def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
+
+    TAIL = 65_536  # a landmark tail's windows per record batch
 
     def identity(operation, dtype):
         dtype = np.dtype(dtype)
@@ -230,20 +240,54 @@ def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
         return codes
 
     def run(batches):
-        batches = list(batches)
-        if not batches or sum(b.num_rows for b in batches) == 0:
-            return
-        table = pa.Table.from_batches(batches)
-        final = None if last is None else table.column(last)[0].as_py()
+        """Walk the partition's cells, sorted by keys then cell, a chunk at a time: each chunk is what the
+        last carried plus at least as many new cells, so the work stays linear and a pass holds the cells
+        of the windows in flight, not the partition."""
+        carry, done, final = None, None, None
+        waiting, fresh = [], 0
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            waiting.append(batch)
+            fresh += batch.num_rows
+            if carry is not None and fresh < carry.num_rows:
+                continue
+            table = pa.Table.from_batches(waiting)
+            if carry is not None:
+                table = pa.concat_tables([carry, table])
+            if last is not None and final is None:
+                final = table.column(last)[0].as_py()
+            waiting, fresh = [], 0
+            out, carry, done = windows_of(table, final, done, continues=True)
+            yield from out
+        rest = ([] if carry is None else [carry]) + ([pa.Table.from_batches(waiting)] if waiting else [])
+        if rest:
+            table = pa.concat_tables(rest)
+            if last is not None and final is None:
+                final = table.column(last)[0].as_py()
+            yield from windows_of(table, final, done, continues=False)[0]
+
+    def windows_of(table, final, done, continues):
+        """The windows of one chunk of cells, sorted by keys then cell, and what the next chunk carries.
+
+        done: the last window end already emitted for the key of the chunk's first row (the key carried
+        in), or None. With `continues`, the key of the chunk's last row may go on in the next chunk: its
+        windows end at its last cell here at most (its later cells are larger), and it carries the cells
+        its later windows hold (a landmark key: one cell holding everything so far combined). Returns
+        (record batches, carry or None, the last window end emitted for the carried key)."""
+        n = table.num_rows
         cells = table.column(cell).to_numpy()
         codes = key_codes(table)
         order = np.lexsort([cells, *reversed(codes)])
         cells = cells[order]
-        new_key = np.zeros(len(order), dtype=bool)
+        new_key = np.zeros(n, dtype=bool)
         new_key[0] = True
         for code in codes:
             sorted_code = code[order]
             new_key[1:] |= sorted_code[1:] != sorted_code[:-1]
+        group = np.cumsum(new_key) - 1
+        group_of_row = np.empty(n, dtype=group.dtype)
+        group_of_row[order] = group
         if cumulate:
             period = np.floor_divide(cells, size)
             starts_run = new_key.copy()
@@ -254,11 +298,34 @@ def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
         else:
             starts_run = new_key
         run_first = np.flatnonzero(starts_run)
-        run_last = np.r_[run_first[1:], len(order)] - 1
+        run_last = np.r_[run_first[1:], n] - 1
         lo, hi = cells[run_first], cells[run_last]
+        run_group = group[run_first]
+
+        # Window ends, per run: every cell e with (e + 1) % step == 0 that a window can end at. A landmark
+        # run's windows are computed cell by cell up to its last cell (or window 0); the windows after it,
+        # up to the stream's last, all hold the run's total (its tail).
+        if cumulate:
+            first_end = lo.copy()
+            last_end = size * (np.floor_divide(lo, size) + 1) - 1
+        elif last is None:
+            first_end = -(-(lo + 1) // step) * step - 1
+            last_end = ((hi + size) // step) * step - 1
+        else:
+            first_end = np.maximum(lo, 0)
+            last_end = np.minimum(np.maximum(hi, 0), int(final))
+        complete_to = last_end.copy()
+        if continues:
+            going = run_group == group_of_row[n - 1]
+            top = int(cells[run_last[going][-1]])
+            last_end[going] = np.minimum(last_end[going], ((top + 1) // step) * step - 1)
+        if done is not None:
+            carried = run_group == group_of_row[0]
+            first_end[carried] = np.maximum(first_end[carried], done + step)
+        count = np.maximum((last_end - first_end) // step + 1, 0)
 
         # Dense, block-aligned layout per run: one block before the first window's start (CUMULATE: the
-        # run's period is its one block).
+        # run's period is its one block; landmark: from the run's first cell to its last or window 0).
         if cumulate:
             base = size * np.floor_divide(lo, size)
             end = base + size
@@ -267,35 +334,22 @@ def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
             end = size * (np.floor_divide(hi + size - 1, size) + 1)
         else:
             base = lo  # cells before 0 still count towards window 0
-            end = np.full_like(hi, max(int(final), 0) + 1)
-            end = np.maximum(end, hi + 1)
+            end = np.maximum(hi, 0) + 1
         length = end - base
         offset = np.r_[0, np.cumsum(length)[:-1]]
         run_of_row = np.repeat(np.arange(len(run_first)), run_last - run_first + 1)
         position = offset[run_of_row] + (cells - base[run_of_row])
         total = int(length.sum())
-
-        # Window ends, per run: every cell e with (e + 1) % step == 0 that a window can end at.
-        if cumulate:
-            first_end = lo
-            last_end = end - 1
-        elif last is None:
-            first_end = -(-(lo + 1) // step) * step - 1
-            last_end = ((hi + size) // step) * step - 1
-        else:
-            first_end = np.maximum(lo, 0)
-            last_end = np.full_like(hi, int(final))
-        count = np.maximum((last_end - first_end) // step + 1, 0)
         run_of_window = np.repeat(np.arange(len(run_first)), count)
         within = np.arange(int(count.sum())) - np.repeat(np.r_[0, np.cumsum(count)[:-1]], count)
         ends = first_end[run_of_window] + step * within
         dense_end = offset[run_of_window] + (ends - base[run_of_window])
 
-        columns = {}
+        columns, totals = {}, {}
         for operation, names in states:
             dense = []
-            for n in names:
-                column = table.column(n)
+            for name in names:
+                column = table.column(name)
                 v = pc.fill_null(column, identity(operation, column.type.to_pandas_dtype()))
                 v = v.to_numpy(zero_copy_only=False)[order]
                 d = np.full(total, identity(operation, v.dtype), dtype=v.dtype)
@@ -309,6 +363,8 @@ def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
                     for out, values in zip(result, running(operation, [d[part] for d in dense]), strict=True):
                         out[part] = values
                 merged = [r[dense_end] for r in result]
+                through = offset + (hi - base)  # each run's total: every one of its cells combined
+                totals.update((name, r[through]) for name, r in zip(names, result, strict=True))
             elif cumulate:
                 # CUMULATE: window w is the running combine of its period's block up to w.
                 prefix = [p.ravel() for p in scan(operation, [d.reshape(-1, size) for d in dense])]
@@ -324,17 +380,42 @@ def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
             for name, array in zip(names, merged, strict=True):
                 columns[name] = array
 
-        keep = columns[states[0][1][0]] > 0  # the first state counts the window's rows
-        representative = order[run_first][run_of_window][keep]
-        out = []
-        for field in table.schema:
-            if field.name == cell:
-                out.append(pa.array((ends[keep] + 1) // step - 1, type=field.type))
-            elif field.name in columns:
-                out.append(pa.array(columns[field.name][keep], type=field.type))
-            else:
-                out.append(table.column(field.name).take(pa.array(representative)).combine_chunks())
-        yield pa.RecordBatch.from_arrays(out, schema=table.schema)
+        def rows(representative, window_ends, values):
+            keep = values[states[0][1][0]] > 0  # the first state counts the window's rows
+            out = []
+            for field in table.schema:
+                if field.name == cell:
+                    out.append(pa.array((window_ends[keep] + 1) // step - 1, type=field.type))
+                elif field.name in values:
+                    out.append(pa.array(values[field.name][keep], type=field.type))
+                else:
+                    out.append(table.column(field.name).take(pa.array(representative[keep])).combine_chunks())
+            return pa.RecordBatch.from_arrays(out, schema=table.schema)
+
+        batches = [rows(order[run_first][run_of_window], ends, columns)] if len(ends) else []
+        if last is not None:
+            # Each complete run's tail, a slice at a time: the windows after its last cell hold its total.
+            for r in np.flatnonzero(~going if continues else np.ones(len(run_first), dtype=bool)):
+                start = max(int(complete_to[r]) + 1, int(first_end[r]))
+                for lower in range(start, int(final) + 1, TAIL):
+                    span = np.arange(lower, min(lower + TAIL, int(final) + 1))
+                    values = {name: np.repeat(t[r : r + 1], len(span)) for name, t in totals.items()}
+                    batches.append(rows(np.full(len(span), order[run_first[r]]), span, values))
+        if not continues:
+            return batches, None, None
+        r = int(np.flatnonzero(going)[-1])  # the carried key's last run
+        if last is not None:
+            carry = table.take(pa.array([order[run_first[r]]]))
+            for name, t in [(cell, np.array([top])), *((name, t[r : r + 1]) for name, t in totals.items())]:
+                index = carry.schema.get_field_index(name)
+                carry = carry.set_column(
+                    index, carry.schema.field(index), pa.array(t, type=carry.schema.field(index).type)
+                )
+        else:
+            held = cells[run_first[r] : run_last[r] + 1]
+            still = held // size == top // size if cumulate else held > top - size
+            carry = table.take(pa.array(order[run_first[r] : run_last[r] + 1][still]))
+        return batches, carry, ((top + 1) // step) * step - 1
 
     return run
 

@@ -1093,8 +1093,8 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     ]
     # Cell plans count it while they build the trigger's cells, the one job that reads the micro-batch
     # (an Observation): the cells do not depend on the punctuation after the trigger, only on the one before
-    # (`unpruned`).
-    observed = unpruned() and not ended
+    # (`counted_with_cells`).
+    observed = counted_with_cells() and not ended
     seen = None
     if observed:
         seen = Observation(f"wql_trigger_{batch}")
@@ -1159,7 +1159,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     keyed = STREAMING["keyed"]
     touched = fresh.select(*(F.col(f"`{c}`") for c in keyed)).distinct() if keyed else None
     cached = load_state(session, checkpoint, meta, "windows") if keyed else None
-    previous = load_kept(session, checkpoint, meta, before)
+    previous = load_state(session, checkpoint, meta, "state")
     if previous is not None:
         fresh = previous.unionByName(fresh)
     if STREAMING["keeps"] == "cells":
@@ -1171,10 +1171,10 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     kept = fresh.persist() if held_state and not unchanged else fresh
     state = None
     if seen is not None:
-        # One job builds the cells, caches them, counts the micro-batch and writes the cells as the next
-        # trigger's state: which of them the open windows still need depends on the punctuation this job
-        # finds, so the next trigger drops the others when it reads them (`unpruned`).
-        state = save_state(spark, checkpoint, kept, "state", batch, one_file=True)
+        # One job builds the cells, caches them and counts the micro-batch (a count of the cells is the
+        # cheapest action that runs it); the punctuation it finds says which windows close and which cells
+        # the state keeps, written after the windows from the cached cells.
+        kept.count()
         try:
             stats = seen.get
         except Exception:
@@ -1201,7 +1201,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
             chosen = everything if already is None else everything.where(~already)
             # The state is read again, not reused from `previous`: that relation is also below `chosen`, and
             # a kernel's node keeps its input's key attributes, which Spark cannot tell apart in exceptAll.
-            earlier = load_kept(session, checkpoint, meta, before) if previous is not None else None
+            earlier = load_state(session, checkpoint, meta, "state") if previous is not None else None
             if earlier is not None:
                 earlier = with_points(windows(earlier), offsets, positions)
                 chosen = chosen.exceptAll(earlier if already is None else earlier.where(~already))
@@ -1223,14 +1223,10 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         )
         publish(described, late, late_format, f"batch-{batch:08d}")
 
-    if seen is not None and not unchanged and after is not None:
-        # What the status reports: the cells the open windows need, as the next trigger will keep them
-        # (a count over the cached cells), not every cell the file holds.
-        state["open"] = retain(kept, after).count()
     if state is None and unchanged:
         state = meta["state"]
     kept_windows = meta.get("windows") if unchanged else None
-    if not ended and not unchanged and seen is None:
+    if not ended and not unchanged:
         if STREAMING["opened"] and after is not None:
             retained = from_open_windows(kept, computed if keyed else windows(kept), after, keyed)
         elif cached is not None:  # a key no tuple touched keeps its rows as they were until one does
@@ -1296,17 +1292,16 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
                 else "rows counted per partition"
                 if STREAMING["positions"]
                 else show_point(after),
-                "state_rows": 0 if state is None else state.get("open", state["rows"]),
+                "state_rows": 0 if state is None else state["rows"],
             }
         )
 
 
-def unpruned():
-    """Whether a trigger writes every cell it builds as the state, not only those windows still open need.
-    Cell plans whose cells depend only on the punctuation a trigger starts with (no row numbers or first
-    arrivals, no closing points) build them, count the micro-batch and write them in one job, before the
-    punctuation after the trigger is known; the next trigger drops the cells no open window needs when it
-    reads them (load_kept)."""
+def counted_with_cells():
+    """Whether a trigger counts its micro-batch in the job that builds its cells: cell plans whose cells
+    depend only on the punctuation a trigger starts with (no row numbers or first arrivals, no closing
+    points) build them, cache them and count the micro-batch in one job, before the punctuation after the
+    trigger is known."""
     return STREAMING["keeps"] == "cells" and not holds_micro_batch() and STREAMING["closings"] is None
 
 
@@ -1314,13 +1309,6 @@ def holds_micro_batch():
     """Whether a trigger caches its micro-batch: row numbers and first arrivals follow the rows' order,
     which one copy fixes."""
     return STREAMING["numbered"] or STREAMING["anchored"] or bool(STREAMING["positions"])
-
-
-def load_kept(spark, checkpoint, meta, punctuation):
-    """The rows or cells the trigger before left (part "state"), as the windows still open at `punctuation`
-    need them, or None."""
-    kept = load_state(spark, checkpoint, meta, "state")
-    return retain(kept, punctuation) if kept is not None and unpruned() else kept
 
 
 def with_points(frame, before, after):
@@ -1406,7 +1394,7 @@ def drain_stream(spark, checkpoint, emit, report=None):
         return 0
     before = meta["punctuation"]
     emitted = 0
-    kept = load_kept(spark, checkpoint, meta, before)
+    kept = load_state(spark, checkpoint, meta, "state")
     if kept is not None and STREAMING["emit"] == "final":  # with EMIT CHANGES, every version is out already
         everything = windows(kept)
         if STREAMING["positions"]:  # each partition's windows its row count had not closed

@@ -127,18 +127,24 @@ def test_delta_on_bigint_x_at_its_ends_across_batches(spark: Any) -> None:
 
 
 @pytest.mark.spark
-def test_a_double_key_of_zero_and_minus_zero_is_one_key(spark: Any) -> None:
+@pytest.mark.parametrize(
+    "window, plan", [("SESSION GAP 10", "fold"), ("SESSION GAP 10", "scan"), ("RANGE 3 SLIDE 1 ROW", "bins")]
+)
+@pytest.mark.parametrize("kernel", ["arrow", "auto"])
+def test_a_double_key_of_zero_and_minus_zero_is_one_key(spark: Any, window: str, plan: str, kernel: str) -> None:
     """Spark hashes, sorts and groups 0.0 and −0.0 as one value, so they arrive interleaved in one key's
-    run: the walk compares them as one key too (else every tuple would end a session), as the reference."""
+    run: the numpy walk and the JVM kernels ("auto") compare them as one key too (else every tuple would
+    end a session), as the reference."""
     rows = [{"k": -0.0 if i % 2 else 0.0, "seq": i, "t": i // 2} for i in range(12)]
     schema = "k DOUBLE, seq BIGINT, t BIGINT"
     frame = spark.createDataFrame([(r["k"], r["seq"], r["t"]) for r in rows], schema)
-    text = f"CREATE STREAM s ({schema}) ROW_NUM seq;\nSELECT count(*) AS n FROM s [SESSION GAP 10 WATTR t PATTR k]"
-    for plan in ("fold", "scan"):
-        compiled = wql.compile(text, plan=plan)
-        with arrow_batches(spark, BATCH), combined_in(spark, "arrow"):
-            got = normalized([r.asDict() for r in compiled.run(spark, s=frame).collect()])
-        assert got == normalized(evaluate_query(compiled.query, rows)), plan
+    attribute = "RATTR" if "ROW" in window else "WATTR"
+    text = f"CREATE STREAM s ({schema}) ROW_NUM seq;\nSELECT count(*) AS n FROM s [{window} {attribute} t PATTR k]"
+    compiled = wql.compile(text, plan=plan)
+    with arrow_batches(spark, BATCH), combined_in(spark, kernel):
+        got = normalized([r.asDict() for r in compiled.run(spark, s=frame).collect()])
+    assert got == normalized(evaluate_query(compiled.query, rows))
+    if plan != "bins":
         assert [dict(w)["n"] for w in got] == [12]
 
 

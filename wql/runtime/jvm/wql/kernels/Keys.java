@@ -112,7 +112,7 @@ final class Keys implements Serializable {
       return row.getUTF8String(field);
     }
     if (kind == OTHER) {
-      return row.get(field, types[i]);
+      return normalized(row.get(field, types[i]));
     }
     long value = States.integral(row, field, kind);
     switch (kind) { // boxed as the column's own type: a conditional expression would promote all to Long
@@ -125,6 +125,20 @@ final class Keys implements Serializable {
       default:
         return (byte) value;
     }
+  }
+
+  /**
+   * A floating-point key as Spark groups it: -0.0 is 0.0 (Java's equals tells them apart; every NaN is
+   * one value to both).
+   */
+  private static Object normalized(Object value) {
+    if (value instanceof Double && (Double) value == 0.0d) {
+      return 0.0d;
+    }
+    if (value instanceof Float && (Float) value == 0.0f) {
+      return 0.0f;
+    }
+    return value;
   }
 
   /** A key to keep, once the row it came from is gone. */

@@ -218,3 +218,23 @@ def test_some_keys_in_memory_and_the_rest_through_the_sorter(spark: Any) -> None
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", saved)
     assert sorted_tuples == [len(rows), 9_000, 0]
+
+
+def test_a_cached_result_over_the_kernel_is_read_from_the_cache(spark: Any) -> None:
+    """Spark clones a query's plan before it looks for cached data in it and matches plans by equality:
+    a kernel's node equals its clones, so a cached DataFrame over the kernel serves the next queries
+    (a stream's trigger reads its windows three times) instead of running the kernel again."""
+    rows = shuffled_rows(5, 40)
+    frame = spark.createDataFrame([tuple(r[c.split()[0]] for c in SCHEMA.split(", ")) for r in rows], SCHEMA)
+    result = wql.compile(STREAM + f"SELECT {AGGREGATES} FROM s [SESSION GAP 1 SECOND WATTR ts PATTR k]").run(
+        spark, s=frame
+    )
+    assert "FrameWindows" in physical_plan(result)
+    cached = result.persist()
+    try:
+        cached.count()
+        executed = physical_plan(cached.where("n > 0"))
+        above_the_cache = executed.split("InMemoryRelation")[0]  # the relation prints the plan it cached
+        assert "InMemoryTableScan" in above_the_cache and "FrameWindows" not in above_the_cache, executed
+    finally:
+        cached.unpersist()

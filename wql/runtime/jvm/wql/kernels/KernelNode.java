@@ -76,4 +76,27 @@ public final class KernelNode extends LogicalPlan {
   public boolean canEqual(Object that) {
     return that instanceof KernelNode;
   }
+
+  /**
+   * Equal over the same child, request and columns. Spark clones a query's plan before it looks for
+   * cached data in it (QueryExecution.withCachedData) and matches plans by equality: without this, a
+   * clone equals only itself, and a cached DataFrame over a kernel is computed again by every query
+   * that reads it.
+   */
+  @Override
+  public boolean equals(Object that) {
+    if (this == that) {
+      return true;
+    }
+    if (!(that instanceof KernelNode)) {
+      return false;
+    }
+    KernelNode other = (KernelNode) that;
+    return request == other.request && child.equals(other.child) && output.equals(other.output);
+  }
+
+  @Override
+  public int hashCode() {
+    return java.util.Objects.hash(child, System.identityHashCode(request), output);
+  }
 }

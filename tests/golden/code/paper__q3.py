@@ -122,19 +122,29 @@ def windows_by_tuple(rows, schema, partitions, groups, states, size, step, mode,
         windows = jvm_kernel(rows, request)
         if windows is not None:
             return windows
-    return by_keys(rows, partitions).mapInArrow(
-        tuple_windows(partitions, groups, states, size, step, mode, tick), schema
-    )
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    keys = [F.col("`" + name.replace("`", "``") + "`") for name in partitions]
+    if mode == "row_num":  # every step-th arrival of its partition names a window: numbered by Spark
+        arrival = (Window.partitionBy(*keys) if keys else Window).orderBy("_pos")
+        rows = rows.withColumn("_names", (F.row_number().over(arrival) - 1) % step == 0)
+    # numpy walks each partition's tuples in (keys, value) order, NULLs last: Spark sorts them (its sort spills).
+    ordered = by_keys(rows, partitions).sortWithinPartitions(*keys, F.col("_t").asc_nulls_last())
+    return ordered.mapInArrow(tuple_windows(partitions, groups, states, size, step, mode, tick), schema)
 
 
 def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
     """Build a mapInArrow function for windows named by tuples, in one pass over each partition.
 
     Input rows: one per tuple, with the partition and group key columns, `_t` (the
-    range attribute in base units, NULL for none), `_pos` (arrival position, for
-    mode "row_num"), `_in` (the tuple passes WHERE; absent: all do) and one
-    contribution column per state (NULL: no contribution; absent: a row count, 1
-    per tuple). All tuples of a partition must be in one Spark partition.
+    range attribute in base units, NULL for none), `_names` (mode "row_num": the
+    tuple's arrival within its partition is a multiple of `step`), `_in` (the tuple
+    passes WHERE; absent: all do) and one contribution column per state (NULL: no
+    contribution; absent: a row count, 1 per tuple). All tuples of a partition in
+    one Spark partition, sorted by the partition keys, then `_t` with NULLs last
+    (windows_by_tuple has Spark sort them): the pass walks them a chunk at a time
+    and holds the windows in flight, whatever a partition's size.
 
     Windows are values w of the range attribute; their extent is (w - size, w]:
     - "every":   every tuple's value (slide by one tuple);
@@ -160,18 +170,9 @@ def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    def window_values(values, present, positions):
-        """The window-ids of one partition, from all its tuples (`present`: the value is not NULL)."""
-        if mode == "every":
-            return np.unique(values[present])
-        if mode == "row_num":
-            arrival = np.empty(len(positions), dtype=np.int64)
-            arrival[np.argsort(positions, kind="stable")] = np.arange(len(positions))
-            return np.unique(values[present & (arrival % step == 0)])
-        ordered = np.sort(values[present])
-        if mode == "rank":
-            return np.unique(ordered[::step])
-        times = np.unique(ordered)  # kafka: left windows (or the combined [0, size]) and right windows
+    def kafka_windows(times):
+        """KIP-450's windows from a key's distinct times, in order: each time's left window (or the
+        combined [0, size] near 0) and, where the next time follows within size, its right window."""
         if len(times) == 0:
             return times
         starts = np.where((times >= 0) & (times < size), 0, times - size)
@@ -242,37 +243,91 @@ def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
         return [total, center + first / safe, second - first * first / safe]
 
     def run(batches):
-        batches = list(batches)
-        if not batches or sum(b.num_rows for b in batches) == 0:
-            return
-        table = pa.Table.from_batches(batches)
+        """Walk the partition's tuples, sorted by the PATTR keys then value (NULLs last), a chunk at a
+        time: each chunk is what the last carried plus at least as many new tuples. A key that goes on
+        into the next chunk emits only the windows no later tuple can reach and carries the tuples the
+        others can, so a pass holds the windows in flight, not the partition."""
+        carried = None  # (tuples, their naming flags, the key's present tuples so far, emitted below)
+        waiting, fresh = [], 0
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            waiting.append(batch)
+            fresh += batch.num_rows
+            if carried is not None and fresh < carried[0].num_rows:
+                continue
+            out, carried = windows_of(pa.Table.from_batches(waiting), carried, continues=True)
+            waiting, fresh = [], 0
+            yield from out
+        if waiting or carried is not None:
+            yield from windows_of(pa.Table.from_batches(waiting) if waiting else None, carried, continues=False)[0]
+
+    def windows_of(table, carried, continues):
+        """The windows of one chunk: the carried tuples (those of the key the last chunk ended on) and
+        `table`'s. With `continues`, the key of the chunk's last tuple may go on in the next chunk: it emits
+        only windows whose extent ends below its largest value here (later tuples are not smaller), and
+        the result says what it carries: its tuples later windows can hold, which of them name a window,
+        how many present tuples it has had (SLIDE n ROWS over rank) and below which window-id it is done."""
+        held = 0 if carried is None else carried[0].num_rows
+        parts = [t for t in ([] if carried is None else [carried[0]]) + [table] if t is not None]
+        table = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+        n = table.num_rows
         attribute = table.column("_t")
         present = pc.is_valid(attribute).to_numpy(zero_copy_only=False)
         values = pc.fill_null(attribute, 0).to_numpy(zero_copy_only=False)
         inside = present
         if "_in" in table.column_names:  # without WHERE every tuple counts
             inside = pc.fill_null(table.column("_in"), False).to_numpy(zero_copy_only=False) & present
-        positions = table.column("_pos").to_numpy(zero_copy_only=False) if mode == "row_num" else None
         partition = key_ids(table, partitions)
         group = key_ids(table, partitions + groups)
         contributions = {}
         for operation, names in states:
             for name in names:
                 if name not in table.column_names:  # a row count: each tuple contributes 1
-                    contributions[name] = np.ones(table.num_rows, dtype=np.int64)
+                    contributions[name] = np.ones(n, dtype=np.int64)
                     continue
                 column = table.column(name)
                 filled = pc.fill_null(column, state_identity(operation, column.type.to_pandas_dtype()))
                 contributions[name] = filled.to_numpy(zero_copy_only=False)
 
+        # Which tuples name a window: every present one; with SLIDE n ROWS, every n-th arrival (numbered by
+        # Spark, `_names`) or every n-th present tuple in value order (rank, counted across chunks).
+        names = present.copy()
+        if mode == "row_num":
+            names &= pc.fill_null(table.column("_names"), False).to_numpy(zero_copy_only=False)
+        bounds = np.flatnonzero(np.r_[True, partition[1:] != partition[:-1], True])
+        counted = 0
+        if mode == "rank":
+            for start, stop in itertools.pairwise(bounds):
+                since = max(start, held)  # the chunk's new tuples of this key (the carried ones come first)
+                before = carried[2] if carried is not None and start == 0 else 0
+                rank = before + np.cumsum(present[since:stop]) - 1
+                names[since:stop] = present[since:stop] & (rank % step == 0)
+                counted = before + int(present[since:stop].sum())
+        if carried is not None:
+            names[:held] = carried[1]
+
         representatives, wids = [], []
-        results = {name: [] for _, names in states for name in names}
-        by_partition = np.argsort(partition, kind="stable")
-        sorted_ids = partition[by_partition]
-        bounds = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1], True])
+        results = {name: [] for _, names_ in states for name in names_}
+        carry = None
         for start, stop in itertools.pairwise(bounds):
-            rows = by_partition[start:stop]
-            windows = window_values(values[rows], present[rows], positions[rows] if mode == "row_num" else None)
+            rows = np.arange(start, stop)
+            shown = rows[present[rows]]
+            if mode == "kafka":
+                windows = kafka_windows(np.unique(values[shown]))
+            else:
+                windows = np.unique(values[rows[names[rows]]])
+            if carried is not None and start == 0 and carried[3] is not None:
+                windows = windows[windows >= carried[3]]  # emitted by an earlier chunk
+            going = continues and stop == n and len(shown) > 0
+            if going:
+                top = values[shown].max()
+                reach = windows + size if mode == "kafka" else windows
+                windows = windows[reach < top]  # a later tuple (not below top) can still reach the others
+                lowest = top - size - tick if mode == "kafka" else top - size
+                kept = rows[present[rows] & ((values[rows] >= lowest) if mode == "kafka" else (values[rows] > lowest))]
+                done = top - size if mode == "kafka" else top
+                carry = (table.take(pa.array(kept)), names[kept], counted, done)
             if len(windows) == 0:
                 continue
             members = rows[inside[rows]]
@@ -293,23 +348,23 @@ def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
                 lo, hi = lo[keep], hi[keep]
                 representatives.append(np.full(len(lo), tuples[0]))
                 wids.append(windows[keep])
-                for operation, names in states:
-                    merged = aggregate(operation, [contributions[n][tuples] for n in names], lo, hi)
-                    for name, array in zip(names, merged, strict=True):
+                for operation, names_ in states:
+                    merged = aggregate(operation, [contributions[c][tuples] for c in names_], lo, hi)
+                    for name, array in zip(names_, merged, strict=True):
                         results[name].append(array)
         if not representatives:
-            return
+            return [], carry
         taken = pa.array(np.concatenate(representatives))
         fields = [table.schema.field(name) for name in partitions + groups]
         columns = [table.column(name).take(taken).combine_chunks() for name in partitions + groups]
         fields.append(pa.field("wid", attribute.type))
         columns.append(pa.array(np.concatenate(wids), type=attribute.type))
-        for _, names in states:
-            for name in names:
+        for _, names_ in states:
+            for name in names_:
                 field = table.schema.field(name) if name in table.column_names else pa.field(name, pa.int64())
                 fields.append(field)
                 columns.append(pa.array(np.concatenate(results[name]), type=field.type))
-        yield pa.RecordBatch.from_arrays(columns, schema=pa.schema(fields))
+        return [pa.RecordBatch.from_arrays(columns, schema=pa.schema(fields))], carry
 
     return run
 

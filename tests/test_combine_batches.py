@@ -19,8 +19,8 @@ import pyarrow as pa
 import pytest
 
 import wql
-from tests.differential import combined_in, normalized, physical_plan
-from tests.test_frame_batches import COLUMNS, STREAM, arrow_batches, shuffled_rows
+from tests.differential import normalized
+from tests.test_frame_batches import COLUMNS, STREAM, run_in_numpy, shuffled_rows
 from tests.test_frame_batches import SCHEMA as ROWS
 from wql.compiler.kernels.sliding_combine import sliding_combine
 from wql.runtime.reference import evaluate_query
@@ -187,9 +187,6 @@ def test_numpy_jobs_over_batches_of_three_equal_the_reference(spark: Any, query:
     rows = shuffled_rows(11, 120)
     frame = spark.createDataFrame([tuple(r[c] for c in COLUMNS) for r in rows], ROWS).repartition(3)
     compiled = wql.compile(STREAM + query, plan="pane")
-    with arrow_batches(spark, 3), combined_in(spark, "arrow"):
-        result = compiled.run(spark, s=frame)
-        windows = [r.asDict() for r in result.collect()]
-        executed = physical_plan(result)
+    windows, executed = run_in_numpy(spark, compiled, frame, 3)
     assert "MapInArrow" in executed and "Sort [" in executed, executed
     assert normalized(windows) == normalized(evaluate_query(compiled.query, rows)) and len(windows) > 10

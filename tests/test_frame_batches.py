@@ -87,6 +87,13 @@ WINDOWS = [
 ]
 
 
+def run_in_numpy(spark: Any, compiled: wql.CompiledQuery, frame: Any, batch: int) -> tuple[list[dict[str, Any]], str]:
+    """The query's windows with every kernel in numpy over Arrow batches of `batch` rows, and its physical plan."""
+    with arrow_batches(spark, batch), combined_in(spark, "arrow"):
+        result = compiled.run(spark, s=frame)
+        return [r.asDict() for r in result.collect()], physical_plan(result)
+
+
 @pytest.mark.spark
 @pytest.mark.parametrize("plan", ["fold", "scan"])
 @pytest.mark.parametrize("window", WINDOWS)
@@ -100,10 +107,7 @@ def test_windows_across_batches_of_three_equal_the_reference(spark: Any, window:
     holistic = ", median(v) AS med" if plan == "scan" else ""
     text = f"SELECT {AGGREGATES}{holistic} FROM s [{window} PATTR k] WHERE q IS NULL OR q <> 7"
     compiled = wql.compile(STREAM + text, plan=plan)
-    with arrow_batches(spark, BATCH), combined_in(spark, "arrow"):
-        result = compiled.run(spark, s=frame)
-        windows = [r.asDict() for r in result.collect()]
-        executed = physical_plan(result)
+    windows, executed = run_in_numpy(spark, compiled, frame, BATCH)
     assert "MapInArrow" in executed and "Sort [" in executed, executed
     assert max(w["n"] for w in windows) > BATCH  # windows straddle batches
     assert normalized(windows) == normalized(evaluate_query(compiled.query, rows)) and len(windows) > 10

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 import wql
-from tests.differential import combined_in, normalized, physical_plan
-from tests.test_frame_batches import COLUMNS, SCHEMA, STREAM, arrow_batches, shuffled_rows
+from tests.differential import normalized
+from tests.test_frame_batches import COLUMNS, SCHEMA, STREAM, run_in_numpy, shuffled_rows
 from wql.runtime.reference import evaluate_query
 
 pytestmark = pytest.mark.spark
@@ -43,10 +43,7 @@ def test_bins_in_numpy_over_small_batches_equals_the_reference(spark: Any, windo
     grouped = "GROUP BY k" if "PATTR" not in window else ""
     keys = "k, " if grouped else ""
     compiled = wql.compile(STREAM + f"SELECT {keys}{AGGREGATES} FROM s [{window}]{where} {grouped}", plan="bins")
-    with arrow_batches(spark, batch), combined_in(spark, "arrow"):
-        result = compiled.run(spark, s=frame)
-        windows = [r.asDict() for r in result.collect()]
-        executed = physical_plan(result)
+    windows, executed = run_in_numpy(spark, compiled, frame, batch)
     assert "MapInArrow" in executed and "Sort [" in executed, executed
     assert max(w["n"] for w in windows) > batch  # windows straddle batches
     assert normalized(windows) == normalized(evaluate_query(compiled.query, rows)) and len(windows) > 10

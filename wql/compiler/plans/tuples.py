@@ -7,6 +7,8 @@
   every tuple without GROUP BY inside the partitions, on an integral attribute,
   runs in WQL's JVM kernel: tuples shuffled as columnar batches per key, windows
   computed with two stacks over arrays; the cheapest plan where it applies.
+  Elsewhere numpy walks each partition sorted by Spark a chunk at a time, so
+  neither holds a hot key's tuples at once.
 - prefix: the same prefix differences inside Spark: each partition sorted by
   value once, and a window's states are the running totals up to w minus those
   up to w − RANGE, two growing frames that Spark keeps in a single pass. No
@@ -82,7 +84,6 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     n = stats.rows
     per_window = stats.rows_per_window
     decomposition = decompose(query, state_names(query))
-    sort = "sorts each partition by value" if query.window.kind is WindowKind.SLIDE_BY_RANK else "one pass"
     out = []
     if decomposition is None:
         out.append(Candidate.refused(PlanKind.BINS, why_not_shared(query)))
@@ -93,7 +94,10 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
         )
         out.append(Candidate(PlanKind.BINS, Plan("tuples", PlanKind.BINS, decomposition=decomposition), 0.6 * n, note))
     else:
-        note = f"{sort}: each window found by binary search, aggregated from prefix sums and sparse tables"
+        note = (
+            "numpy walks each partition sorted by value in Spark (its sort spills) a chunk at a time, holding "
+            "the windows in flight: each window found by binary search, aggregated from prefix sums and sparse tables"
+        )
         out.append(Candidate(PlanKind.BINS, Plan("tuples", PlanKind.BINS, decomposition=decomposition), 4.3 * n, note))
     if decomposition is None:
         out.append(Candidate.refused(PlanKind.PREFIX, why_not_shared(query)))

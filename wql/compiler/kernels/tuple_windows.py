@@ -8,7 +8,7 @@ from wql.compiler.kernels.job_support import (  # a job holds its own copy, besi
 
 
 def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
-    """Build a mapInArrow function for windows named by tuples, in one pass over each partition.
+    """Build a mapInArrow function for windows named by tuples, in one pass over each partition in value order.
 
     Input rows: one per tuple, with the partition and group key columns, `_t` (the
     range attribute in base units, NULL for none), `_names` (mode "row_num": the
@@ -28,8 +28,8 @@ def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
                  inclusive), placed as KIP-450 places them; `tick` is 1 ms or 1.
     Window-ids come from every tuple; WHERE (`_in`) only filters contents.
 
-    Each group's tuples are sorted by value once; a window's tuples are then a
-    contiguous run found by binary search, and its aggregates come from prefix
+    Within a chunk, each group's tuples are sorted by value; a window's tuples are
+    then a contiguous run found by binary search, and its aggregates come from prefix
     differences (sum, moments) or a sparse table (min, max): a constant amount of
     work per window, however many tuples it holds (the start/end bins of the WID
     paper, done as an offline scan).

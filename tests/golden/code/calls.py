@@ -80,7 +80,8 @@ def windows(rows: DataFrame) -> DataFrame:
         F.expr("cost").alias("_sum_cost"),
         F.expr("cost").alias("_max_cost"),
     )
-    # In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars), else numpy via Arrow.
+    # In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars), else numpy via Arrow
+    # over Spark's sort of each partition, batch by batch, carrying the slices still in flight.
     windows = slice_events(
         events,
         keys=["region"],
@@ -143,12 +144,13 @@ _kernel_servers = {}
 def slice_events(events, keys, first, last, horizon, states, size, step):
     """The SE-slices windows of interval events: WQL's JVM kernel when it is on Spark's classpath, else numpy.
 
-    Both take one row per event (keys, first and last slice, state shares) and
-    return the same rows (see event_slices). The JVM kernel is an operator in
-    Spark's plan that asks for each key's events in one partition, sorted by
-    their first slice, and inserts them into the slices as it goes; column `horizon`
-    holds the data's last window, and an event that lasts to its end is carried into
-    every later slice at once rather than written into each.
+    Both take one row per event (keys, first and last slice, the data's last window,
+    state shares) and return the same rows (see event_slices), and both walk each
+    key's events sorted by their first slice, inserting them into the slices as they
+    go: the JVM kernel is an operator in Spark's plan that asks for that order; numpy
+    reads Spark's sort of each partition (events_in_order) batch by batch. An event
+    that lasts to the data's last window (column `horizon`) is carried into every
+    later slice at once rather than written into each.
     """
     operations, columns = jvm_states(states)
     request = {"kernel": "EventSlices", "keys": keys, "first": first, "last": last, "horizon": horizon}
@@ -156,17 +158,18 @@ def slice_events(events, keys, first, last, horizon, states, size, step):
     windows = jvm_kernel(events, request)
     if windows is not None:
         return windows
-    events = events.repartition(*keys) if keys else events.coalesce(1)
-    return events.mapInArrow(event_slices(keys, first, last, states, size, step), events.schema)
+    events = events_in_order(events, keys, first)
+    return events.mapInArrow(event_slices(keys, first, last, horizon, states, size, step), events.schema)
 
 
-def event_slices(keys, first, last, states, size, step):
+def event_slices(keys, first, last, horizon, states, size, step):
     """Build a mapInArrow function: the SE-slices plan's windows over interval events (seed 001).
 
     Input rows: one per event, with its key columns, the first and last slice it
-    overlaps (columns `first` and `last`) and its share of each state (NULL: none);
-    every event of a key must be in the same partition. Window w is the `size`
-    slices ending at slice (w + 1) * step - 1.
+    overlaps (columns `first` and `last`), the data's last window (`horizon`) and
+    its share of each state (NULL: none), each key's events in one partition, in
+    events_in_order's order. Window w is the `size` slices ending at slice
+    (w + 1) * step - 1.
 
     Each event is inserted into the slices it overlaps (insert_event, lift*):
     min and max into every one of them (plain slices); cumulative states (sum,
@@ -180,13 +183,27 @@ def event_slices(keys, first, last, states, size, step):
     O(log n) nodes, pushed down to the slices once), so a long event costs no more
     than a short one; the window combine is van Herk / Gil-Werman blocks, a
     constant number of combines per slice. Each key's events are cut into runs
-    that no window spans, laid out densely. Output rows have the input's schema,
-    with `first` holding the window-id; windows whose first state (the row count)
-    is zero are left out.
+    that no window spans, laid out densely. An event that lasts to the data's last
+    slice (an open-ended one) is in every window from its first on: it is written
+    over its own run's slices only; each later run of its key takes it over all of
+    its slices at once, and the windows between runs and after the key's last one,
+    which hold the key's lasting events and nothing else, repeat their combine. So
+    it stretches no run, nor the carry, to the data's end.
+
+    The partition is walked in chunks of Arrow batches (event_chunks): once an
+    event starts at slice f, no later event reaches a window ending before f, so
+    those windows go out; the last key's slices from f − size + 1 on (those the
+    windows still open read), its first window still to go out and the combine of
+    its lasting events go on into the next chunk, the slices as a row that stands
+    for them (held_row). The carry is the windows in flight, never the events.
+    Output rows have the input's schema, with `first` holding the window-id;
+    windows whose first state (the row count) is zero are left out.
     """
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
+
+    piece = 1 << 16  # windows per output batch where one state repeats (after a key's last run)
 
     def identity(operation, dtype):
         dtype = np.dtype(dtype)
@@ -230,7 +247,8 @@ def event_slices(keys, first, last, states, size, step):
             shifted = np.where(present, n * (mean - center[index]), 0)
             means = center + np.bincount(index, weights=shifted, minlength=length) / safe
             spread = np.where(n > 0, m2 + n * (mean - means[index]) ** 2, 0)
-            out = [counts.astype(n.dtype), means, np.bincount(index, weights=spread, minlength=length)]
+            spread = np.bincount(index, weights=spread, minlength=length).astype(means.dtype)  # float if empty too
+            out = [counts.astype(n.dtype), means, spread]
         return out
 
     def covering(low, high, leaves):
@@ -289,93 +307,249 @@ def event_slices(keys, first, last, states, size, step):
         left = [np.where(aligned, identity(operation, s.dtype), s[starts]) for s in suffix]
         return combine(operation, left, [p[ends] for p in prefix])
 
-    def key_codes(table):
-        codes = []
-        for name in keys:
-            column = pc.dictionary_encode(table.column(name)).combine_chunks()
-            codes.append(pc.fill_null(column.indices, -1).to_numpy(zero_copy_only=False))
-        return codes
+    def merge_into(operation, part, states, at, stop):
+        """Combine `states` (arrays over positions at..stop−1, or one state for each) into those positions
+        of `part`, the states carried in first."""
+        span = slice(at, stop)
+        merged = combine(operation, states, [p[span] for p in part])
+        for p, m in zip(part, merged, strict=True):
+            p[span] = m
 
     def run(batches):
-        batches = list(batches)
-        if not batches or sum(b.num_rows for b in batches) == 0:
-            return
-        with np.errstate(invalid="ignore", over="ignore"):  # NaN and ∞ among the states are values, not errors
-            yield windows(pa.Table.from_batches(batches))
+        carry = {}  # what the last key of a chunk leaves in flight, for the next chunk
+        for table, last_chunk in event_chunks(batches, lambda: carry.get("length", 0)):
+            pieces = windows(table, carry, last_chunk)
+            while True:
+                with np.errstate(invalid="ignore", over="ignore"):  # NaN and ∞ among the states are values
+                    out = next(pieces, None)
+                if out is None:
+                    break
+                if out.num_rows:
+                    yield out
 
-    def windows(table):
-        lo_cell = table.column(first).to_numpy()
-        hi_cell = np.maximum(table.column(last).to_numpy(), lo_cell)
-        codes = key_codes(table)
-        order = np.lexsort([lo_cell, *reversed(codes)])
-        lo_cell, hi_cell = lo_cell[order], hi_cell[order]
-        count = len(order)
-        new_key = np.zeros(count, dtype=bool)
-        new_key[0] = True
-        for code in codes:
-            sorted_code = code[order]
-            new_key[1:] |= sorted_code[1:] != sorted_code[:-1]
+    def output(table, representative, wid, columns):
+        """Output rows: the window-ids, the states, and the other columns (keys, horizon) of each
+        window's representative event."""
+        out = []
+        for field in table.schema:
+            if field.name in (first, last):
+                out.append(pa.array(wid, type=field.type))
+            elif field.name in columns:
+                out.append(pa.array(columns[field.name], type=field.type))
+            else:
+                out.append(table.column(field.name).take(pa.array(representative)).combine_chunks())
+        return pa.RecordBatch.from_arrays(out, schema=table.schema)
+
+    def repeated(table, run_first, runs, after, windows, states):
+        """Batches of windows that each hold one state (the lasting events of a key so far): `windows[i]` of
+        them after window end `after[i]`, each with run runs[i]'s states (`states`: column -> per-run values),
+        at most `piece` to a batch."""
+        first_window = np.r_[0, np.cumsum(windows)]
+        for at in range(0, int(first_window[-1]), piece):
+            window = np.arange(at, min(at + piece, int(first_window[-1])))
+            of = np.searchsorted(first_window, window, side="right") - 1
+            ends = after[of] + step * (window - first_window[of] + 1)
+            columns = {name: values[runs[of]] for name, values in states.items()}
+            yield output(table, run_first[runs[of]], (ends + 1) // step - 1, columns)
+
+    def windows(table, carry, last_chunk):
+        """The windows a chunk completes, as batches, going on from `carry`, which it replaces with what the
+        chunk's last key leaves in flight (after the partition's last chunk, nothing)."""
+        held = dict(carry)
+        carry.clear()
+        if "row" in held:  # the carried key first: a row over its slices in flight, with no share of its own
+            table = held["row"] if table is None else pa.concat_tables([held["row"], table])
+        if table is None:
+            return
+        count = table.num_rows
+        lo_cell = table.column(first).to_numpy(zero_copy_only=False)
+        hi_cell = np.maximum(table.column(last).to_numpy(zero_copy_only=False), lo_cell)
+        top = (int(pc.max(table.column(horizon)).as_py()) + 1) * step - 1  # the data's last slice
+        lasting = hi_cell >= top  # in every window from its first on, up to the data's last
+        if "row" in held:
+            lasting[0] = False
+        reach_cell = np.where(lasting, lo_cell, hi_cell)  # a lasting event stretches no run to the data's end
+        new_key = key_changes(table, keys)
+        key_of = np.cumsum(new_key) - 1
+        heads = np.flatnonzero(new_key)
 
         # Runs: a key's events that windows link (no window spans two runs), each laid out densely.
-        key_of = np.cumsum(new_key) - 1
         key_low = lo_cell[new_key]
-        key_span = np.maximum.reduceat(hi_cell, np.flatnonzero(new_key)) - key_low + 1
-        key_base = np.r_[0, np.cumsum(key_span)[:-1]]
-        reach = np.maximum.accumulate(hi_cell - key_low[key_of] + key_base[key_of]) - key_base[key_of] + key_low[key_of]
+        key_span = np.maximum.reduceat(reach_cell, heads) - key_low + 1
+        shift = np.r_[0, np.cumsum(key_span)[:-1]][key_of] - key_low[key_of]
+        reach = np.maximum.accumulate(reach_cell + shift) - shift
         starts_run = new_key.copy()
         starts_run[1:] |= lo_cell[1:] > reach[:-1] + size - 1
         run_first = np.flatnonzero(starts_run)
         run_of_event = np.cumsum(starts_run) - 1
+        runs = len(run_first)
+        key_last_run = np.r_[run_of_event[heads[1:] - 1], runs - 1]
+        last_of_key = key_last_run[key_of[run_first]]  # each run's key's last run
         lo = lo_cell[run_first]
-        hi = np.maximum.reduceat(hi_cell, run_first)
+        hi = np.maximum.reduceat(reach_cell, run_first)
         first_end = -(-(lo + 1) // step) * step - 1
+        if "row" in held:
+            first_end[0] = held["next_end"]  # the carried key's earlier windows went out with the chunk before
         last_end = ((hi + size) // step) * step - 1
         base = size * np.floor_divide(np.minimum(lo, first_end - size + 1), size)
         end = size * (np.floor_divide(np.maximum(hi, last_end), size) + 1)
         length = end - base
         offset = np.r_[0, np.cumsum(length)[:-1]]
         total = int(length.sum())
+        run_end = offset + length - 1  # each run's last dense position
         low = offset[run_of_event] + lo_cell - base[run_of_event]
-        high = offset[run_of_event] + hi_cell - base[run_of_event]
+        high = np.where(lasting, run_end[run_of_event], offset[run_of_event] + hi_cell - base[run_of_event])
 
-        windows = np.maximum((last_end - first_end) // step + 1, 0)
-        run_of_window = np.repeat(np.arange(len(run_first)), windows)
-        within = np.arange(int(windows.sum())) - np.repeat(np.r_[0, np.cumsum(windows)[:-1]], windows)
+        # The windows that go out: every window of each run, but of the last key's last run only those that
+        # end before the chunk's last event starts (a later event starts there or after: it reaches none).
+        emit_end = last_end.copy()
+        if not last_chunk:
+            frontier = lo_cell[-1]
+            next_end = -(-(frontier + 1) // step) * step - 1
+            emit_end[-1] = min(emit_end[-1], next_end - step)
+        per_run = np.maximum((emit_end - first_end) // step + 1, 0)
+        run_of_window = np.repeat(np.arange(runs), per_run)
+        within = np.arange(int(per_run.sum())) - np.repeat(np.r_[0, np.cumsum(per_run)[:-1]], per_run)
         ends = first_end[run_of_window] + step * within
         dense_end = offset[run_of_window] + ends - base[run_of_window]
 
-        columns = {}
-        for operation, names in states:
+        # Lasting events: each run holds those of its key's earlier runs over all its slices (a carried one,
+        # over the slices past the carried ones), and the windows after a run, up to the key's next run or
+        # the data's end, hold exactly those up to it.
+        carried = held.get("lasting")
+        since = run_of_event[lasting]
+        key_runs = int(key_last_run[0]) + 1  # the carried key's runs, the first ones
+        columns, dense, through = {}, [], {}
+        for index, (operation, names) in enumerate(states):
             values = []
             for name in names:
                 column = table.column(name)
                 v = pc.fill_null(column, identity(operation, column.type.to_pandas_dtype()))
-                values.append(v.to_numpy(zero_copy_only=False)[order])
+                values.append(v.to_numpy(zero_copy_only=False))
             if operation in ("min", "max"):  # selective: plain slices, every slice the event overlaps
-                cells = range_update(operation, values, low, high, total)
-                merged = windows_over(operation, cells, dense_end)
-            else:  # cumulative: ϕ where the event ends, φ where it goes on past the slice
-                phi = scatter(operation, high, values, total)
-                on = high > low
-                beyond = range_update(operation, [v[on] for v in values], low[on], high[on] - 1, total)
-                merged = combine(operation, windows_over(operation, phi, dense_end), [b[dense_end] for b in beyond])
+                parts = [range_update(operation, values, low, high, total)]
+            else:  # cumulative: ϕ where the event ends, φ where it goes on past the slice (a lasting one: each)
+                ending = ~lasting
+                phi = scatter(operation, high[ending], [v[ending] for v in values], total)
+                on = lasting | (high > low)
+                stop = np.where(lasting, high, high - 1)
+                parts = [phi, range_update(operation, [v[on] for v in values], low[on], stop[on], total)]
+            shares = [v[lasting] for v in values]
+            upto = range_update(operation, shares, since, last_of_key[since], runs)
+            if len(since) and runs > 1:
+                before = range_update(operation, shares, since + 1, last_of_key[since], runs)
+                merge_into(operation, parts[-1], [b[np.repeat(np.arange(runs), length)] for b in before], 0, total)
+            if "row" in held:
+                for part, kept in zip(parts, held["cells"][index], strict=True):
+                    merge_into(operation, part, kept, int(low[0]), int(low[0]) + len(kept[0]))
+                if carried is not None:
+                    merge_into(operation, parts[-1], carried[index], int(high[0]) + 1, int(run_end[key_runs - 1]) + 1)
+                    merge_into(operation, upto, carried[index], 0, key_runs)
+            dense.append(parts)
+            through.update(zip(names, upto, strict=True))
+            merged = windows_over(operation, parts[0], dense_end)
+            if operation not in ("min", "max"):
+                merged = combine(operation, merged, [b[dense_end] for b in parts[1]])
             for name, array in zip(names, merged, strict=True):
                 columns[name] = array
 
-        keep = columns[states[0][1][0]] > 0  # the first state counts the window's events
-        representative = order[run_first][run_of_window][keep]
+        counted = states[0][1][0]  # the first state counts the window's events
+        keep = columns[counted] > 0
         wid = (ends[keep] + 1) // step - 1
-        out = []
-        for field in table.schema:
-            if field.name in (first, last):
-                out.append(pa.array(wid, type=field.type))
-            elif field.name in columns:
-                out.append(pa.array(columns[field.name][keep], type=field.type))
-            else:
-                out.append(table.column(field.name).take(pa.array(representative)).combine_chunks())
-        return pa.RecordBatch.from_arrays(out, schema=table.schema)
+        yield output(table, run_first[run_of_window][keep], wid, {n: c[keep] for n, c in columns.items()})
+
+        # After each run, up to its key's next run (or the data's end once the key is done), the windows that
+        # hold its key's lasting events so far, and nothing else.
+        follow = np.minimum(np.r_[first_end[1:], 0] - step, top)
+        follow = np.where(last_of_key == np.arange(runs), top, follow)
+        if not last_chunk:
+            follow[-1] = last_end[-1]  # the last key may have more: its windows after the run wait
+        gaps = np.where(through[counted] > 0, np.maximum((follow - last_end) // step, 0), 0)
+        yield from repeated(table, run_first, np.flatnonzero(gaps), last_end[gaps > 0], gaps[gaps > 0], through)
+
+        if not last_chunk:  # the last key's slices from the last event's first slice − size + 1 on
+            r = runs - 1
+            low_at = max(int(frontier) - size + 1, int(lo[r]))
+            at, stop = int(offset[r] + low_at - base[r]), int(offset[r] + hi[r] - base[r]) + 1
+            cells = [[[p[at:stop].copy() for p in part] for part in parts] for parts in dense]
+            lasted = through[counted][r] > 0  # the key's lasting events so far that count (none: no share)
+            kept = [[through[name][r] for name in names] for _, names in states] if lasted else None
+            shares = {name: None for _, names in states for name in names}
+            row = held_row(table, count - 1, {first: low_at, last: int(hi[r]), **shares})
+            carry.update(row=row, next_end=next_end, cells=cells, lasting=kept, length=stop - at)
 
     return run
+
+
+def events_in_order(events, keys, first):
+    """Every event of a key in one Spark partition (by_keys), sorted there by the keys and then by `first`
+    (the event's first slice or window): the order event_slices and event_differences walk, one key after
+    another, each key's events by their start. Spark's sort spills through its external sorter, so no task
+    holds a hot key's events in memory at once."""
+    from pyspark.sql import functions as F
+
+    order = [F.col("`" + name.replace("`", "``") + "`") for name in keys]
+    return by_keys(events, keys).sortWithinPartitions(*order, F.col(first))
+
+
+def event_chunks(batches, held):
+    """One Spark partition's Arrow batches in events_in_order's order, as chunks of whole batches:
+    (table, last), `last` True for the partition's last chunk (its table None when nothing is left).
+
+    A chunk goes on once it holds at least `held()` events, what the kernel carries from one chunk to
+    the next (the slices or window-ids its last key still has in flight): each chunk then costs a pass
+    over its own events and the carry, no more than twice its events, so the walk stays linear in the
+    partition's events however long the carry grows, and holds a chunk and the carry, never a key's
+    events."""
+    import pyarrow as pa
+
+    pending, rows = [], 0
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        pending.append(batch)
+        rows += batch.num_rows
+        if rows >= held():
+            yield pa.Table.from_batches(pending), False
+            pending, rows = [], 0
+    yield (pa.Table.from_batches(pending) if pending else None), True
+
+
+def key_changes(table, keys):
+    """Whether each row of a table sorted by `keys` begins a key (the first row does): the keys compared as
+    Spark groups and sorts them (window_keys: −0.0 is 0.0), NULL a value of its own."""
+    import numpy as np
+
+    ids = key_ids(window_keys(table, keys), keys)
+    changes = np.ones(table.num_rows, dtype=bool)
+    changes[1:] = ids[1:] != ids[:-1]
+    return changes
+
+
+def held_row(table, index, values):
+    """Row `index` of `table` as a one-row table, with `values` ({column: value}, None for NULL) in place
+    of its own: a row a kernel carries into its next chunk, where it stands for its key."""
+    import pyarrow as pa
+
+    row = table.slice(index, 1)
+    for name, value in values.items():
+        position = row.schema.get_field_index(name)
+        field = row.schema.field(position)
+        row = row.set_column(position, field, pa.array([value], type=field.type))
+    return row
+
+
+def window_keys(table, partitions):
+    """The partition key columns as the walk compares them: as Spark groups, hashes and sorts them, a
+    floating −0.0 is 0.0 (NaN is one value already)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    keys = table.select(partitions)
+    for index, field in enumerate(keys.schema):
+        if pa.types.is_floating(field.type):
+            keys = keys.set_column(index, field, pc.add(keys.column(index), pa.scalar(0.0, field.type)))
+    return keys
 
 
 def jvm_kernel(frame, request):
@@ -445,6 +619,35 @@ def jvm_states(states):
     """(operation, columns) pairs as the JVM kernels take them: one operation per column."""
     operations = [operation for operation, names in states for _ in names]
     return operations, [name for _, names in states for name in names]
+
+
+def key_ids(table, names):
+    """One integer per distinct combination of the named columns of an Arrow table (NULL is a value too)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    if not names:
+        return np.zeros(table.num_rows, dtype=np.int64)
+    combined = np.zeros(table.num_rows, dtype=np.int64)
+    stride = 1
+    for name in names:
+        column = pc.dictionary_encode(table.column(name)).combine_chunks()
+        code = pc.fill_null(column.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64) + 1
+        if stride > 2**62 // (len(column.dictionary) + 1):  # too many combinations: renumber densely
+            combined = np.unique(combined, return_inverse=True)[1].ravel().astype(np.int64)
+            stride = int(combined.max()) + 1
+        combined += code * stride
+        stride *= len(column.dictionary) + 1
+    return combined
+
+
+def by_keys(rows, partitions):
+    """Every row of a key in one Spark partition: repartitioned by the keys, or all in one without keys."""
+    from pyspark.sql import functions as F
+
+    if partitions:
+        return rows.repartition(*(F.col("`" + name.replace("`", "``") + "`") for name in partitions))
+    return rows.coalesce(1)
 
 
 def read_stream(spark, name, stream, path=None):

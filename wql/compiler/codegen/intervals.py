@@ -381,7 +381,8 @@ def _se_slices(ctx: Context) -> None:
         states += [("sum", [held]), ("sum", [opened])]
     code.call("events", "rows.crossJoin(F.broadcast(horizon)).select", items)
     ctx.helpers.update({"slice_events", "event_slices", "jvm_kernel", "jvm_states"})
-    code.comment("In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars), else numpy via Arrow.")
+    code.comment("In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars), else numpy via Arrow")
+    code.comment("over Spark's sort of each partition, batch by batch, carrying the slices still in flight.")
     keywords: dict[str, object] = {
         "keys": keys,
         "first": "_first",
@@ -637,10 +638,11 @@ def _difference(ctx: Context) -> None:
         *items,
     ]
     code.call("events", f"{_events(ctx)}.crossJoin(F.broadcast(horizon)).select", shifted)
-    ctx.helpers.update({"difference_windows", "event_differences", "key_ids", "jvm_kernel", "jvm_states"})
+    ctx.helpers.update({"difference_windows", "event_differences", "jvm_kernel", "jvm_states"})
     code.comment("In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars): each partition's deltas")
     code.comment("added into per-key arrays over the window-ids before the shuffle, merged and combined after it;")
-    code.comment("else numpy via Arrow.")
+    code.comment("else numpy via Arrow over Spark's sort of each partition, batch by batch, carrying the window-ids")
+    code.comment("still in flight.")
     keywords: dict[str, object] = {
         "keys": keys,
         "first": "_first",

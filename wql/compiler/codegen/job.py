@@ -32,8 +32,16 @@ from wql.compiler.schema import ROW_NUM, Stream
 
 VERSION = "0.1.0"
 
-# Support functions a support function calls, brought in with it.
-_NEEDS = {"jvm_kernel": ("kernel_extension",)}
+# Support functions a support function calls, brought in with it (and with them, what they call).
+_NEEDS = {
+    "jvm_kernel": ("kernel_extension",),
+    "slice_events": ("events_in_order",),
+    "difference_windows": ("events_in_order",),
+    "events_in_order": ("by_keys",),
+    "event_slices": ("event_chunks", "key_changes", "held_row"),
+    "event_differences": ("event_chunks", "key_changes"),
+    "key_changes": ("window_keys", "key_ids"),
+}
 
 # Support functions, in the order a reader meets them.
 _SUPPORT_ORDER = (
@@ -45,6 +53,10 @@ _SUPPORT_ORDER = (
     "event_slices",
     "difference_windows",
     "event_differences",
+    "events_in_order",
+    "event_chunks",
+    "key_changes",
+    "held_row",
     "frame_windows",
     "frame_states",
     "merge_states",
@@ -247,9 +259,12 @@ def generate_job(
         wanted = (wanted - {"read_stream", "inspect_stream", "load_inputs", "write_result", "main"}) | set(
             STREAM_SUPPORT
         )
-    for name, needs in _NEEDS.items():
-        if name in wanted:
-            wanted |= set(needs)
+    calling = list(wanted)
+    while calling:
+        for need in _NEEDS.get(calling.pop(), ()):
+            if need not in wanted:
+                wanted.add(need)
+                calling.append(need)
     code(*support["_constants:job_support.py"].rstrip().splitlines())
     if stream:
         code(*support["_constants:streaming.py"].rstrip().splitlines())

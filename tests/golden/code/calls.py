@@ -624,6 +624,7 @@ def jvm_states(states):
 def key_ids(table, names):
     """One integer per distinct combination of the named columns of an Arrow table (NULL is a value too)."""
     import numpy as np
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     if not names:
@@ -631,7 +632,10 @@ def key_ids(table, names):
     combined = np.zeros(table.num_rows, dtype=np.int64)
     stride = 1
     for name in names:
-        column = pc.dictionary_encode(table.column(name)).combine_chunks()
+        column = table.column(name)
+        if pa.types.is_floating(column.type):
+            column = pc.add(column, 0.0)  # -0.0 + 0.0 is 0.0: one key, as Spark groups them
+        column = pc.dictionary_encode(column).combine_chunks()
         code = pc.fill_null(column.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64) + 1
         if stride > 2**62 // (len(column.dictionary) + 1):  # too many combinations: renumber densely
             combined = np.unique(combined, return_inverse=True)[1].ravel().astype(np.int64)

@@ -303,14 +303,14 @@ def test_a_double_key_of_zero_and_minus_zero_is_one_key() -> None:
 def carried_sizes(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     """(events in the chunk, what the pass carried into it) for each chunk the passes walk."""
     seen: list[tuple[int, int]] = []
-    walk = interval_windows.event_chunks
+    walk = interval_windows.batch_chunks
 
     def recording(batches: Any, held: Any) -> Any:
         for table, last in walk(batches, held):
             seen.append((0 if table is None else table.num_rows, held()))
             yield table, last
 
-    monkeypatch.setattr(interval_windows, "event_chunks", recording)
+    monkeypatch.setattr(interval_windows, "batch_chunks", recording)
     return seen
 
 

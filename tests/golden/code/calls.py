@@ -190,7 +190,7 @@ def event_slices(keys, first, last, horizon, states, size, step):
     which hold the key's lasting events and nothing else, repeat their combine. So
     it stretches no run, nor the carry, to the data's end.
 
-    The partition is walked in chunks of Arrow batches (event_chunks): once an
+    The partition is walked in chunks of Arrow batches (batch_chunks): once an
     event starts at slice f, no later event reaches a window ending before f, so
     those windows go out; the last key's slices from f − size + 1 on (those the
     windows still open read), its first window still to go out and the combine of
@@ -317,7 +317,7 @@ def event_slices(keys, first, last, horizon, states, size, step):
 
     def run(batches):
         carry = {}  # what the last key of a chunk leaves in flight, for the next chunk
-        for table, last_chunk in event_chunks(batches, lambda: carry.get("length", 0)):
+        for table, last_chunk in batch_chunks(batches, lambda: carry.get("length", 0)):
             pieces = windows(table, carry, last_chunk)
             while True:
                 with np.errstate(invalid="ignore", over="ignore"):  # NaN and ∞ among the states are values
@@ -492,29 +492,6 @@ def events_in_order(events, keys, first):
     return by_keys(events, keys).sortWithinPartitions(*order, F.col(first))
 
 
-def event_chunks(batches, held):
-    """One Spark partition's Arrow batches in events_in_order's order, as chunks of whole batches:
-    (table, last), `last` True for the partition's last chunk (its table None when nothing is left).
-
-    A chunk goes on once it holds at least `held()` events, what the kernel carries from one chunk to
-    the next (the slices or window-ids its last key still has in flight): each chunk then costs a pass
-    over its own events and the carry, no more than twice its events, so the walk stays linear in the
-    partition's events however long the carry grows, and holds a chunk and the carry, never a key's
-    events."""
-    import pyarrow as pa
-
-    pending, rows = [], 0
-    for batch in batches:
-        if batch.num_rows == 0:
-            continue
-        pending.append(batch)
-        rows += batch.num_rows
-        if rows >= held():
-            yield pa.Table.from_batches(pending), False
-            pending, rows = [], 0
-    yield (pa.Table.from_batches(pending) if pending else None), True
-
-
 def key_changes(table, keys):
     """Whether each row of a table sorted by `keys` begins a key (the first row does): the keys compared as
     Spark groups and sorts them (window_keys: −0.0 is 0.0), NULL a value of its own."""
@@ -643,6 +620,29 @@ def key_ids(table, names):
         combined += code * stride
         stride *= len(column.dictionary) + 1
     return combined
+
+
+def batch_chunks(batches, held):
+    """One Spark partition's sorted Arrow batches as chunks of whole batches: (table, last), `last` True
+    for the partition's last chunk (its table None when nothing is left).
+
+    A chunk goes on once it holds at least `held()` rows, what the kernel carries from one chunk to the
+    next (the windows its last key still has in flight: cells, tuples, slices or window-ids): each
+    chunk then costs a pass over its own rows and the carry, no more than twice its rows, so a walk
+    stays linear in the partition's rows however long the carry grows, and holds a chunk and the
+    carry, never a key's rows. The numpy combine, bins and interval passes all walk this way."""
+    import pyarrow as pa
+
+    pending, rows = [], 0
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        pending.append(batch)
+        rows += batch.num_rows
+        if rows >= held():
+            yield pa.Table.from_batches(pending), False
+            pending, rows = [], 0
+    yield (pa.Table.from_batches(pending) if pending else None), True
 
 
 def by_keys(rows, partitions):

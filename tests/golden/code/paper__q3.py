@@ -243,24 +243,16 @@ def tuple_windows(partitions, groups, states, size, step, mode, tick=1):
         return [total, center + first / safe, second - first * first / safe]
 
     def run(batches):
-        """Walk the partition's tuples, sorted by the PATTR keys then value (NULLs last), a chunk at a
-        time: each chunk is what the last carried plus at least as many new tuples. A key that goes on
-        into the next chunk emits only the windows no later tuple can reach and carries the tuples the
-        others can, so a pass holds the windows in flight, not the partition."""
-        carried = None  # (tuples, their naming flags, the key's present tuples so far, emitted below)
-        waiting, fresh = [], 0
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            waiting.append(batch)
-            fresh += batch.num_rows
-            if carried is not None and fresh < carried[0].num_rows:
-                continue
-            out, carried = windows_of(pa.Table.from_batches(waiting), carried, continues=True)
-            waiting, fresh = [], 0
+        """Walk the partition's tuples, sorted by the PATTR keys then value (NULLs last), a chunk at a time
+        (batch_chunks): a pass holds the windows in flight, not the partition."""
+        # (tuples, their naming flags, the key's present tuples so far, emitted below), chunk to chunk
+        walk = {"carried": None}
+        held = lambda: 0 if walk["carried"] is None else walk["carried"][0].num_rows  # noqa: E731
+        for table, last_chunk in batch_chunks(batches, held):
+            if table is None and walk["carried"] is None:
+                return
+            out, walk["carried"] = windows_of(table, walk["carried"], continues=not last_chunk)
             yield from out
-        if waiting or carried is not None:
-            yield from windows_of(pa.Table.from_batches(waiting) if waiting else None, carried, continues=False)[0]
 
     def windows_of(table, carried, continues):
         """The windows of one chunk: the carried tuples (those of the key the last chunk ended on) and
@@ -460,6 +452,29 @@ def key_ids(table, names):
         combined += code * stride
         stride *= len(column.dictionary) + 1
     return combined
+
+
+def batch_chunks(batches, held):
+    """One Spark partition's sorted Arrow batches as chunks of whole batches: (table, last), `last` True
+    for the partition's last chunk (its table None when nothing is left).
+
+    A chunk goes on once it holds at least `held()` rows, what the kernel carries from one chunk to the
+    next (the windows its last key still has in flight: cells, tuples, slices or window-ids): each
+    chunk then costs a pass over its own rows and the carry, no more than twice its rows, so a walk
+    stays linear in the partition's rows however long the carry grows, and holds a chunk and the
+    carry, never a key's rows. The numpy combine, bins and interval passes all walk this way."""
+    import pyarrow as pa
+
+    pending, rows = [], 0
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        pending.append(batch)
+        rows += batch.num_rows
+        if rows >= held():
+            yield pa.Table.from_batches(pending), False
+            pending, rows = [], 0
+    yield (pa.Table.from_batches(pending) if pending else None), True
 
 
 def state_identity(operation, dtype):

@@ -240,32 +240,18 @@ def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
         return codes
 
     def run(batches):
-        """Walk the partition's cells, sorted by keys then cell, a chunk at a time: each chunk is what the
-        last carried plus at least as many new cells, so the work stays linear and a pass holds the cells
-        of the windows in flight, not the partition."""
-        carry, done, final = None, None, None
-        waiting, fresh = [], 0
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            waiting.append(batch)
-            fresh += batch.num_rows
-            if carry is not None and fresh < carry.num_rows:
-                continue
-            table = pa.Table.from_batches(waiting)
-            if carry is not None:
-                table = pa.concat_tables([carry, table])
-            if last is not None and final is None:
-                final = table.column(last)[0].as_py()
-            waiting, fresh = [], 0
-            out, carry, done = windows_of(table, final, done, continues=True)
+        """Walk the partition's cells, sorted by keys then cell, a chunk at a time (batch_chunks): a pass
+        holds the cells of the windows in flight, not the partition."""
+        walk = {"carry": None, "done": None, "final": None}  # what goes on from one chunk to the next
+        for chunk, last_chunk in batch_chunks(batches, lambda: getattr(walk["carry"], "num_rows", 0)):
+            parts = [t for t in (walk["carry"], chunk) if t is not None]
+            if not parts:
+                return
+            table = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+            if last is not None and walk["final"] is None:
+                walk["final"] = table.column(last)[0].as_py()
+            out, walk["carry"], walk["done"] = windows_of(table, walk["final"], walk["done"], not last_chunk)
             yield from out
-        rest = ([] if carry is None else [carry]) + ([pa.Table.from_batches(waiting)] if waiting else [])
-        if rest:
-            table = pa.concat_tables(rest)
-            if last is not None and final is None:
-                final = table.column(last)[0].as_py()
-            yield from windows_of(table, final, done, continues=False)[0]
 
     def windows_of(table, final, done, continues):
         """The windows of one chunk of cells, sorted by keys then cell, and what the next chunk carries.
@@ -487,6 +473,29 @@ def jvm_states(states):
     """(operation, columns) pairs as the JVM kernels take them: one operation per column."""
     operations = [operation for operation, names in states for _ in names]
     return operations, [name for _, names in states for name in names]
+
+
+def batch_chunks(batches, held):
+    """One Spark partition's sorted Arrow batches as chunks of whole batches: (table, last), `last` True
+    for the partition's last chunk (its table None when nothing is left).
+
+    A chunk goes on once it holds at least `held()` rows, what the kernel carries from one chunk to the
+    next (the windows its last key still has in flight: cells, tuples, slices or window-ids): each
+    chunk then costs a pass over its own rows and the carry, no more than twice its rows, so a walk
+    stays linear in the partition's rows however long the carry grows, and holds a chunk and the
+    carry, never a key's rows. The numpy combine, bins and interval passes all walk this way."""
+    import pyarrow as pa
+
+    pending, rows = [], 0
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        pending.append(batch)
+        rows += batch.num_rows
+        if rows >= held():
+            yield pa.Table.from_batches(pending), False
+            pending, rows = [], 0
+    yield (pa.Table.from_batches(pending) if pending else None), True
 
 
 def read_stream(spark, name, stream, path=None):

@@ -38,8 +38,10 @@ _NEEDS = {
     "slice_events": ("events_in_order",),
     "difference_windows": ("events_in_order",),
     "events_in_order": ("by_keys",),
-    "event_slices": ("event_chunks", "key_changes", "held_row"),
-    "event_differences": ("event_chunks", "key_changes"),
+    "event_slices": ("batch_chunks", "key_changes", "held_row"),
+    "event_differences": ("batch_chunks", "key_changes"),
+    "sliding_combine": ("batch_chunks",),
+    "tuple_windows": ("batch_chunks",),
     "key_changes": ("window_keys", "key_ids"),
 }
 
@@ -54,7 +56,6 @@ _SUPPORT_ORDER = (
     "difference_windows",
     "event_differences",
     "events_in_order",
-    "event_chunks",
     "key_changes",
     "held_row",
     "frame_windows",
@@ -81,6 +82,7 @@ _SUPPORT_ORDER = (
     "kernel_extension",
     "jvm_states",
     "key_ids",
+    "batch_chunks",
     "state_identity",
     "by_keys",
     "arrival_order",

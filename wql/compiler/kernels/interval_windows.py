@@ -1,5 +1,6 @@
 from wql.compiler.kernels.frame_windows import window_keys  # a job holds its own copy, beside this function
 from wql.compiler.kernels.job_support import (
+    batch_chunks,
     by_keys,
     jvm_kernel,
     jvm_states,
@@ -16,29 +17,6 @@ def events_in_order(events, keys, first):
 
     order = [F.col("`" + name.replace("`", "``") + "`") for name in keys]
     return by_keys(events, keys).sortWithinPartitions(*order, F.col(first))
-
-
-def event_chunks(batches, held):
-    """One Spark partition's Arrow batches in events_in_order's order, as chunks of whole batches:
-    (table, last), `last` True for the partition's last chunk (its table None when nothing is left).
-
-    A chunk goes on once it holds at least `held()` events, what the kernel carries from one chunk to
-    the next (the slices or window-ids its last key still has in flight): each chunk then costs a pass
-    over its own events and the carry, no more than twice its events, so the walk stays linear in the
-    partition's events however long the carry grows, and holds a chunk and the carry, never a key's
-    events."""
-    import pyarrow as pa
-
-    pending, rows = [], 0
-    for batch in batches:
-        if batch.num_rows == 0:
-            continue
-        pending.append(batch)
-        rows += batch.num_rows
-        if rows >= held():
-            yield pa.Table.from_batches(pending), False
-            pending, rows = [], 0
-    yield (pa.Table.from_batches(pending) if pending else None), True
 
 
 def key_changes(table, keys):
@@ -93,7 +71,7 @@ def event_slices(keys, first, last, horizon, states, size, step):
     which hold the key's lasting events and nothing else, repeat their combine. So
     it stretches no run, nor the carry, to the data's end.
 
-    The partition is walked in chunks of Arrow batches (event_chunks): once an
+    The partition is walked in chunks of Arrow batches (batch_chunks): once an
     event starts at slice f, no later event reaches a window ending before f, so
     those windows go out; the last key's slices from f − size + 1 on (those the
     windows still open read), its first window still to go out and the combine of
@@ -220,7 +198,7 @@ def event_slices(keys, first, last, horizon, states, size, step):
 
     def run(batches):
         carry = {}  # what the last key of a chunk leaves in flight, for the next chunk
-        for table, last_chunk in event_chunks(batches, lambda: carry.get("length", 0)):
+        for table, last_chunk in batch_chunks(batches, lambda: carry.get("length", 0)):
             pieces = windows(table, carry, last_chunk)
             while True:
                 with np.errstate(invalid="ignore", over="ignore"):  # NaN and ∞ among the states are values
@@ -422,7 +400,7 @@ def event_differences(keys, first, last, horizon, states, placements):
     after another as the JVM kernel merges them) holds for every window up to the
     next id, or the data's last window.
 
-    The partition is walked in chunks of Arrow batches (event_chunks). A window's
+    The partition is walked in chunks of Arrow batches (batch_chunks). A window's
     deltas all come from events that start at or before it, so once an event starts
     at window f the windows before f are final and go out; the last key's running
     states up to f and its deltas at f and after (each id's combined, one per id)
@@ -439,7 +417,7 @@ def event_differences(keys, first, last, horizon, states, placements):
 
     def run(batches):
         carry = {}  # what the last key of a chunk leaves in flight, for the next chunk
-        for table, last_chunk in event_chunks(batches, lambda: carry.get("length", 0)):
+        for table, last_chunk in batch_chunks(batches, lambda: carry.get("length", 0)):
             pieces = windows(table, carry, last_chunk)
             while True:
                 with np.errstate(invalid="ignore", over="ignore", divide="ignore"):

@@ -286,6 +286,29 @@ def jvm_states(states):
     return operations, [name for _, names in states for name in names]
 
 
+def batch_chunks(batches, held):
+    """One Spark partition's sorted Arrow batches as chunks of whole batches: (table, last), `last` True
+    for the partition's last chunk (its table None when nothing is left).
+
+    A chunk goes on once it holds at least `held()` rows, what the kernel carries from one chunk to the
+    next (the windows its last key still has in flight: cells, tuples, slices or window-ids): each
+    chunk then costs a pass over its own rows and the carry, no more than twice its rows, so a walk
+    stays linear in the partition's rows however long the carry grows, and holds a chunk and the
+    carry, never a key's rows. The numpy combine, bins and interval passes all walk this way."""
+    import pyarrow as pa
+
+    pending, rows = [], 0
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        pending.append(batch)
+        rows += batch.num_rows
+        if rows >= held():
+            yield pa.Table.from_batches(pending), False
+            pending, rows = [], 0
+    yield (pa.Table.from_batches(pending) if pending else None), True
+
+
 def key_ids(table, names):
     """One integer per distinct combination of the named columns of an Arrow table (NULL is a value too)."""
     import numpy as np

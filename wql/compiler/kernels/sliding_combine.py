@@ -1,4 +1,8 @@
-from wql.compiler.kernels.job_support import jvm_kernel, jvm_states  # a job holds its own copy, beside this function
+from wql.compiler.kernels.job_support import (  # a job holds its own copy, beside this function
+    batch_chunks,
+    jvm_kernel,
+    jvm_states,
+)
 
 
 def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
@@ -91,32 +95,18 @@ def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
         return codes
 
     def run(batches):
-        """Walk the partition's cells, sorted by keys then cell, a chunk at a time: each chunk is what the
-        last carried plus at least as many new cells, so the work stays linear and a pass holds the cells
-        of the windows in flight, not the partition."""
-        carry, done, final = None, None, None
-        waiting, fresh = [], 0
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            waiting.append(batch)
-            fresh += batch.num_rows
-            if carry is not None and fresh < carry.num_rows:
-                continue
-            table = pa.Table.from_batches(waiting)
-            if carry is not None:
-                table = pa.concat_tables([carry, table])
-            if last is not None and final is None:
-                final = table.column(last)[0].as_py()
-            waiting, fresh = [], 0
-            out, carry, done = windows_of(table, final, done, continues=True)
+        """Walk the partition's cells, sorted by keys then cell, a chunk at a time (batch_chunks): a pass
+        holds the cells of the windows in flight, not the partition."""
+        walk = {"carry": None, "done": None, "final": None}  # what goes on from one chunk to the next
+        for chunk, last_chunk in batch_chunks(batches, lambda: getattr(walk["carry"], "num_rows", 0)):
+            parts = [t for t in (walk["carry"], chunk) if t is not None]
+            if not parts:
+                return
+            table = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+            if last is not None and walk["final"] is None:
+                walk["final"] = table.column(last)[0].as_py()
+            out, walk["carry"], walk["done"] = windows_of(table, walk["final"], walk["done"], not last_chunk)
             yield from out
-        rest = ([] if carry is None else [carry]) + ([pa.Table.from_batches(waiting)] if waiting else [])
-        if rest:
-            table = pa.concat_tables(rest)
-            if last is not None and final is None:
-                final = table.column(last)[0].as_py()
-            yield from windows_of(table, final, done, continues=False)[0]
 
     def windows_of(table, final, done, continues):
         """The windows of one chunk of cells, sorted by keys then cell, and what the next chunk carries.

@@ -1,6 +1,6 @@
 """One hot key: WQL's plans in memory bounded by the windows in flight, not by the key's tuples.
 
-    python benchmarks/hot_key.py [--rows N] [--case bins|pane|sessions|all] [--memory-limit BYTES] [--json]
+    python benchmarks/hot_key.py [--rows N] [--case bins|pane|sessions|events|all] [--memory-limit BYTES] [--json]
 
 N tuples (default 50,000,000), all of ONE key (a single sensor), ten a second, under the default
 session memory (WQL's local session: the driver's 1 GB, so about 430 MB of execution memory
@@ -14,6 +14,11 @@ shared by its tasks):
   with a pause of a minute after every 1,000 (a session of 100 seconds each). The fold kernel's
   arrays would hold the key's tuples, far more than memory holds, so it streams them through
   Spark's spilling sorter and walks them in chunks, carrying the session in flight.
+- events: interval events [s, e), one a second lasting 0 to 599 s, in
+  [RANGE 60 SLIDE 1 WATTR (s, e)] GROUP BY k, count and sum: the difference plan's signed deltas
+  over one window-id a second (50,000,000 of them at the default N), more than memory grants the
+  arrays before the shuffle, so they are shipped as they fill and merged by window-id after Spark's
+  sort.
 Each case prints its time and the peak execution memory of its tasks (Spark's task metrics
 peakOnHeapExecutionMemory + peakOffHeapExecutionMemory, what the task memory manager held at once,
 read from the event log); every output row is computed. --memory-limit sets
@@ -43,6 +48,7 @@ CASES = {
     "sessions": (
         "SELECT sum(v) AS total, count(*) AS n, max(v) AS top FROM hot [SESSION GAP 30 SECONDS WATTR ts PATTR k]"
     ),
+    "events": "SELECT k, count(*) AS n, sum(v) AS total FROM hot [RANGE 60 SLIDE 1 WATTR (s, e)] GROUP BY k",
 }
 SESSION_READINGS = 1_000  # readings per session in the sessions case, then a pause
 PAUSE_SECONDS = 60  # more than the gap: a new session after each pause
@@ -106,9 +112,15 @@ def main() -> int:
         (F.col("id") % 1000 / 10.0).alias("v"),
         F.timestamp_seconds(F.col("id") / 10 + pause).alias("ts"),
     )
+    events = spark.range(args.rows).select(  # an event a second, each lasting 0 to 599 s
+        F.lit(1).alias("k"),
+        (F.col("id") % 1000 / 10.0).alias("v"),
+        F.col("id").alias("s"),
+        (F.col("id") + F.col("id") % 600).alias("e"),
+    )
     cases = {"both": ["bins", "pane"], "all": list(CASES)}.get(args.case, [args.case])
     for case in cases:
-        hot = paused if case == "sessions" else data
+        hot = {"sessions": paused, "events": events}.get(case, data)
         query = wql.compile(CASES[case], streams={"hot": hot})
         result = query.run(spark, hot=hot)
         probe = result.select(F.sum(F.hash(*result.columns)).alias("h"), F.count(F.lit(1)).alias("n"))

@@ -177,3 +177,30 @@ def in_jvm_and_numpy(spark: Any, compiled: wql.CompiledQuery, frame: Any) -> tup
         assert "MapInArrow" in physical_plan(in_numpy)
         want = normalized([r.asDict() for r in in_numpy.collect()])
     return got, want, plan
+
+
+def kernel_metrics(result: Any, name: str, metrics: tuple[str, ...] = ("sortedTuples", "spillSize")) -> dict[str, int]:
+    """The metrics of the kernel operators named `name` after `result` ran, summed over them: by default
+    the tuples that went through Spark's sorter (sortedTuples) and the memory it freed by spilling
+    (spillSize) of TupleWindows and FrameWindows. Read from the executed plan, through adaptive
+    execution's final plan and its stages."""
+    totals = dict.fromkeys(metrics, 0)
+    found = 0
+    stack = [result._jdf.queryExecution().executedPlan()]
+    while stack:
+        node = stack.pop()
+        kind = node.getClass().getSimpleName()
+        if kind == "AdaptiveSparkPlanExec":
+            stack.append(node.executedPlan())
+            continue
+        if kind.endswith("QueryStageExec"):
+            stack.append(node.plan())
+            continue
+        if node.nodeName() == name:
+            found += 1
+            for metric in totals:
+                totals[metric] += max(0, node.metrics().apply(metric).value())
+        children = node.children()
+        stack.extend(children.apply(i) for i in range(children.size()))
+    assert found, f"no {name} in the executed plan"
+    return totals

@@ -5,7 +5,9 @@ random streams; these check what they do not reach: that the kernel, not the
 numpy fallback, runs where the jar is (a silent fallback would pass them), keys
 whose events are spread over several input partitions (arrays merged after the
 shuffle), window-ids too far apart for a dense array (sorted runs), and events
-longer than a shipped chunk of window-ids.
+longer than a shipped chunk of window-ids, and the arrays shipped early when
+memory runs short (spark.wql.difference.memoryLimit), which the sorted merge after
+the shuffle must combine as if they had been one.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 import pytest
 
 import wql
-from tests.differential import in_jvm_and_numpy, normalized
+from tests.differential import in_jvm_and_numpy, kernel_metrics, normalized
 from wql.runtime.reference import evaluate_query
 
 pytestmark = pytest.mark.spark
@@ -72,3 +74,39 @@ def test_window_ids_far_apart_and_long_events_equal_numpy(spark: Any) -> None:
     first_key = [r for r in windows if r["k"] == 1]
     assert len(first_key) == 60 * 34  # 25 + 10 − 1 windows overlap each event, none between them
     assert max(r["n"] for r in windows if r["k"] == 2) == 60
+
+
+@pytest.mark.parametrize("limit", ["0", "200000"])
+def test_arrays_past_the_memory_limit_are_shipped_early_and_merged_in_order(spark: Any, limit: str) -> None:
+    """Past spark.wql.difference.memoryLimit the arrays held so far are shipped and the pass starts
+    afresh: after almost every event (0), or every few thousand window-ids (200,000 bytes). A hot key's events,
+    long and short, over 3 partitions then reach DifferenceWindows as many overlapping rows per
+    partition, which it merges by window-id after Spark's sort; the operator counts the early shipments,
+    none without the limit. Values are quarters, so every sum is exact whatever the merge order."""
+    chance = random.Random(5)
+    rows = []
+    for i in range(2_000):
+        key = 1 if i % 10 else chance.choice([2, None])
+        start = chance.randrange(0, 20_000)
+        end = chance.choice([start, start + chance.randrange(1, 30), start + chance.randrange(30, 3_000), None])
+        rows.append((key, chance.randrange(-40, 40) / 4, chance.randrange(-50, 50), start, end))
+    frame = spark.createDataFrame(rows, SCHEMA).repartition(3)
+    query = compiled(
+        "SELECT k, count(*) AS n, sum(v) AS sv, sum(q) AS sq FROM s [RANGE 20 SLIDE 5 WATTR (s, e)] GROUP BY k"
+    )
+    free = query.run(spark, s=frame)
+    assert len(free.collect()) > 1_000 and kernel_metrics(free, "EventDeltas", ("earlyShipments",)) == {
+        "earlyShipments": 0
+    }
+    spark.conf.set("spark.wql.difference.memoryLimit", limit)
+    try:
+        got, want, plan = in_jvm_and_numpy(spark, query, frame)
+        capped = query.run(spark, s=frame)
+        capped.collect()
+        early = kernel_metrics(capped, "EventDeltas", ("earlyShipments",))["earlyShipments"]
+    finally:
+        spark.conf.unset("spark.wql.difference.memoryLimit")
+    assert "DifferenceWindows" in plan and got == want
+    assert early >= (1_000 if limit == "0" else 10), early
+    reference = [dict(zip(("k", "v", "q", "s", "e"), r, strict=True)) for r in rows]
+    assert got == normalized(evaluate_query(query.query, reference))

@@ -19,8 +19,7 @@ from typing import Any
 import pytest
 
 import wql
-from tests.differential import normalized
-from tests.test_tuple_kernel import in_jvm_and_numpy, physical_plan, sorter_metrics
+from tests.differential import in_jvm_and_numpy, kernel_metrics, normalized, physical_plan
 from wql.runtime.reference import evaluate_query
 
 pytestmark = pytest.mark.spark
@@ -174,11 +173,11 @@ def test_partitions_past_the_memory_limit_fold_in_chunks_through_the_sorter(spar
     compiled = wql.compile(STREAM + f"SELECT {AGGREGATES} FROM s [{window} WATTR ts PATTR k] WHERE q <> 7")
     in_memory = compiled.run(spark, s=frame)
     want = exactly(in_memory)
-    assert sorter_metrics(in_memory, "FrameWindows")["sortedTuples"] == 0
+    assert kernel_metrics(in_memory, "FrameWindows")["sortedTuples"] == 0
     with frames_settings(spark, memoryLimit="0", chunkTuples=str(CHUNK), spillThreshold="500"):
         capped = compiled.run(spark, s=frame)
         got = exactly(capped)
-        metrics = sorter_metrics(capped, "FrameWindows")
+        metrics = kernel_metrics(capped, "FrameWindows")
         windows = [r.asDict() for r in capped.collect()]
     kept = [r for r in rows if r["ts"] is not None and ("KAFKA" not in window or r["q"] != 7)]  # KAFKA filters first
     assert metrics["sortedTuples"] == len(kept)  # every tuple that reaches the kernel
@@ -214,7 +213,7 @@ def test_some_keys_in_memory_and_the_rest_through_the_sorter(spark: Any) -> None
             with frames_settings(spark, memoryLimit=limit, chunkTuples="64", spillThreshold="1000"):
                 capped = compiled.run(spark, s=frame)
                 assert exactly(capped) == want, limit
-                sorted_tuples.append(sorter_metrics(capped, "FrameWindows")["sortedTuples"])
+                sorted_tuples.append(kernel_metrics(capped, "FrameWindows")["sortedTuples"])
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", saved)
     assert sorted_tuples == [len(rows), 9_000, 0]

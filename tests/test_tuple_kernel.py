@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import wql
-from tests.differential import in_jvm_and_numpy, normalized, physical_plan
+from tests.differential import in_jvm_and_numpy, kernel_metrics, normalized, physical_plan
 from wql.runtime.reference import evaluate_query
 
 pytestmark = pytest.mark.spark
@@ -91,36 +91,10 @@ def test_counts_spark_proves_constant_stay_out_of_the_shuffle(spark: Any) -> Non
     assert normalized([r.asDict() for r in result.collect()]) == normalized(evaluate_query(compiled.query, rows))
 
 
-def sorter_metrics(result: Any, name: str) -> dict[str, int]:
-    """The metrics of the kernel operators named `name` (TupleWindows, FrameWindows) after `result` ran,
-    summed: tuples that went through Spark's sorter (sortedTuples) and the memory it freed by spilling
-    (spillSize). Read from the executed plan, through adaptive execution's final plan and its stages."""
-    totals = {"sortedTuples": 0, "spillSize": 0}
-    found = 0
-    stack = [result._jdf.queryExecution().executedPlan()]
-    while stack:
-        node = stack.pop()
-        kind = node.getClass().getSimpleName()
-        if kind == "AdaptiveSparkPlanExec":
-            stack.append(node.executedPlan())
-            continue
-        if kind.endswith("QueryStageExec"):
-            stack.append(node.plan())
-            continue
-        if node.nodeName() == name:
-            found += 1
-            for metric in totals:
-                totals[metric] += max(0, node.metrics().apply(metric).value())
-        children = node.children()
-        stack.extend(children.apply(i) for i in range(children.size()))
-    assert found, f"no {name} in the executed plan"
-    return totals
-
-
 def ran_metrics(result: Any) -> dict[str, int]:
     """TupleWindows' sorter metrics once `result` has run."""
     assert result.collect()
-    return sorter_metrics(result, "TupleWindows")
+    return kernel_metrics(result, "TupleWindows")
 
 
 @pytest.mark.parametrize("limit", ["0", "40000"])

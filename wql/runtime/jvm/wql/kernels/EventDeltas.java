@@ -3,9 +3,12 @@ package wql.kernels;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.NoSuchElementException;
+import java.util.PriorityQueue;
 import java.util.function.Function;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
@@ -18,6 +21,9 @@ import org.apache.spark.sql.catalyst.types.DataTypeUtils;
 import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.adaptive.LogicalQueryStage;
+import org.apache.spark.sql.execution.metric.SQLMetric;
+import org.apache.spark.sql.execution.metric.SQLMetrics$;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.LongType;
@@ -41,9 +47,12 @@ import org.apache.spark.unsafe.Platform;
  * shuffle, {@link Mapper} adds each partition's deltas into dense per-key arrays over the window-ids
  * it sees (sorted runs where they are too sparse for an array), and ships each key's arrays as a few
  * rows of arrays: the shuffle moves a row per key and chunk, not two per event, and no hash
- * aggregate ever sees the deltas. After it, {@link Windows} merges each key's arrays, runs the
- * combine along the window-ids, and emits one row per window that holds an event (the first state,
- * a count, is positive), up to the data's last window.
+ * aggregate ever sees the deltas. When Spark grants the arrays no more memory they are shipped as
+ * they are and the pass starts afresh. After the shuffle Spark sorts the shipped rows by key and
+ * first window-id, and {@link Windows} merges each key's rows by window-id as it runs the combine
+ * along them, emitting one row per window that holds an event (the first state, a count, is
+ * positive), up to the data's last window. Neither side holds more than its memory grants: a hot
+ * key costs shipped rows and Spark's sort, not a key's arrays in one task.
  *
  * <p>Output rows have the input's schema, with {@code first} and {@code last} holding the window-id.
  */
@@ -144,8 +153,15 @@ public final class EventDeltas {
     return DataTypes.createStructField(name, DataTypes.createArrayType(element, false), false);
   }
 
+  /**
+   * The most the arrays before the shuffle hold per task (bytes) before they are shipped and the pass
+   * starts afresh; unset, whatever Spark's execution memory grants.
+   */
+  static final String MEMORY_LIMIT = "spark.wql.difference.memoryLimit";
+
   static final class Spec implements java.io.Serializable {
     private static final long serialVersionUID = 1L;
+    long memoryLimit = -1;
     StructType input; // the events, and the windows' schema too
     States states;
     Keys keys;
@@ -227,7 +243,9 @@ public final class EventDeltas {
         throw new IllegalStateException("the windows' input is not their deltas: " + node.child.nodeName());
       }
       Spec spec = spec(((KernelNode) partials).child.schema());
-      KernelSpec windowing = new KernelSpec("DifferenceWindows", keys, null, shipped -> new Windows(shipped, spec));
+      List<String> order = new ArrayList<>(keys);
+      order.add(LO);
+      KernelSpec windowing = new KernelSpec("DifferenceWindows", keys, order, shipped -> new Windows(shipped, spec));
       return new KernelExec(strategy.later(node.child), windowing, node.output());
     }
 
@@ -259,7 +277,10 @@ public final class EventDeltas {
     @Override
     SparkPlan plan(KernelNode node, KernelStrategy strategy) {
       Spec spec = windows.spec(node.child.schema());
-      KernelSpec mapping = new KernelSpec("EventDeltas", null, null, rows -> new Mapper(rows, spec));
+      spec.memoryLimit = Long.parseLong(SQLConf.get().getConfString(MEMORY_LIMIT, "-1"));
+      SQLMetric early = SQLMetrics$.MODULE$.createMetric(strategy.session().sparkContext(), "arrays shipped early (memory)");
+      KernelSpec mapping =
+          new KernelSpec("EventDeltas", null, null, rows -> new Mapper(rows, spec, early), Map.of("earlyShipments", early));
       return new KernelExec(strategy.later(node.child), mapping, node.output());
     }
 
@@ -274,7 +295,7 @@ public final class EventDeltas {
    * they are too far apart for that, appended runs sorted and merged at the end.
    */
   static final class Cells {
-    final Object template; // the key (map side) or the key's output row (reduce side)
+    final Object template; // the key's values
     private final States states;
     private final int nl;
     private final int nd;
@@ -307,38 +328,58 @@ public final class EventDeltas {
       return 8L * (cells.length + longs.length + doubles.length);
     }
 
-    /** id ⊕= the states at index `i` of (l, d). */
-    void add(long id, long[] l, double[] d, int i) {
-      added++;
-      if (!sparse) {
-        if (id < base || id >= base + capacity()) {
-          long newLo = Math.min(lo, id);
-          long newHi = Math.max(hi, id);
-          long need = newHi - newLo + 1;
-          if (need > 4 * added + 4096) {
-            toSparse();
-          } else {
-            grow(id, need);
-          }
+    /**
+     * id ⊕= the states at index `i` of (l, d); false, adding nothing, when the arrays would have to grow
+     * and `memory` grants no more (null: no accounting, they grow).
+     */
+    boolean add(long id, long[] l, double[] d, int i, TaskMemory memory) {
+      if (!sparse && (id < base || id >= base + capacity())) {
+        long need = Math.max(hi, id) - Math.min(lo, id) + 1;
+        boolean spread = need > 4 * (added + 1) + 4096; // too far apart for a dense array: sorted runs
+        long slots = spread ? Math.max(16, 2 * Math.max(0, hi - lo + 1)) : Math.max(2L * capacity(), need + 16);
+        long before = bytes();
+        if (!afford(memory, 8 * slots * (spread ? 1 + nl + nd : nl + nd))) {
+          return false;
         }
-        if (!sparse) {
-          int at = (int) (id - base);
-          states.merge(longs, doubles, at, l, d, i, longs, doubles, at);
-          lo = Math.min(lo, id);
-          hi = Math.max(hi, id);
-          return;
+        if (spread) {
+          toSparse();
+        } else {
+          grow(id, need);
+        }
+        if (memory != null) {
+          memory.release(before);
         }
       }
-      if (count == cells.length) {
+      if (sparse && count == cells.length) {
         int grown = Math.max(16, 2 * count);
+        long before = bytes();
+        if (!afford(memory, 8L * grown * (1 + nl + nd))) {
+          return false;
+        }
         cells = Arrays.copyOf(cells, grown);
         longs = Arrays.copyOf(longs, grown * nl);
         doubles = Arrays.copyOf(doubles, grown * nd);
+        if (memory != null) {
+          memory.release(before);
+        }
+      }
+      added++;
+      if (!sparse) {
+        int at = (int) (id - base);
+        states.merge(longs, doubles, at, l, d, i, longs, doubles, at);
+        lo = Math.min(lo, id);
+        hi = Math.max(hi, id);
+        return true;
       }
       cells[count] = id;
       System.arraycopy(l, i * nl, longs, count * nl, nl);
       System.arraycopy(d, i * nd, doubles, count * nd, nd);
       count++;
+      return true;
+    }
+
+    private static boolean afford(TaskMemory memory, long bytes) {
+      return memory == null || memory.tryReserve(bytes);
     }
 
     private int capacity() {
@@ -442,32 +483,42 @@ public final class EventDeltas {
     }
   }
 
-  /** A partition's events in, per key a few rows of arrays out. */
+  /**
+   * A partition's events in, per key a few rows of arrays out. The arrays hold what Spark's execution
+   * memory grants (or spark.wql.difference.memoryLimit): when it grants no more, the arrays held so
+   * far are shipped and the pass starts afresh, as Spark's partial aggregation does, so a hot key or a
+   * partition of many window-ids costs more shipped rows, never more memory.
+   */
   static final class Mapper implements Iterator<InternalRow> {
     private final Iterator<InternalRow> rows;
     private final Spec spec;
     private final States states;
-    private final KeyIndex<Cells> keys;
+    private KeyIndex<Cells> keys;
     private final Function<InternalRow, Cells> newKey;
     private final TaskMemory memory;
+    private final SQLMetric early;
     private final long[] rowLongs;
     private final double[] rowDoubles;
     private final long[] shareLongs; // at the first window (index 0) and one past the last (index 1)
     private final double[] shareDoubles;
     private final GenericInternalRow shipped;
     private final UnsafeProjection unsafe;
-    private long held;
+    private boolean read; // every input row added
+    private InternalRow stashed; // an event whose deltas from the stashedFrom-th on wait for emptied arrays
+    private int stashedFrom;
     private List<Cells> leaving;
     private int nextKey;
     private int nextChunk;
 
-    Mapper(Iterator<InternalRow> rows, Spec spec) {
+    Mapper(Iterator<InternalRow> rows, Spec spec, SQLMetric early) {
       this.rows = rows;
       this.spec = spec;
+      this.early = early;
       states = spec.states;
       keys = new KeyIndex<>(spec.keys);
       newKey = this::newKey;
-      memory = TaskMemory.ofTask("difference");
+      TaskMemory task = TaskMemory.ofTask("difference");
+      memory = task == null ? null : task.limitedTo(spec.memoryLimit);
       rowLongs = new long[states.longs()];
       rowDoubles = new double[states.doubles()];
       shareLongs = new long[2 * states.longs()];
@@ -486,26 +537,44 @@ public final class EventDeltas {
 
     @Override
     public boolean hasNext() {
-      if (leaving == null) {
-        while (rows.hasNext()) {
-          add(rows.next());
+      while (true) {
+        if (leaving != null) {
+          while (nextKey < leaving.size() && nextChunk >= leaving.get(nextKey).size) {
+            leaving.set(nextKey++, null); // shipped: its arrays can go
+            nextChunk = 0;
+          }
+          if (nextKey < leaving.size()) {
+            return true;
+          }
+          leaving = null;
+          if (memory != null) {
+            memory.releaseAll();
+          }
+        }
+        if (read) {
+          return false;
+        }
+        boolean full = false;
+        if (stashed != null) {
+          InternalRow row = stashed;
+          stashed = null;
+          add(row, stashedFrom, true);
+        }
+        while (!full && rows.hasNext()) {
+          full = !add(rows.next(), 0, false);
+        }
+        read = stashed == null && !rows.hasNext();
+        if (full && early != null) {
+          early.add(1);
         }
         leaving = keys.values();
+        keys = new KeyIndex<>(spec.keys);
         for (Cells cells : leaving) {
           cells.finish();
         }
-      }
-      while (nextKey < leaving.size() && nextChunk >= leaving.get(nextKey).size) {
-        leaving.set(nextKey++, null); // shipped: its arrays can go
+        nextKey = 0;
         nextChunk = 0;
       }
-      if (nextKey == leaving.size()) {
-        if (memory != null) {
-          memory.releaseAll();
-        }
-        return false;
-      }
-      return true;
     }
 
     @Override
@@ -520,14 +589,19 @@ public final class EventDeltas {
       return shippedRow(spec, states, unsafe, shipped, (Object[]) cells.template, cells, from, n);
     }
 
-    private void add(InternalRow row) {
+    /**
+     * Adds the event's deltas from its `from`-th on (0: at its first window, 1: one past its last); false
+     * when memory grants the arrays no more: they go now, and the deltas not added wait in `stashed`.
+     * `force` adds them whatever memory grants: the stashed event, into arrays just emptied, so the
+     * pass always moves on (at most a few thousand window-ids for a fresh key's arrays).
+     */
+    private boolean add(InternalRow row, int from, boolean force) {
       long first = row.getLong(spec.firstField);
       boolean ends = !row.isNullAt(spec.lastField);
       if (ends && row.getLong(spec.lastField) < first) {
-        return; // inside a gap between windows (SLIDE > RANGE): in none
+        return true; // inside a gap between windows (SLIDE > RANGE): in none
       }
       Cells cells = keys.of(row, newKey);
-      long before = cells.bytes();
       cells.horizon = Math.max(cells.horizon, row.getLong(spec.horizonField));
       states.read(row, rowLongs, rowDoubles);
       int nl = rowLongs.length;
@@ -546,15 +620,15 @@ public final class EventDeltas {
         shareDoubles[s] = place == END ? identity : value;
         shareDoubles[nd + s] = place == SIGNED ? -value : place == END ? value : identity;
       }
-      cells.add(first, shareLongs, shareDoubles, 0);
-      if (ends) {
-        cells.add(row.getLong(spec.lastField) + 1, shareLongs, shareDoubles, 1);
+      for (int delta = from; delta <= (ends ? 1 : 0); delta++) {
+        long id = delta == 0 ? first : row.getLong(spec.lastField) + 1;
+        if (!cells.add(id, shareLongs, shareDoubles, delta, force ? null : memory)) {
+          stashed = row.copy();
+          stashedFrom = delta;
+          return false;
+        }
       }
-      long grown = cells.bytes() - before;
-      if (grown > 0 && memory != null) {
-        held += grown;
-        memory.reserve(grown, held / 8);
-      }
+      return true;
     }
   }
 
@@ -588,7 +662,54 @@ public final class EventDeltas {
     return unsafe.apply(row);
   }
 
-  /** A partition's shipped arrays, every row of its keys in it, in; each key's windows out. */
+  /**
+   * One shipped row being combined: its entries' window-ids in order, and the entry next in line. A
+   * key's rows from one input partition cover window-ids apart from each other, so a key holds at
+   * most one row per input partition (and per early shipment) at a time.
+   */
+  static final class Run {
+    final UnsafeRow row;
+    final ArrayData[] longs;
+    final ArrayData[] doubles;
+    private final ArrayData ids; // empty: dense, the ids run from lo
+    private final long lo;
+    private final int n;
+    int at; // the entry next in line
+    long id; // its window-id
+
+    Run(UnsafeRow row, int loField, int cellsField, int[] longFields, int[] doubleFields) {
+      this.row = row;
+      lo = row.getLong(loField);
+      ids = row.getArray(cellsField);
+      longs = new ArrayData[longFields.length];
+      doubles = new ArrayData[doubleFields.length];
+      for (int s = 0; s < longFields.length; s++) {
+        longs[s] = row.getArray(longFields[s]);
+      }
+      for (int s = 0; s < doubleFields.length; s++) {
+        doubles[s] = row.getArray(doubleFields[s]);
+      }
+      n = longs.length > 0 ? longs[0].numElements() : 0;
+      at = -1;
+    }
+
+    /** Moves to the next entry; false when none is left. */
+    boolean step() {
+      if (++at >= n) {
+        return false;
+      }
+      id = ids.numElements() == 0 ? lo + at : ids.getLong(at);
+      return true;
+    }
+  }
+
+  /**
+   * A partition's shipped arrays in, sorted by key and then their first window-id (Spark sorts them,
+   * and its sort spills); each key's windows out. A key's rows are merged by window-id as they come,
+   * a row taken in only once the combine reaches its first id, so what is held is the rows that
+   * cover the window-id being combined, one per input partition at most: the windows in flight, not
+   * the key's window-ids, however many events the key has.
+   */
   static final class Windows implements Iterator<InternalRow> {
     private final Iterator<InternalRow> shipped;
     private final Spec spec;
@@ -603,14 +724,13 @@ public final class EventDeltas {
     private final int cellsField;
     private final int loField;
     private final int horizonField;
+    private final PriorityQueue<Run> runs = new PriorityQueue<>(Comparator.comparingLong(run -> run.id));
     private UnsafeProjection unsafe;
-    private List<Cells> pending;
     private long horizon = Long.MIN_VALUE;
-    private long held;
-    private int nextKey = -1;
-    private Cells key;
+    private UnsafeRow ahead; // the next shipped row, not yet taken in (a copy), and its key
+    private Object aheadKey;
+    private Object key; // the key whose windows go out; null between keys
     private UnsafeRow out;
-    private int entry; // the next entry of the key to combine
     private long window; // the next window to look at, and the last one the running states hold for
     private long until = Long.MIN_VALUE;
 
@@ -635,13 +755,11 @@ public final class EventDeltas {
       for (int s = 0; s < doubleFields.length; s++) {
         doubleFields[s] = keys + 3 + longFields.length + s;
       }
+      fetch();
     }
 
     @Override
     public boolean hasNext() {
-      if (pending == null) {
-        load();
-      }
       while (true) {
         if (key != null) {
           for (; window <= until; window++) {
@@ -652,16 +770,15 @@ public final class EventDeltas {
           if (advance()) {
             continue;
           }
-          pending.set(nextKey, null);
-          key = null;
+          finishKey();
         }
-        if (++nextKey >= pending.size()) {
+        if (ahead == null) {
           if (memory != null) {
             memory.releaseAll();
           }
           return false;
         }
-        start(pending.get(nextKey));
+        start();
       }
     }
 
@@ -672,79 +789,57 @@ public final class EventDeltas {
       }
       out.setLong(spec.firstField, window);
       out.setLong(spec.lastField, window);
+      out.setLong(spec.horizonField, horizon);
       states.write(out, states.longField, states.doubleField, running, runningDoubles);
       window++;
       return out;
     }
 
-    private void load() {
-      KeyIndex<Cells> keys = new KeyIndex<>(spec.partialKeys);
-      Function<InternalRow, Cells> newKey = this::newKey;
-      int nl = states.longs();
-      int nd = states.doubles();
-      while (shipped.hasNext()) {
-        InternalRow row = shipped.next();
-        Cells cells = keys.of(row, newKey);
-        long before = cells.bytes();
-        horizon = Math.max(horizon, row.getLong(horizonField));
-        long lo = row.getLong(loField);
-        ArrayData ids = row.getArray(cellsField);
-        ArrayData[] l = new ArrayData[nl];
-        ArrayData[] d = new ArrayData[nd];
-        for (int s = 0; s < nl; s++) {
-          l[s] = row.getArray(longFields[s]);
-        }
-        for (int s = 0; s < nd; s++) {
-          d[s] = row.getArray(doubleFields[s]);
-        }
-        int n = nl > 0 ? l[0].numElements() : 0;
-        boolean dense = ids.numElements() == 0;
-        for (int j = 0; j < n; j++) {
-          for (int s = 0; s < nl; s++) {
-            entryLongs[s] = l[s].getLong(j);
-          }
-          for (int s = 0; s < nd; s++) {
-            entryDoubles[s] = d[s].getDouble(j);
-          }
-          cells.add(dense ? lo + j : ids.getLong(j), entryLongs, entryDoubles, 0);
-        }
-        long grown = cells.bytes() - before;
-        if (grown > 0 && memory != null) {
-          held += grown;
-          memory.reserve(grown, held / 8);
-        }
+    /** Reads the next shipped row into `ahead` (null at the end). */
+    private void fetch() {
+      if (!shipped.hasNext()) {
+        ahead = null;
+        aheadKey = null;
+        return;
       }
-      pending = new ArrayList<>(keys.values());
-      for (Cells cells : pending) {
-        cells.finish();
-      }
+      ahead = ((UnsafeRow) shipped.next()).copy(); // Spark reuses the row it hands over
+      aheadKey = spec.partialKeys.of(ahead);
+      horizon = Math.max(horizon, ahead.getLong(horizonField)); // the same on every row
     }
 
-    private Cells newKey(InternalRow row) {
+    private boolean aheadOfKey() {
+      return ahead != null && aheadKey.equals(key);
+    }
+
+    /** The next key's windows start at its first window-id, with nothing combined yet. */
+    private void start() {
+      key = aheadKey;
       GenericInternalRow values = new GenericInternalRow(spec.input.size());
       for (int i = 0; i < spec.keyOut.length; i++) {
-        values.update(spec.keyOut[i], spec.partialKeys.value(row, i));
+        values.update(spec.keyOut[i], spec.partialKeys.value(ahead, i));
       }
       if (unsafe == null) {
         unsafe = UnsafeProjection.create(spec.input);
       }
-      return new Cells(unsafe.apply(values).copy(), states);
-    }
-
-    /** The key's windows start at its first window-id, with nothing combined yet. */
-    private void start(Cells cells) {
-      key = cells;
-      entry = 0;
+      out = unsafe.apply(values).copy();
       states.identity(running, runningDoubles, 0);
-      if (out == null) {
-        out = ((UnsafeRow) cells.template).copy();
-      } else {
-        out.copyFrom((UnsafeRow) cells.template);
-      }
-      out.setLong(spec.horizonField, horizon);
       until = Long.MIN_VALUE;
       window = Long.MIN_VALUE;
       advance();
+    }
+
+    /** Takes in the key's rows that start at or before the next window-id in line (the first, if none is). */
+    private void takeIn() {
+      while (aheadOfKey() && (runs.isEmpty() || ahead.getLong(loField) <= runs.peek().id)) {
+        Run run = new Run(ahead, loField, cellsField, longFields, doubleFields);
+        if (memory != null) {
+          memory.reserve(ahead.getSizeInBytes(), runs.size() + 1L);
+        }
+        if (run.step()) {
+          runs.add(run);
+        }
+        fetch();
+      }
     }
 
     /**
@@ -752,14 +847,42 @@ public final class EventDeltas {
      * up to the next entry's (or the data's last window); false when no entry is left before that.
      */
     private boolean advance() {
-      if (entry >= key.size || key.id(entry) > horizon) {
+      takeIn();
+      Run run = runs.peek();
+      if (run == null || run.id > horizon) {
         return false;
       }
-      states.merge(running, runningDoubles, 0, key.longs, key.doubles, key.offset + entry, running, runningDoubles, 0);
-      window = key.id(entry);
-      entry++;
-      until = entry < key.size ? Math.min(key.id(entry) - 1, horizon) : horizon;
+      runs.poll();
+      for (int s = 0; s < entryLongs.length; s++) {
+        entryLongs[s] = run.longs[s].getLong(run.at);
+      }
+      for (int s = 0; s < entryDoubles.length; s++) {
+        entryDoubles[s] = run.doubles[s].getDouble(run.at);
+      }
+      states.merge(running, runningDoubles, 0, entryLongs, entryDoubles, 0, running, runningDoubles, 0);
+      window = run.id;
+      if (run.step()) {
+        runs.add(run);
+      } else if (memory != null) {
+        memory.release(run.row.getSizeInBytes());
+      }
+      takeIn();
+      until = runs.isEmpty() ? horizon : Math.min(runs.peek().id - 1, horizon);
       return true;
+    }
+
+    /** Drops what is left of the key: entries past the data's last window. */
+    private void finishKey() {
+      while (aheadOfKey()) {
+        fetch();
+      }
+      if (memory != null) {
+        for (Run run : runs) {
+          memory.release(run.row.getSizeInBytes());
+        }
+      }
+      runs.clear();
+      key = null;
     }
   }
 }

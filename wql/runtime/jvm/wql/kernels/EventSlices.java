@@ -98,7 +98,7 @@ public final class EventSlices {
     @Override
     SparkPlan plan(KernelNode node, KernelStrategy strategy) {
       Spec work = spec; // the closure must hold the spec alone
-      KernelSpec kernel = new KernelSpec("EventSlices", keys, first, rows -> new Windows(rows, work));
+      KernelSpec kernel = new KernelSpec("EventSlices", keys, List.of(first), rows -> new Windows(rows, work));
       return new KernelExec(strategy.later(node.child), kernel, node.output());
     }
 

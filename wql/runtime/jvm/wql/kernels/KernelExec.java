@@ -25,7 +25,7 @@ import scala.collection.immutable.Seq;
 
 /**
  * A kernel in the physical plan. It states what it needs of its input, each key's rows in one
- * partition and each partition sorted by one column, and Spark's planner adds the shuffle and the
+ * partition and each partition sorted by some columns, and Spark's planner adds the shuffle and the
  * sort (or none, when the input already has them). Rows stay Spark's own (InternalRow) on the way
  * in and out: no conversion to Row objects.
  */
@@ -81,10 +81,10 @@ public final class KernelExec extends SparkPlan {
 
   @Override
   public Seq<Seq<SortOrder>> requiredChildOrdering() {
-    if (spec.orderBy == null) {
-      return KernelPlan.seq(KernelPlan.<SortOrder>seq());
+    List<SortOrder> order = new ArrayList<>();
+    for (String name : spec.orderBy) {
+      order.add(SortOrder$.MODULE$.apply(input(name), Ascending$.MODULE$, KernelPlan.<Expression>seq()));
     }
-    SortOrder order = SortOrder$.MODULE$.apply(input(spec.orderBy), Ascending$.MODULE$, KernelPlan.<Expression>seq());
     return KernelPlan.seq(KernelPlan.seq(order));
   }
 

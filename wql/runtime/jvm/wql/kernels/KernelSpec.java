@@ -16,18 +16,18 @@ final class KernelSpec implements Serializable {
   private static final long serialVersionUID = 1L;
   final String name;
   final List<String> clusterBy; // empty: every row in one partition; null: any partitioning
-  final String orderBy; // null: in any order (the kernel sorts what it needs itself)
+  final List<String> orderBy; // empty: in any order (the kernel sorts what it needs itself)
   final PartitionKernel kernel;
   final Map<String, SQLMetric> metrics; // the operator's metrics, which the kernel's tasks add to
 
-  KernelSpec(String name, List<String> clusterBy, String orderBy, PartitionKernel kernel) {
+  KernelSpec(String name, List<String> clusterBy, List<String> orderBy, PartitionKernel kernel) {
     this(name, clusterBy, orderBy, kernel, Map.of());
   }
 
-  KernelSpec(String name, List<String> clusterBy, String orderBy, PartitionKernel kernel, Map<String, SQLMetric> metrics) {
+  KernelSpec(String name, List<String> clusterBy, List<String> orderBy, PartitionKernel kernel, Map<String, SQLMetric> metrics) {
     this.name = name;
     this.clusterBy = clusterBy == null ? null : List.copyOf(clusterBy);
-    this.orderBy = orderBy;
+    this.orderBy = orderBy == null ? List.of() : List.copyOf(orderBy);
     this.kernel = kernel;
     this.metrics = Collections.unmodifiableMap(new LinkedHashMap<>(metrics));
   }
@@ -35,6 +35,6 @@ final class KernelSpec implements Serializable {
   @Override
   public String toString() {
     String clustering = clusterBy == null ? "per input partition" : "clustered by " + clusterBy;
-    return clustering + (orderBy == null ? "" : ", sorted by " + orderBy);
+    return clustering + (orderBy.isEmpty() ? "" : ", sorted by " + String.join(", ", orderBy));
   }
 }

@@ -105,7 +105,7 @@ public final class SlidingCombine {
         input = strategy.later(node.child);
       }
       Spec work = spec; // the closure must hold the spec alone
-      return new KernelExec(input, new KernelSpec(name, keys, cell, rows -> new Windows(rows, work)), node.output());
+      return new KernelExec(input, new KernelSpec(name, keys, List.of(cell), rows -> new Windows(rows, work)), node.output());
     }
 
     @Override

@@ -25,7 +25,14 @@ import pytest
 import wql
 from tests import test_streaming_frames as hand_worked
 from tests.differential import combined_in, normalized, physical_plan
-from wql.compiler.kernels.frame_windows import frame_labels, frame_states
+from wql.compiler.kernels.frame_windows import (
+    frame_closings,
+    frame_labels,
+    frame_pending,
+    frame_states,
+    walk_sorted,
+    window_closes,
+)
 from wql.runtime.reference import evaluate_query
 
 SCHEMA = "k INT, seq BIGINT, v DOUBLE, q BIGINT, ts TIMESTAMP, d DOUBLE"
@@ -302,3 +309,78 @@ def test_a_batch_without_a_valued_attribute_carries_the_window_on() -> None:
     )
     assert got == [{"k": 1, "wid": 0, "_last": 2, "_n": 3}]
     assert np.array_equal([r["_w"] for r in output(frame_labels(["k"], rule), in_batches(table, 2))], [0, 0, 0])
+
+
+def state_model(table: pa.Table, rule: dict[str, Any], point: Any, generous: bool) -> tuple[list[int], dict]:
+    """What a stream's state keeps and each key's closing point, computed key by key over the whole
+    partition (one batch): the `_pos` of the rows frame_pending keeps, and per key frame_closings' row.
+    Each window is final or not from its own rows (semantics.md §8.4); CONSISTENT keeps a key's rows from
+    its first unsettled one (a row of a window not final, or in none and at or past the point), GENEROUS
+    the rows after its last row in a final window."""
+    [(walked, t, labels, after, ended)] = list(
+        walk_sorted(iter(table.to_batches(max_chunksize=table.num_rows)), ["k"], rule)
+    )
+    keys, pos = walked.column("k").to_pylist(), walked.column("_pos").to_pylist()
+    final = {}
+    for label in set(labels.tolist()) - {-1}:
+        rows = [i for i in range(len(t)) if labels[i] == label]
+        head, end = rows[0], rows[-1]
+        if rule["kind"] == "session":
+            final[label] = point > t[end] + rule["gap"] or (
+                rule["longest"] is not None and point >= t[head] + rule["longest"]
+            )
+        else:
+            closed, close = window_closes(rule, t, after, ended, np.array([end]))
+            final[label] = bool(closed[0] and close[0] < point)
+    kept, closings = [], {}
+    for key in dict.fromkeys(keys):
+        rows = [i for i in range(len(t)) if keys[i] == key]
+        done = [labels[i] >= 0 and final[labels[i]] for i in rows]
+        if generous:
+            last = max((j for j, d in enumerate(done) if d), default=-1)
+            kept += [pos[i] for i in rows[last + 1 :]]
+        else:
+            settled = [d if labels[i] >= 0 else t[i] < point for i, d in zip(rows, done, strict=True)]
+            first = next((j for j, s in enumerate(settled) if not s), len(rows))
+            kept += [pos[i] for i in rows[first:]]
+        ends = [i for i, d in zip(rows, done, strict=True) if d]
+        if ends:
+            end = ends[-1]
+            head = min(i for i in rows if labels[i] == labels[end])
+            if rule["kind"] == "session":
+                closings[key] = (t[end] + rule["gap"], None if rule["longest"] is None else t[head] + rule["longest"])
+            elif rule["kind"] == "aggregate":
+                closings[key] = (t[end], pos[end])
+            else:
+                closings[key] = (t[end + 1], pos[end + 1])
+    return sorted(kept), closings
+
+
+@pytest.mark.parametrize("generous", [False, True])
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: f"{r['kind']}-{r.get('longest') or r.get('delta') or ''}")
+def test_a_streams_state_cut_by_batches_equals_a_model(rule: dict[str, Any], generous: bool) -> None:
+    """frame_pending (the rows a stream's state keeps) and frame_closings (each key's closing point, for
+    GENEROUS) over batches of 1 to 3 rows and as one batch: what state_model computes key by key over the
+    whole partition, at punctuations before, inside and past the data. Small batches cut windows and keys
+    anywhere, so the window in flight, a key's cut found in an earlier batch, rows in no frame waiting for
+    a later final window, and a key's closing point carried to its last batch are all crossed."""
+    checked = 0
+    for seed in range(6):
+        table = sorted_partition(seed, rule)
+        for point in (-5, 12, 25, 40, 75):
+            want_kept, want_closings = state_model(table, rule, point, generous)
+            pending = frame_pending(["k"], rule, point, generous=generous)
+            closings = frame_closings(["k"], rule, point)
+            for size in (1, 2, 3, table.num_rows):
+                got = sorted(r["_pos"] for r in output(pending, in_batches(table, size)))
+                assert got == want_kept, (seed, point, size)
+                found = {}
+                for r in output(closings, in_batches(table, size)):
+                    assert r["k"] not in found, (seed, point, size, r)  # one row per key
+                    if rule["kind"] == "session":
+                        found[r["k"]] = (r["_closed_t"], r.get("_closed_from"))
+                    else:
+                        found[r["k"]] = (r["_closed_t"], r["_closed_pos"])
+                assert found == want_closings, (seed, point, size)
+            checked += bool(want_kept) + bool(want_closings) + (0 < len(want_kept) < table.num_rows)
+    assert checked > 40

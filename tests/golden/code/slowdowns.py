@@ -164,7 +164,7 @@ def frame_states(partitions, states, rule, minimum=None, minimum_rows=False, clo
     count absent from the input is a row count). A tuple outside WHERE (`_in` false) shapes its window
     but adds nothing to it; a window with nothing in it, or shorter than `minimum` (rows, or a span of
     `_t`), is left out. With `closes` (a stream's frames), `_close` follows `_last`: the value of the
-    tuple that closed the frame (frame_closes), NULL while none has.
+    tuple that closed the frame (window_closes), NULL while none has.
 
     Batch by batch (walk_sorted): each batch's windows are folded with numpy's reductions, the window
     still open at its end carried into the next batch as partial states (bounds, length, tuples inside
@@ -283,8 +283,8 @@ def merge_states(states, before, columns):
 
 def window_closes(rule, t, after, ended, rows):
     """Whether the window whose last tuple is each of `rows` (walk_sorted's) is closed, and the value of
-    the tuple that closed it, as frame_closes says: the tuple after it, if its key has one (THRESHOLD,
-    DELTA), or its own last tuple, if the condition held there (AGGREGATE)."""
+    the tuple that closed it: the tuple after it, if its key has one (THRESHOLD, DELTA), or its own
+    last tuple, if the condition held there (AGGREGATE)."""
     if rule["kind"] == "aggregate":
         return ended[rows], t[rows]
     return after[2][rows], after[1][rows]
@@ -293,9 +293,9 @@ def window_closes(rule, t, after, ended, rows):
 def in_window_order(rows, partitions):
     """Every row of a key in one Spark partition (by_keys), sorted there by the keys, then `_t` (NULL
     last) and `_pos` (arrival, where the rows have it: sessions do not depend on the order of equal
-    values): frame_walk's order, so a pass over the partition's batches (walk_sorted) meets each key's
-    tuples in window order, one key after another. Spark's sort spills through its external sorter,
-    so no task holds a hot key's tuples in memory at once."""
+    values): the order walk_chunk numbers them in, so a pass over the partition's batches
+    (walk_sorted) meets each key's tuples in window order, one key after another. Spark's sort
+    spills through its external sorter, so no task holds a hot key's tuples in memory at once."""
     from pyspark.sql import functions as F
 
     order = [F.col("`" + name.replace("`", "``") + "`") for name in partitions]

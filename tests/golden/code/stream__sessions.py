@@ -160,7 +160,7 @@ def retain(rows, punctuation):
     if punctuation is None:
         return rows
     pending = frame_pending(["user_id"], {"kind": "session", "gap": GAP, "longest": None}, punctuation)
-    return by_keys(rows, ["user_id"]).mapInArrow(pending, rows.schema)
+    return in_window_order(rows, ["user_id"]).mapInArrow(pending, rows.schema)
 
 
 def missed(late, punctuation):
@@ -219,7 +219,7 @@ def frame_states(partitions, states, rule, minimum=None, minimum_rows=False, clo
     count absent from the input is a row count). A tuple outside WHERE (`_in` false) shapes its window
     but adds nothing to it; a window with nothing in it, or shorter than `minimum` (rows, or a span of
     `_t`), is left out. With `closes` (a stream's frames), `_close` follows `_last`: the value of the
-    tuple that closed the frame (frame_closes), NULL while none has.
+    tuple that closed the frame (window_closes), NULL while none has.
 
     Batch by batch (walk_sorted): each batch's windows are folded with numpy's reductions, the window
     still open at its end carried into the next batch as partial states (bounds, length, tuples inside
@@ -338,8 +338,8 @@ def merge_states(states, before, columns):
 
 def window_closes(rule, t, after, ended, rows):
     """Whether the window whose last tuple is each of `rows` (walk_sorted's) is closed, and the value of
-    the tuple that closed it, as frame_closes says: the tuple after it, if its key has one (THRESHOLD,
-    DELTA), or its own last tuple, if the condition held there (AGGREGATE)."""
+    the tuple that closed it: the tuple after it, if its key has one (THRESHOLD, DELTA), or its own
+    last tuple, if the condition held there (AGGREGATE)."""
     if rule["kind"] == "aggregate":
         return ended[rows], t[rows]
     return after[2][rows], after[1][rows]
@@ -348,9 +348,9 @@ def window_closes(rule, t, after, ended, rows):
 def in_window_order(rows, partitions):
     """Every row of a key in one Spark partition (by_keys), sorted there by the keys, then `_t` (NULL
     last) and `_pos` (arrival, where the rows have it: sessions do not depend on the order of equal
-    values): frame_walk's order, so a pass over the partition's batches (walk_sorted) meets each key's
-    tuples in window order, one key after another. Spark's sort spills through its external sorter,
-    so no task holds a hot key's tuples in memory at once."""
+    values): the order walk_chunk numbers them in, so a pass over the partition's batches
+    (walk_sorted) meets each key's tuples in window order, one key after another. Spark's sort
+    spills through its external sorter, so no task holds a hot key's tuples in memory at once."""
     from pyspark.sql import functions as F
 
     order = [F.col("`" + name.replace("`", "``") + "`") for name in partitions]
@@ -402,150 +402,140 @@ def walk_sorted(batches, partitions, rule):
 
 
 def frame_pending(partitions, rule, point, generous=False):
-    """A mapInArrow function for a stream's state: the rows of each key from its first session or frame
-    that is not final at punctuation `point` on (semantics.md §8.4), every row after it included.
+    """A mapInArrow function for a stream's state, over a partition in window order (in_window_order):
+    the rows of each key from its first session or frame that is not final at punctuation `point` on
+    (semantics.md §8.4), every row after it included.
 
-    The final windows of a key come first in its order (walk_final), and every tuple still to come
+    The final windows of a key come first in its order (walk_settled), and every tuple still to come
     sorts after them, so the rows kept begin where a window begins and the batch job's own `windows`
     stage, run again over them and the next trigger's rows, finds the same windows as over the whole
     stream. A row in no frame (a false predicate, a NULL x) below `point` and before the first open
     frame is dropped too, unless `generous` (SLACK … GENEROUS, §8.5): then every row after the key's
     last final window is kept, since a late tuple admitted there (frame_closings) is placed among
-    them exactly, and a row in no frame can be what separates it from an open frame. All rows of a
-    key must be in one Spark partition.
+    them exactly, and a row in no frame can be what separates it from an open frame.
+
+    Chunk by chunk: once a key's cut is found, every later row of it is kept; with `generous`, its
+    rows in no frame after its last final window wait until an open window or the key's end shows
+    they are kept (another final window after them drops them). Holds two batches, the window in
+    flight and those waiting rows, never a key's tuples.
     """
     import numpy as np
     import pyarrow as pa
 
     def run(batches):
-        walked = walk_final(batches, partitions, rule, point)
-        if walked is None:
-            return
-        table, order, key, t, labels, done = walked
-        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        sizes = np.diff(np.r_[starts, len(key)])
-        if generous:  # after the last row of the key's last final window
-            seen = np.cumsum(done)
-            kept = order[(seen == np.repeat(seen[starts + sizes - 1], sizes)) & ~done]
-        else:  # from the key's first row that is not settled on
-            settled = np.where(labels >= 0, done, t < point)
-            opened = np.cumsum(~settled)
-            kept = order[opened - np.repeat(np.r_[0, opened][starts], sizes) > 0]
-        if len(kept) == 0:
-            return
-        yield from table.take(pa.array(kept)).combine_chunks().to_batches()
+        opened = False  # the last key's cut is behind: every later row of it is kept
+        waiting = []  # GENEROUS: the last key's rows in no frame after its last final window, its cut unknown
+        for table, t, labels, _, done, starts, goes_on, _ in walk_settled(batches, partitions, rule, point):
+            key = np.cumsum(starts)
+            key -= key[0]  # 0: the chunk's first key, which may go on from the chunk before
+            heads = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+            sizes = np.diff(np.r_[heads, len(key)])
+            inherited, first, last = not starts[0], key == 0, key == key[-1]
+            if generous:
+                seen = np.cumsum(done)
+                kept = (seen == np.repeat(seen[heads + sizes - 1], sizes)) & ~done  # after its last final window
+                if inherited and opened:
+                    kept[first] = True
+                if inherited and done[first].any():
+                    waiting = []  # a later final window: the rows before it are not kept
+                hold = goes_on and not (((labels >= 0) & kept & last).any() or (inherited and opened and key[-1] == 0))
+                opened = goes_on and not hold
+                if hold:
+                    if key[-1] != 0 or not inherited:  # the key the waiting rows belong to ended here
+                        yield from waiting
+                        waiting = []
+                    rest = np.flatnonzero(kept & last)
+                    if len(rest):
+                        waiting.append(table.take(pa.array(rest)))
+                    kept &= ~last
+                else:
+                    yield from waiting
+                    waiting = []
+            else:
+                settled = np.where(labels >= 0, done, t < point)
+                unsettled = np.cumsum(~settled)
+                kept = unsettled - np.repeat(np.r_[0, unsettled][heads], sizes) > 0  # from its first unsettled row
+                if inherited and opened:
+                    kept[first] = True
+                opened = goes_on and bool(kept[-1])
+            rows = np.flatnonzero(kept)
+            if len(rows):
+                yield table.take(pa.array(rows))
 
-    return run
+    def batches_of(batches):
+        for table in run(batches):
+            yield from table.combine_chunks().to_batches()
 
-
-def walk_final(batches, partitions, rule, point):
-    """One Spark partition's rows walked (walk_batches) with which of them, in window order, are in a
-    run that is final at punctuation `point` (semantics.md §8.4): (table, order, key, t, labels, done);
-    None without rows.
-
-    A session is final once `point` is past its last value + gap (or at its first value + longest);
-    a frame once `point` is past the tuple that closed it (frame_closes). The final runs of a key
-    come first in its order: every tuple still to come sorts after them.
-    """
-    import numpy as np
-
-    walked = walk_batches(batches, partitions, rule)
-    if walked is None or len(walked[1]) == 0:
-        return None
-    table, order, key, t, labels, _ = walked
-    members = np.flatnonzero(labels >= 0)
-    runs = int(labels.max()) + 1 if len(members) else 0
-    if rule["kind"] == "session":
-        change = labels[members][1:] != labels[members][:-1]
-        heads, ends = members[np.r_[True, change]], members[np.r_[change, True]]
-        first = np.zeros(runs, dtype=t.dtype)
-        last = np.zeros(runs, dtype=t.dtype)
-        first[labels[heads]], last[labels[ends]] = t[heads], t[ends]
-        final = point > last + rule["gap"]
-        if rule.get("longest") is not None:
-            final |= point >= first + rule["longest"]
-    else:
-        closed, close = frame_closes(table, rule, order, key, t, labels)
-        final = closed & (close < point)
-    done = (labels >= 0) & (final[np.maximum(labels, 0)] if runs else False)
-    return table, order, key, t, labels, done
+    return batches_of
 
 
-def walk_batches(batches, partitions, rule):
-    """One Spark partition's Arrow batches as a table, walked by frame_walk: (table, order, key, t,
-    numbers in window order, each row's number in table order (-1: none)); None without rows."""
-    import numpy as np
-    import pyarrow as pa
+def walk_settled(batches, partitions, rule, point):
+    """One Spark partition's batches in window order (in_window_order), walked (walk_sorted) with which
+    rows are in a window final at punctuation `point` (semantics.md §8.4): per chunk, (table, t, labels,
+    after, done, starts, goes_on, follower). `after` is walk_sorted's, `starts` marks a row that begins
+    its key, `goes_on` says whether the chunk's last key goes on in the next chunk, and `follower` is
+    the `_pos` of each row's successor in window order, the last row's from the next chunk (-1 where
+    there is none, or the rows have no `_pos`).
 
-    batches = list(batches)
-    if not batches or sum(b.num_rows for b in batches) == 0:
-        return None
-    table = pa.Table.from_batches(batches)
-    order, key, t, numbered = frame_walk(table, partitions, rule)
-    labels = np.full(table.num_rows, -1, dtype=np.int64)
-    labels[order] = numbered
-    return table, order, key, t, numbered, labels
-
-
-def frame_walk(table, partitions, rule):
-    """The rows with a value in window order and the number of the session or frame each is in (-1 for
-    none): (order, key, t, labels), where `order` indexes the table's rows and the rest follow it.
-
-    Rows as walk_chunk takes them, with `_pos` (arrival position; absent for sessions, whose windows do
-    not depend on the order of equal values); each key's tuples are taken in (`_t`, `_pos`) order and
-    walked by walk_chunk as one chunk. Numbers are unique within the table and increase along each
-    key's order. Holds the table: for a stream's state (frame_pending, frame_closings), where every
-    key's windows have to be seen together; the passes over a partition use walk_sorted.
+    A session is final once `point` is past its last value + gap (or at its first value + longest); a
+    frame once `point` is past the tuple that closed it (window_closes). A window is decided once its
+    last row is seen: the rows of the one still going on at a batch's end are held and walked again
+    with the next batch, so a chunk holds whole windows, and the pass holds two batches and the window
+    in flight, never a key's tuples. Finality is monotone along a key: its final windows come first,
+    since every tuple still to come sorts after them.
     """
     import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
 
-    n = table.num_rows
-    key = key_ids(window_keys(table, partitions), partitions)
-    valued = pc.is_valid(table.column("_t")).to_numpy(zero_copy_only=False)
-    t = pc.fill_null(table.column("_t"), 0).to_numpy(zero_copy_only=False)
-    pos = pc.fill_null(table.column("_pos"), 0).to_numpy(zero_copy_only=False) if "_pos" in table.column_names else None
-    pos = np.zeros(n, dtype=np.int64) if pos is None else pos
-    order = np.lexsort((pos, t, key, ~valued))[: int(valued.sum())]  # rows with a NULL _t are in no window
-    if len(order) == 0:
-        return order, key[order], t[order], np.zeros(0, dtype=np.int64)
-    walked = walk_chunk(table.take(pa.array(order)), partitions, rule, {"number": 0}, key=key[order])
-    return order, walked[0], walked[1], walked[2]
+    held = None  # the rows of the window going on at the last batch's end
+    waiting = None  # a chunk waiting for the next one's first `_pos`
+    before_same = False  # whether the next chunk's first row goes on with the key before it
 
+    def joined(first, second):
+        return (
+            pa.concat_tables([first[0], second[0]]),
+            *(np.concatenate([first[i], second[i]]) for i in (1, 2)),
+            tuple(np.concatenate([first[3][i], second[3][i]]) for i in range(3)),
+            np.concatenate([first[4], second[4]]),
+        )
 
-def frame_closes(table, rule, order, key, t, labels):
-    """Which frames a tuple has closed, and that tuple's _t, by frame number (frame_walk's outputs).
-
-    A frame is closed by the tuple after it (THRESHOLD: the one where the predicate fails; DELTA: the
-    next frame's first, or a NULL x) or, for AGGREGATE, by its own last tuple, the one where the
-    condition held. Every tuple before the closing one is known once the punctuation is past it (a
-    tuple still to come has a value at or past the punctuation), so on a stream the frame is final
-    then (semantics.md §8.4). A key's last frame may not be closed yet.
-    """
-    import numpy as np
-
-    runs = int(labels.max()) + 1 if len(labels) else 0
-    closed = np.zeros(runs, dtype=bool)
-    close = np.zeros(runs, dtype=t.dtype)
-    members = np.flatnonzero(labels >= 0)
-    if len(members) == 0:
-        return closed, close
-    change = labels[members][1:] != labels[members][:-1]
-    heads, ends = members[np.r_[True, change]], members[np.r_[change, True]]
-    number = labels[ends]
-    following = np.minimum(ends + 1, len(t) - 1)
-    after = (ends + 1 < len(t)) & (key[following] == key[ends])  # a tuple of the same key follows the frame
-    if rule["kind"] == "aggregate":
-        held = after.copy()
-        if not held.all():
-            arguments = running_arguments(table, rule, order)
-            for i in np.flatnonzero(~held):  # a key's last frame: closed if the condition held at its last tuple
-                held[i] = bool(running_test(rule["test"], rule["running"], arguments, heads[i], ends[i] + 1)[-1])
-        closed[number], close[number] = held, t[ends]
-    else:
-        closed[number], close[number] = after, t[following]
-    return closed, close
+    for walked in walk_sorted(batches, partitions, rule):
+        table, t, labels, after, ended = walked if held is None else joined(held, walked)
+        held = None
+        cut = len(t)
+        if labels[-1] >= 0 and after[0][-1] == labels[-1]:  # the last window goes on: held
+            other = np.flatnonzero(labels != labels[-1])
+            cut = int(other[-1]) + 1 if len(other) else 0
+            held = (table.slice(cut), t[cut:], labels[cut:], tuple(a[cut:] for a in after), ended[cut:])
+        if cut == 0:
+            continue
+        table, t, labels, ended = table.slice(0, cut), t[:cut], labels[:cut], ended[:cut]
+        after = tuple(a[:cut] for a in after)
+        ends = np.flatnonzero((labels >= 0) & (after[0] != labels))  # each window's last row
+        if rule["kind"] == "session":
+            heads = np.searchsorted(labels, labels[ends], side="left")  # sessions label every row, rising
+            final = point > t[ends] + rule["gap"]
+            if rule.get("longest") is not None:
+                final |= point >= t[heads] + rule["longest"]
+        else:
+            closed, close = window_closes(rule, t, after, ended, ends)
+            final = closed & (close < point)
+        labelled = labels >= 0
+        done = np.zeros(cut, dtype=bool)
+        done[labelled] = final[np.searchsorted(labels[ends], labels[labelled])]
+        starts = np.r_[not before_same, ~after[2][:-1]]
+        before_same = bool(after[2][-1])
+        own = table.column("_pos").to_numpy(zero_copy_only=False) if "_pos" in table.column_names else None
+        follower = np.full(cut, -1, dtype=np.int64)
+        if own is not None:
+            follower[:-1] = own[1:]
+            if waiting is not None:
+                waiting[-1][-1] = own[0]
+        if waiting is not None:
+            yield waiting
+        waiting = (table, t, labels, after, done, starts, before_same, follower)
+    if waiting is not None:
+        yield waiting
 
 
 def walk_chunk(table, partitions, rule, carry, key=None):

@@ -64,8 +64,8 @@ NUMBERING = (
 )
 # The passes over a Spark partition that Spark sorted in window order, batch by batch (fold, scan).
 SORTED = ("in_window_order", "walk_sorted", "window_closes")
-# A stream's state, walked as one table per partition (retain, closing).
-STATE = ("walk_final", "walk_batches", "frame_walk", "frame_closes")
+# A stream's state, cut chunk by chunk from each partition in window order (retain, closing).
+STATE = ("walk_settled", *SORTED)
 
 
 def generate(ctx: Context) -> None:
@@ -440,7 +440,7 @@ def stream_rules(ctx: Context) -> None:
     code("    return rows")
     keep = ", generous=True" if generous else ""
     code(f"pending = frame_pending({py(partitions)}, {rule(ctx)}, punctuation{keep})")
-    code(f"return by_keys(rows, {py(partitions)}).mapInArrow(pending, rows.schema)")
+    code(f"return in_window_order(rows, {py(partitions)}).mapInArrow(pending, rows.schema)")
     code.dedent()
     code.blank(2)
     if generous:
@@ -486,7 +486,7 @@ def _closing_rules(ctx: Context, what: str) -> None:
     code('closes the key\'s history up to: a late tuple after it is placed as if on time (frame_closings)."""')
     _schema(ctx, [f'StructField("_closed_t", {STAMP})', *extra], ctx.rules)
     code(f"found = frame_closings({py(partitions)}, {rule(ctx)}, punctuation)")
-    code(f"return by_keys(rows, {py(partitions)}).mapInArrow(found, schema)")
+    code(f"return in_window_order(rows, {py(partitions)}).mapInArrow(found, schema)")
     code.dedent()
     code.blank(2)
     keys = [k for k in ctx.query.keys if k.origin == "partition"]

@@ -22,7 +22,8 @@ shared by its tasks):
 Each case prints its time and the peak execution memory of its tasks (Spark's task metrics
 peakOnHeapExecutionMemory + peakOffHeapExecutionMemory, what the task memory manager held at once,
 read from the event log); every output row is computed. --memory-limit sets
-spark.wql.bins.memoryLimit and spark.wql.frames.memoryLimit: the kernels then take the path past
+spark.wql.bins.memoryLimit, spark.wql.frames.memoryLimit and spark.wql.difference.memoryLimit
+(the difference plan then ships its arrays whenever they reach it): the kernels then take the path past
 memory at any size (0: from the first tuple), to compare it with their arrays at a size that fits.
 """
 
@@ -59,7 +60,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--rows", type=int, default=50_000_000)
     parser.add_argument("--case", choices=[*CASES, "both", "all"], default="all", help="both: bins and pane")
     parser.add_argument("--json", action="store_true", help="one JSON object per case: case, rows, wql_s, peak_mb")
-    parser.add_argument("--memory-limit", type=int, help="bytes the bins and fold kernels' arrays may take")
+    parser.add_argument("--memory-limit", type=int, help="bytes the bins, fold and difference kernels' arrays may take")
     parser.add_argument("--master", default="local[*]")
     return parser.parse_args()
 
@@ -101,7 +102,7 @@ def main() -> int:
         jvm_log=default_jvm_log(),
     )
     if args.memory_limit is not None:
-        for kernel in ("bins", "frames"):
+        for kernel in ("bins", "frames", "difference"):
             spark.conf.set(f"spark.wql.{kernel}.memoryLimit", str(args.memory_limit))
     data = spark.range(args.rows).select(
         F.lit(1).alias("k"), (F.col("id") % 1000 / 10.0).alias("v"), F.timestamp_seconds(F.col("id") / 10).alias("ts")

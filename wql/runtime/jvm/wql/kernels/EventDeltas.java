@@ -837,6 +837,8 @@ public final class EventDeltas {
         }
         if (run.step()) {
           runs.add(run);
+        } else if (memory != null) {
+          memory.release(ahead.getSizeInBytes()); // a row of no entries: nothing to combine
         }
         fetch();
       }

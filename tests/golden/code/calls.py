@@ -488,7 +488,7 @@ def events_in_order(events, keys, first):
     holds a hot key's events in memory at once."""
     from pyspark.sql import functions as F
 
-    order = [F.col("`" + name.replace("`", "``") + "`") for name in keys]
+    order = [spark_column(name) for name in keys]
     return by_keys(events, keys).sortWithinPartitions(*order, F.col(first))
 
 
@@ -647,11 +647,16 @@ def batch_chunks(batches, held):
 
 def by_keys(rows, partitions):
     """Every row of a key in one Spark partition: repartitioned by the keys, or all in one without keys."""
+    if partitions:
+        return rows.repartition(*(spark_column(name) for name in partitions))
+    return rows.coalesce(1)
+
+
+def spark_column(name):
+    """A column of the rows by its name, quoted: a name may hold any character, a backtick or a dot too."""
     from pyspark.sql import functions as F
 
-    if partitions:
-        return rows.repartition(*(F.col("`" + name.replace("`", "``") + "`") for name in partitions))
-    return rows.coalesce(1)
+    return F.col("`" + name.replace("`", "``") + "`")
 
 
 def read_stream(spark, name, stream, path=None):

@@ -291,7 +291,7 @@ def in_window_order(rows, partitions):
     spills through its external sorter, so no task holds a hot key's tuples in memory at once."""
     from pyspark.sql import functions as F
 
-    order = [F.col("`" + name.replace("`", "``") + "`") for name in partitions]
+    order = [spark_column(name) for name in partitions]
     order.append(F.col("_t").asc_nulls_last())
     if "_pos" in rows.columns:
         order.append(F.col("_pos"))
@@ -761,11 +761,16 @@ def state_identity(operation, dtype):
 
 def by_keys(rows, partitions):
     """Every row of a key in one Spark partition: repartitioned by the keys, or all in one without keys."""
+    if partitions:
+        return rows.repartition(*(spark_column(name) for name in partitions))
+    return rows.coalesce(1)
+
+
+def spark_column(name):
+    """A column of the rows by its name, quoted: a name may hold any character, a backtick or a dot too."""
     from pyspark.sql import functions as F
 
-    if partitions:
-        return rows.repartition(*(F.col("`" + name.replace("`", "``") + "`") for name in partitions))
-    return rows.coalesce(1)
+    return F.col("`" + name.replace("`", "``") + "`")
 
 
 def read_stream(spark, name, stream, path=None):

@@ -125,7 +125,7 @@ def windows_by_tuple(rows, schema, partitions, groups, states, size, step, mode,
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    keys = [F.col("`" + name.replace("`", "``") + "`") for name in partitions]
+    keys = [spark_column(name) for name in partitions]
     if mode == "row_num":  # every step-th arrival of its partition names a window: numbered by Spark
         arrival = (Window.partitionBy(*keys) if keys else Window).orderBy("_pos")
         rows = rows.withColumn("_names", (F.row_number().over(arrival) - 1) % step == 0)
@@ -491,11 +491,16 @@ def state_identity(operation, dtype):
 
 def by_keys(rows, partitions):
     """Every row of a key in one Spark partition: repartitioned by the keys, or all in one without keys."""
+    if partitions:
+        return rows.repartition(*(spark_column(name) for name in partitions))
+    return rows.coalesce(1)
+
+
+def spark_column(name):
+    """A column of the rows by its name, quoted: a name may hold any character, a backtick or a dot too."""
     from pyspark.sql import functions as F
 
-    if partitions:
-        return rows.repartition(*(F.col("`" + name.replace("`", "``") + "`") for name in partitions))
-    return rows.coalesce(1)
+    return F.col("`" + name.replace("`", "``") + "`")
 
 
 def read_stream(spark, name, stream, path=None):

@@ -224,10 +224,9 @@ def combine_cells(cells, keys, cell, states, size, step, last=None, cumulate=Fal
     windows = jvm_kernel(cells, request)
     if windows is not None:
         return windows
-    from pyspark.sql import functions as F
 
     # numpy walks each partition's cells in (keys, cell) order: Spark sorts them (its sort spills).
-    order = [F.col("`" + name.replace("`", "``") + "`") for name in [*keys, cell]]
+    order = [spark_column(name) for name in [*keys, cell]]
     return cells.sortWithinPartitions(*order).mapInArrow(
         sliding_combine(keys, cell, states, size, step, last, cumulate), cells.schema
     )
@@ -579,6 +578,13 @@ def batch_chunks(batches, held):
             yield pa.Table.from_batches(pending), False
             pending, rows = [], 0
     yield (pa.Table.from_batches(pending) if pending else None), True
+
+
+def spark_column(name):
+    """A column of the rows by its name, quoted: a name may hold any character, a backtick or a dot too."""
+    from pyspark.sql import functions as F
+
+    return F.col("`" + name.replace("`", "``") + "`")
 
 
 def number_rows(frame, first_row=0):

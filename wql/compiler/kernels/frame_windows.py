@@ -3,6 +3,7 @@ from wql.compiler.kernels.job_support import (  # a job holds its own copy, besi
     jvm_kernel,
     jvm_states,
     key_ids,
+    spark_column,
     state_identity,
 )
 
@@ -15,7 +16,7 @@ def in_window_order(rows, partitions):
     spills through its external sorter, so no task holds a hot key's tuples in memory at once."""
     from pyspark.sql import functions as F
 
-    order = [F.col("`" + name.replace("`", "``") + "`") for name in partitions]
+    order = [spark_column(name) for name in partitions]
     order.append(F.col("_t").asc_nulls_last())
     if "_pos" in rows.columns:
         order.append(F.col("_pos"))

@@ -5,6 +5,7 @@ from wql.compiler.kernels.job_support import (
     jvm_kernel,
     jvm_states,
     key_ids,
+    spark_column,
 )
 
 
@@ -15,7 +16,7 @@ def events_in_order(events, keys, first):
     holds a hot key's events in memory at once."""
     from pyspark.sql import functions as F
 
-    order = [F.col("`" + name.replace("`", "``") + "`") for name in keys]
+    order = [spark_column(name) for name in keys]
     return by_keys(events, keys).sortWithinPartitions(*order, F.col(first))
 
 

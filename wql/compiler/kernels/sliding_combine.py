@@ -2,6 +2,7 @@ from wql.compiler.kernels.job_support import (  # a job holds its own copy, besi
     batch_chunks,
     jvm_kernel,
     jvm_states,
+    spark_column,
 )
 
 
@@ -275,10 +276,9 @@ def combine_cells(cells, keys, cell, states, size, step, last=None, cumulate=Fal
     windows = jvm_kernel(cells, request)
     if windows is not None:
         return windows
-    from pyspark.sql import functions as F
 
     # numpy walks each partition's cells in (keys, cell) order: Spark sorts them (its sort spills).
-    order = [F.col("`" + name.replace("`", "``") + "`") for name in [*keys, cell]]
+    order = [spark_column(name) for name in [*keys, cell]]
     return cells.sortWithinPartitions(*order).mapInArrow(
         sliding_combine(keys, cell, states, size, step, last, cumulate), cells.schema
     )

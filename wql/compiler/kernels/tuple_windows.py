@@ -4,6 +4,7 @@ from wql.compiler.kernels.job_support import (  # a job holds its own copy, besi
     jvm_kernel,
     jvm_states,
     key_ids,
+    spark_column,
     state_identity,
 )
 
@@ -256,7 +257,7 @@ def windows_by_tuple(rows, schema, partitions, groups, states, size, step, mode,
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    keys = [F.col("`" + name.replace("`", "``") + "`") for name in partitions]
+    keys = [spark_column(name) for name in partitions]
     if mode == "row_num":  # every step-th arrival of its partition names a window: numbered by Spark
         arrival = (Window.partitionBy(*keys) if keys else Window).orderBy("_pos")
         rows = rows.withColumn("_names", (F.row_number().over(arrival) - 1) % step == 0)

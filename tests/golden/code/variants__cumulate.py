@@ -396,12 +396,7 @@ def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
             return batches, None, None
         r = int(np.flatnonzero(going)[-1])  # the carried key's last run
         if last is not None:
-            carry = table.take(pa.array([order[run_first[r]]]))
-            for name, t in [(cell, np.array([top])), *((name, t[r : r + 1]) for name, t in totals.items())]:
-                index = carry.schema.get_field_index(name)
-                carry = carry.set_column(
-                    index, carry.schema.field(index), pa.array(t, type=carry.schema.field(index).type)
-                )
+            carry = held_row(table, int(order[run_first[r]]), {cell: top, **{n: t[r] for n, t in totals.items()}})
         else:
             held = cells[run_first[r] : run_last[r] + 1]
             still = held // size == top // size if cumulate else held > top - size
@@ -409,6 +404,19 @@ def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
         return batches, carry, ((top + 1) // step) * step - 1
 
     return run
+
+
+def held_row(table, index, values):
+    """Row `index` of `table` as a one-row table, with `values` ({column: value}, None for NULL) in place
+    of its own: a row a kernel carries into its next chunk, where it stands for its key."""
+    import pyarrow as pa
+
+    row = table.slice(index, 1)
+    for name, value in values.items():
+        position = row.schema.get_field_index(name)
+        field = row.schema.field(position)
+        row = row.set_column(position, field, pa.array([value], type=field.type))
+    return row
 
 
 def jvm_kernel(frame, request):

@@ -2,6 +2,7 @@ from wql.compiler.kernels.frame_windows import window_keys  # a job holds its ow
 from wql.compiler.kernels.job_support import (
     batch_chunks,
     by_keys,
+    held_row,
     jvm_kernel,
     jvm_states,
     key_ids,
@@ -29,19 +30,6 @@ def key_changes(table, keys):
     changes = np.ones(table.num_rows, dtype=bool)
     changes[1:] = ids[1:] != ids[:-1]
     return changes
-
-
-def held_row(table, index, values):
-    """Row `index` of `table` as a one-row table, with `values` ({column: value}, None for NULL) in place
-    of its own: a row a kernel carries into its next chunk, where it stands for its key."""
-    import pyarrow as pa
-
-    row = table.slice(index, 1)
-    for name, value in values.items():
-        position = row.schema.get_field_index(name)
-        field = row.schema.field(position)
-        row = row.set_column(position, field, pa.array([value], type=field.type))
-    return row
 
 
 def event_slices(keys, first, last, horizon, states, size, step):

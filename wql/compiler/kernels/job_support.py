@@ -345,6 +345,19 @@ def state_identity(operation, dtype):
     return 0
 
 
+def held_row(table, index, values):
+    """Row `index` of `table` as a one-row table, with `values` ({column: value}, None for NULL) in place
+    of its own: a row a kernel carries into its next chunk, where it stands for its key."""
+    import pyarrow as pa
+
+    row = table.slice(index, 1)
+    for name, value in values.items():
+        position = row.schema.get_field_index(name)
+        field = row.schema.field(position)
+        row = row.set_column(position, field, pa.array([value], type=field.type))
+    return row
+
+
 def by_keys(rows, partitions):
     """Every row of a key in one Spark partition: repartitioned by the keys, or all in one without keys."""
     if partitions:

@@ -1,5 +1,6 @@
 from wql.compiler.kernels.job_support import (  # a job holds its own copy, beside this function
     batch_chunks,
+    held_row,
     jvm_kernel,
     jvm_states,
     spark_column,
@@ -247,12 +248,7 @@ def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
             return batches, None, None
         r = int(np.flatnonzero(going)[-1])  # the carried key's last run
         if last is not None:
-            carry = table.take(pa.array([order[run_first[r]]]))
-            for name, t in [(cell, np.array([top])), *((name, t[r : r + 1]) for name, t in totals.items())]:
-                index = carry.schema.get_field_index(name)
-                carry = carry.set_column(
-                    index, carry.schema.field(index), pa.array(t, type=carry.schema.field(index).type)
-                )
+            carry = held_row(table, int(order[run_first[r]]), {cell: top, **{n: t[r] for n, t in totals.items()}})
         else:
             held = cells[run_first[r] : run_last[r] + 1]
             still = held // size == top // size if cumulate else held > top - size

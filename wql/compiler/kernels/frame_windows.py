@@ -233,8 +233,9 @@ def running_arguments(table, rule, order):
 def walk_settled(batches, partitions, rule, point):
     """One Spark partition's batches in window order (in_window_order), walked (walk_sorted) with which
     rows are in a window final at punctuation `point` (semantics.md §8.4): per chunk, (table, t, labels,
-    after, done, starts, goes_on, follower). `after` is walk_sorted's, `starts` marks a row that begins
-    its key, `goes_on` says whether the chunk's last key goes on in the next chunk, and `follower` is
+    after, done, key, inherited, goes_on, follower). `after` is walk_sorted's, `key` numbers each row's
+    key within the chunk (0: the first), `inherited` says whether key 0 goes on from the chunk before,
+    `goes_on` whether the chunk's last key goes on in the next chunk, and `follower` is
     the `_pos` of each row's successor in window order, the last row's from the next chunk (-1 where
     there is none, or the rows have no `_pos`).
 
@@ -284,8 +285,8 @@ def walk_settled(batches, partitions, rule, point):
         labelled = labels >= 0
         done = np.zeros(cut, dtype=bool)
         done[labelled] = final[np.searchsorted(labels[ends], labels[labelled])]
-        starts = np.r_[not before_same, ~after[2][:-1]]
-        before_same = bool(after[2][-1])
+        key = np.cumsum(np.r_[False, ~after[2][:-1]])
+        inherited, before_same = before_same, bool(after[2][-1])
         own = table.column("_pos").to_numpy(zero_copy_only=False) if "_pos" in table.column_names else None
         follower = np.full(cut, -1, dtype=np.int64)
         if own is not None:
@@ -294,7 +295,7 @@ def walk_settled(batches, partitions, rule, point):
                 waiting[-1][-1] = own[0]
         if waiting is not None:
             yield waiting
-        waiting = (table, t, labels, after, done, starts, before_same, follower)
+        waiting = (table, t, labels, after, done, key, inherited, before_same, follower)
     if waiting is not None:
         yield waiting
 
@@ -323,12 +324,10 @@ def frame_pending(partitions, rule, point, generous=False):
     def run(batches):
         opened = False  # the last key's cut is behind: every later row of it is kept
         waiting = []  # GENEROUS: the last key's rows in no frame after its last final window, its cut unknown
-        for table, t, labels, _, done, starts, goes_on, _ in walk_settled(batches, partitions, rule, point):
-            key = np.cumsum(starts)
-            key -= key[0]  # 0: the chunk's first key, which may go on from the chunk before
+        for table, t, labels, _, done, key, inherited, goes_on, _ in walk_settled(batches, partitions, rule, point):
             heads = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
             sizes = np.diff(np.r_[heads, len(key)])
-            inherited, first, last = not starts[0], key == 0, key == key[-1]
+            first, last = key == 0, key == key[-1]
             if generous:
                 seen = np.cumsum(done)
                 kept = (seen == np.repeat(seen[heads + sizes - 1], sizes)) & ~done  # after its last final window
@@ -385,15 +384,15 @@ def frame_closings(partitions, rule, point):
 
     def run(batches):
         carried = None  # the last key's point so far, one row
-        for table, t, labels, after, done, starts, goes_on, follower in walk_settled(batches, partitions, rule, point):
-            key = np.cumsum(starts)
-            key -= key[0]  # 0: the chunk's first key, which may go on from the chunk before
+        for table, t, labels, after, done, key, _, goes_on, follower in walk_settled(batches, partitions, rule, point):
             rows = np.flatnonzero(done)
             ends = rows[np.r_[key[rows][1:] != key[rows][:-1], True]] if len(rows) else rows  # per key, its last
-            if carried is not None and ((len(ends) and key[ends[0]] == 0) or key[-1] != 0 or not goes_on):
-                if not (len(ends) and key[ends[0]] == 0):  # no later final window: the key's point is this one
-                    yield carried
-                carried = None
+            if carried is not None:  # key 0 goes on from the chunk before
+                if len(ends) and key[ends[0]] == 0:
+                    carried = None  # a later final window of the key is here
+                elif key[-1] != 0 or not goes_on:
+                    yield carried  # the key ended in this chunk: its point is the one carried
+                    carried = None
             if len(ends) == 0:
                 continue
             stamp = table.schema.field("_t").type

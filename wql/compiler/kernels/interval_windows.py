@@ -360,7 +360,10 @@ def slice_events(events, keys, first, last, horizon, states, size, step):
     go: the JVM kernel is an operator in Spark's plan that asks for that order; numpy
     reads Spark's sort of each partition (events_in_order) batch by batch. An event
     that lasts to the data's last window (column `horizon`) is carried into every
-    later slice at once rather than written into each.
+    later slice at once rather than written into each; the JVM kernel also keeps an
+    event longer than spark.wql.slices.longEvent slices (and a window) apart, as one
+    state counted whole in each window it overlaps, where numpy lays it out over its
+    slices.
     """
     operations, columns = jvm_states(states)
     request = {"kernel": "EventSlices", "keys": keys, "first": first, "last": last, "horizon": horizon}

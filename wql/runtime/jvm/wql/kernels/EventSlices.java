@@ -1,12 +1,15 @@
 package wql.kernels;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.StructType;
 
@@ -26,15 +29,29 @@ import org.apache.spark.sql.types.StructType;
  * which combines each window's slices with a constant number of merges (combine*); a window then
  * adds the φ of its last slice (lower*), so every event that overlaps it counts once.
  *
- * <p>Column {@code horizon} holds the data's last window; an event that lasts to its last slice (an
- * open-ended one) is not written into each slice it spans but carried, as a running combine, into
- * every slice from its first on, so open-ended events cost one update each, not one per slice.
+ * <p>A long event is not written into slices: one over more slices than {@link #LONGER} (and than a
+ * window), or one that lasts to the data's last slice (column {@code horizon} holds the data's last
+ * window: an open-ended event). It waits until the windows reach its first slice and then counts
+ * whole in each window it overlaps: a finite one as it is, until the windows pass its last slice;
+ * the lasting ones combined into one state. So a key holds the slices its short events reach, its
+ * long events in the window being emitted and the windows' slices, never the slices a long event
+ * spans: one event from the first day to the data's end costs a state, not a slice a day. Windows
+ * that hold only long events are emitted as well; between them the kernel skips to the next
+ * event's first window.
  *
  * <p>Output rows have the input's schema, with {@code first} and {@code last} holding the window-id;
  * windows whose first state (the event count) is zero are left out.
  */
 public final class EventSlices {
   private EventSlices() {}
+
+  /**
+   * The most slices an event is written into (at least a window's): a longer one is kept apart and
+   * counted whole in each window it overlaps, so no key holds more slices than this and a window.
+   */
+  static final String LONGER = "spark.wql.slices.longEvent";
+
+  static final long LONGER_SLICES = 1024;
 
   /** The request a job's `slice_events` sends, or {@link KernelRequest.Refused}: then numpy runs. */
   static KernelRequest request(JsonNode request, StructType schema) {
@@ -66,6 +83,7 @@ public final class EventSlices {
     spec.horizonField = schema.fieldIndex(horizon);
     spec.size = request.path("size").asLong();
     spec.step = request.path("step").asLong();
+    spec.longer = Long.parseLong(SQLConf.get().getConfString(LONGER, String.valueOf(LONGER_SLICES)));
     if (spec.size <= 0 || spec.step <= 0) {
       throw new KernelRequest.Refused("size and step must be positive");
     }
@@ -118,9 +136,13 @@ public final class EventSlices {
     int horizonField;
     long size;
     long step;
+    long longer; // an event over more slices than this (and than a window) is kept apart, not written into each
   }
 
-  /** One key's slices that events still reach: a ring of ϕ (or plain) states, φ states and flags. */
+  /**
+   * One key's state: a ring of the slices that its short events still reach (ϕ or plain states, φ
+   * states, flags), and its long events, kept apart.
+   */
   static final class Pending {
     long base; // the slice at the ring's head
     int count;
@@ -133,26 +155,27 @@ public final class EventSlices {
     long lastPushed = Long.MIN_VALUE; // the last final slice, and its φ
     long[] lastPhiLongs;
     double[] lastPhiDoubles;
-    boolean open; // events seen so far that last to the data's last slice: their shares, combined
-    long[] openPlainLongs;
-    double[] openPlainDoubles;
-    long[] openCumulativeLongs;
-    double[] openCumulativeDoubles;
+    final ArrayDeque<Carried> waiting = new ArrayDeque<>(); // long events in no window emitted yet, by first slice
+    final ArrayList<Carried> active = new ArrayList<>(); // finite long events in the window being emitted
+    boolean lasting; // events to the data's last slice in the windows emitted so far: their shares, combined
+    final long[] lastingLongs;
+    final double[] lastingDoubles;
 
     Pending(States states, int capacity) {
+      allocate(states, capacity);
+      lastPhiLongs = new long[states.longs()];
+      lastPhiDoubles = new double[states.doubles()];
+      lastingLongs = new long[states.longs()];
+      lastingDoubles = new double[states.doubles()];
+      states.identity(lastingLongs, lastingDoubles, 0);
+    }
+
+    private void allocate(States states, int capacity) {
       longs = new long[capacity * states.longs()];
       doubles = new double[capacity * states.doubles()];
       phiLongs = new long[capacity * states.longs()];
       phiDoubles = new double[capacity * states.doubles()];
       touched = new boolean[capacity];
-      lastPhiLongs = new long[states.longs()];
-      lastPhiDoubles = new double[states.doubles()];
-      openPlainLongs = new long[states.longs()];
-      openPlainDoubles = new double[states.doubles()];
-      openCumulativeLongs = new long[states.longs()];
-      openCumulativeDoubles = new double[states.doubles()];
-      states.identity(openPlainLongs, openPlainDoubles, 0);
-      states.identity(openCumulativeLongs, openCumulativeDoubles, 0);
       for (int i = 0; i < capacity; i++) {
         states.identity(longs, doubles, i);
         states.identity(phiLongs, phiDoubles, i);
@@ -166,7 +189,38 @@ public final class EventSlices {
     int at(int j) {
       return (head + j) & (touched.length - 1);
     }
+
+    /** Makes the ring hold `length` slices from its base, keeping the ones it holds. */
+    void reach(States states, int length) {
+      if (length <= count) {
+        return;
+      }
+      if (length > capacity()) {
+        long[] l = longs;
+        double[] d = doubles;
+        long[] pl = phiLongs;
+        double[] pd = phiDoubles;
+        boolean[] t = touched;
+        int mask = t.length - 1;
+        allocate(states, Integer.highestOneBit(Math.max(length, 2) - 1) << 1);
+        int nl = states.longs();
+        int nd = states.doubles();
+        for (int j = 0; j < count; j++) {
+          int i = (head + j) & mask;
+          System.arraycopy(l, i * nl, longs, j * nl, nl);
+          System.arraycopy(d, i * nd, doubles, j * nd, nd);
+          System.arraycopy(pl, i * nl, phiLongs, j * nl, nl);
+          System.arraycopy(pd, i * nd, phiDoubles, j * nd, nd);
+          touched[j] = t[i];
+        }
+        head = 0;
+      }
+      count = length;
+    }
   }
+
+  /** A long event, kept apart: its slices (last: Long.MAX_VALUE to the data's end) and its shares. */
+  record Carried(long first, long last, long[] longs, double[] doubles) {}
 
   /** The windows of one partition's events, sorted by first slice, with every key's events in it. */
   static final class Windows extends KeyedWindows {
@@ -179,6 +233,8 @@ public final class EventSlices {
     private final boolean[] plainLong;
     private final boolean[] plainDouble;
     private final TaskMemory memory;
+    private final long longer; // the most slices an event is written into
+    private final long carriedBytes; // what a long event kept apart holds
     private long end; // the data's last slice
 
     Windows(Iterator<InternalRow> rows, Spec spec) {
@@ -197,6 +253,8 @@ public final class EventSlices {
       for (int i = 0; i < plainDouble.length; i++) {
         plainDouble[i] = s.doubleOp(i) == States.MIN || s.doubleOp(i) == States.MAX;
       }
+      longer = Math.max(spec.longer, spec.size);
+      carriedBytes = 64 + 8L * (s.longs() + s.doubles());
       memory = TaskMemory.ofTask("se-slices");
     }
 
@@ -213,22 +271,29 @@ public final class EventSlices {
         slices = new Pending(states, 16);
         account(16);
         pending.put(queue, slices);
+        queue.next = row.getLong(spec.firstField); // no window ending before the key's first event holds one
       }
       long first = row.getLong(spec.firstField);
       long last = Math.max(row.getLong(spec.lastField), first);
       end = (row.getLong(spec.horizonField) + 1) * spec.step - 1;
       finalUpTo(queue, slices, first - 1); // no later event reaches a slice before this one's first
+      if (last >= end || last - first >= longer) { // long: counted whole in each window it overlaps
+        states.read(row, rowLongs, rowDoubles);
+        if (memory != null) {
+          memory.reserve(carriedBytes, 1);
+        }
+        slices.waiting.add(new Carried(first, last >= end ? Long.MAX_VALUE : last, rowLongs.clone(), rowDoubles.clone()));
+        return;
+      }
       if (slices.count == 0) {
         slices.base = first;
       }
-      reach(slices, (int) Math.min(Integer.MAX_VALUE, Math.max(last, slices.open ? end : last) - slices.base + 1));
-      split(row);
-      if (last >= end) { // to the end of the data: carried into every slice from here on
-        slices.open = true;
-        merge(slices.openPlainLongs, slices.openPlainDoubles, plainLongs, plainDoubles);
-        merge(slices.openCumulativeLongs, slices.openCumulativeDoubles, cumulativeLongs, cumulativeDoubles);
-        return;
+      int length = (int) (last - slices.base + 1);
+      if (length > slices.capacity()) {
+        account(Integer.highestOneBit(Math.max(length, 2) - 1) * 2L - slices.capacity());
       }
+      slices.reach(states, length);
+      split(row);
       int stop = (int) (last - slices.base);
       for (int j = (int) (first - slices.base); j <= stop; j++) {
         int i = slices.at(j);
@@ -245,16 +310,7 @@ public final class EventSlices {
 
     @Override
     void close(StateQueue queue) {
-      Pending slices = pending.get(queue);
-      finalUpTo(queue, slices, Long.MAX_VALUE);
-      if (queue.count > 0) {
-        emitUpTo(queue, slices, queue.last + spec.size - 1);
-      }
-    }
-
-    /** into ⊕= share, for one state layout. */
-    private void merge(long[] intoLongs, double[] intoDoubles, long[] shareLongs, double[] shareDoubles) {
-      states.merge(intoLongs, intoDoubles, 0, shareLongs, shareDoubles, 0, intoLongs, intoDoubles, 0);
+      finalUpTo(queue, pending.get(queue), Long.MAX_VALUE);
     }
 
     /** An event's shares, apart: plain states (min, max) and cumulative ones (sums, moments). */
@@ -270,63 +326,24 @@ public final class EventSlices {
       }
     }
 
-    /** Makes the ring hold `length` slices from its base. */
-    private void reach(Pending slices, int length) {
-      if (length > slices.count) {
-        int capacity = slices.capacity();
-        if (length > capacity) {
-          grow(slices, length);
-        }
-        slices.count = length;
-      }
-    }
-
-    private void grow(Pending slices, int length) {
-      int capacity = Integer.highestOneBit(Math.max(length, 2) - 1) << 1;
-      account(capacity - slices.capacity());
-      Pending grown = new Pending(states, capacity);
-      int nl = states.longs();
-      int nd = states.doubles();
-      for (int j = 0; j < slices.count; j++) {
-        int i = slices.at(j);
-        System.arraycopy(slices.longs, i * nl, grown.longs, j * nl, nl);
-        System.arraycopy(slices.doubles, i * nd, grown.doubles, j * nd, nd);
-        System.arraycopy(slices.phiLongs, i * nl, grown.phiLongs, j * nl, nl);
-        System.arraycopy(slices.phiDoubles, i * nd, grown.phiDoubles, j * nd, nd);
-        grown.touched[j] = slices.touched[i];
-      }
-      slices.longs = grown.longs;
-      slices.doubles = grown.doubles;
-      slices.phiLongs = grown.phiLongs;
-      slices.phiDoubles = grown.phiDoubles;
-      slices.touched = grown.touched;
-      slices.head = 0;
-    }
-
     private void account(long slices) {
       if (memory != null) {
         memory.reserve(slices * (1 + 16L * (states.longs() + states.doubles())), slices);
       }
     }
 
-    /** Moves the ring's slices up to `limit` into the key's queue, emitting the windows they complete. */
+    /**
+     * Moves the ring's slices up to `limit` into the key's queue, and emits the windows ending up to
+     * `limit`: every event that starts there has been seen.
+     */
     private void finalUpTo(StateQueue queue, Pending slices, long limit) {
       int nl = states.longs();
       int nd = states.doubles();
       while (slices.count > 0 && slices.base <= limit) {
         int i = slices.at(0);
         long cell = slices.base;
-        if (slices.open && cell <= end) { // the open-ended events: plain everywhere, ϕ in the last slice, φ before
-          slices.touched[i] = true;
-          states.merge(slices.longs, slices.doubles, i, slices.openPlainLongs, slices.openPlainDoubles, 0, slices.longs, slices.doubles, i);
-          long[] l = cell == end ? slices.longs : slices.phiLongs;
-          double[] d = cell == end ? slices.doubles : slices.phiDoubles;
-          states.merge(l, d, i, slices.openCumulativeLongs, slices.openCumulativeDoubles, 0, l, d, i);
-        }
         if (slices.touched[i]) {
-          if (queue.count > 0) {
-            emitUpTo(queue, slices, cell - 1);
-          }
+          emitUpTo(queue, slices, cell - 1);
           queue.dropUpTo(cell - spec.size);
           System.arraycopy(slices.longs, i * nl, rowLongs, 0, nl);
           System.arraycopy(slices.doubles, i * nd, rowDoubles, 0, nd);
@@ -334,7 +351,6 @@ public final class EventSlices {
           System.arraycopy(slices.phiLongs, i * nl, slices.lastPhiLongs, 0, nl);
           System.arraycopy(slices.phiDoubles, i * nd, slices.lastPhiDoubles, 0, nd);
           slices.lastPushed = cell;
-          queue.next = cell;
           emitUpTo(queue, slices, cell);
         }
         slices.touched[i] = false;
@@ -344,26 +360,79 @@ public final class EventSlices {
         slices.count--;
         slices.base++;
       }
+      emitUpTo(queue, slices, limit);
     }
 
-    /** Emits the key's windows that end from its bookmark up to slice `last`, while they hold any slice. */
+    /** The first window end at or after slice `cell`: ends are the slices k · step − 1. */
+    private long windowEnd(long cell) {
+      return spec.step == 1 ? cell : Math.floorDiv(cell + spec.step, spec.step) * spec.step - 1;
+    }
+
+    /**
+     * Emits the key's windows that end from its bookmark up to slice `last` and hold a final slice or
+     * a long event, passing over the stretches where they hold neither.
+     */
     private void emitUpTo(StateQueue queue, Pending slices, long last) {
-      long step = spec.step;
-      long end = step == 1 ? queue.next : Math.floorDiv(queue.next + step, step) * step - 1; // (end + 1) % step == 0
-      for (; end <= last; end += step) {
-        queue.dropUpTo(end - spec.size);
-        if (queue.count == 0) {
-          break;
+      long at = windowEnd(queue.next);
+      while (at <= last) {
+        long from = at - spec.size + 1; // the window's first slice
+        while (!slices.waiting.isEmpty() && slices.waiting.peek().first() <= at) {
+          Carried event = slices.waiting.poll();
+          if (event.last() == Long.MAX_VALUE) { // in every later window up to the data's end: combined
+            slices.lasting = true;
+            states.merge(slices.lastingLongs, slices.lastingDoubles, 0, event.longs(), event.doubles(), 0, slices.lastingLongs, slices.lastingDoubles, 0);
+            release(1);
+          } else {
+            slices.active.add(event);
+          }
         }
-        emit(queue, slices, end);
+        queue.dropUpTo(from - 1);
+        expire(slices, from);
+        boolean lasting = slices.lasting && from <= end;
+        if (queue.count == 0 && slices.active.isEmpty() && !lasting) {
+          if (slices.waiting.isEmpty()) {
+            break; // nothing until a slice is final: the caller comes back then
+          }
+          at = Math.max(at + spec.step, windowEnd(slices.waiting.peek().first()));
+          continue;
+        }
+        emit(queue, slices, at, lasting);
+        at += spec.step;
       }
-      queue.next = Math.max(queue.next, last + 1);
+      queue.next = Math.max(queue.next, last == Long.MAX_VALUE ? at : last + 1);
     }
 
-    private void emit(StateQueue queue, Pending slices, long end) {
+    /** Drops the long events that end before slice `from`: no later window holds them. */
+    private void expire(Pending slices, long from) {
+      int kept = 0;
+      for (Carried event : slices.active) {
+        if (event.last() >= from) {
+          slices.active.set(kept++, event);
+        }
+      }
+      int gone = slices.active.size() - kept;
+      if (gone > 0) {
+        slices.active.subList(kept, slices.active.size()).clear();
+        release(gone);
+      }
+    }
+
+    private void release(int events) {
+      if (memory != null) {
+        memory.release(events * carriedBytes);
+      }
+    }
+
+    private void emit(StateQueue queue, Pending slices, long end, boolean lasting) {
       queue.total(windowLongs, windowDoubles);
       if (slices.lastPushed == end) { // the events that go on past the window's last slice
         states.merge(windowLongs, windowDoubles, 0, slices.lastPhiLongs, slices.lastPhiDoubles, 0, windowLongs, windowDoubles, 0);
+      }
+      if (lasting) {
+        states.merge(windowLongs, windowDoubles, 0, slices.lastingLongs, slices.lastingDoubles, 0, windowLongs, windowDoubles, 0);
+      }
+      for (Carried event : slices.active) {
+        states.merge(windowLongs, windowDoubles, 0, event.longs(), event.doubles(), 0, windowLongs, windowDoubles, 0);
       }
       if (windowLongs[states.firstSlot] <= 0) {
         return;

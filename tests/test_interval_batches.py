@@ -408,3 +408,62 @@ def test_an_open_ended_event_reaches_the_data_end_in_pieces() -> None:
             got = windows_of(function, table.to_batches(max_chunksize=batch), states)
             assert [r["_first"] for r in got] == list(range(horizon + 1)), (function, batch)
             assert [r["_rows"] for r in got if r["_rows"] != 1] == [2]  # the window holding the point
+
+
+def pieces_of(table: pa.Table, longest: int, top: int) -> pa.Table:
+    """The events as cut_events gives them to numpy (one key, step 1): each finite one over `longest` slices
+    in pieces of `longest` slices, all but the last marked `_on` (goes on past its last slice), by first."""
+    first = table.column("_first").to_numpy()
+    last = table.column("_last").to_numpy()
+    long = (last - first >= longest) & (last < top)
+    count = np.where(long, (last - first) // longest + 1, 1)
+    rows = np.repeat(np.arange(table.num_rows), count)
+    start = first[rows] + (np.arange(len(rows)) - np.repeat(np.cumsum(count) - count, count)) * longest
+    end = np.where(long[rows], np.minimum(start + longest - 1, last[rows]), last[rows])
+    out = table.take(pa.array(rows))
+    out = out.set_column(out.schema.get_field_index("_first"), "_first", pa.array(start))
+    out = out.set_column(out.schema.get_field_index("_last"), "_last", pa.array(end))
+    out = out.append_column("_on", pa.array(long[rows] & (end < last[rows])))
+    return out.take(pa.array(np.argsort(start, kind="stable")))
+
+
+def test_long_events_in_pieces_keep_the_carry_to_a_piece_and_a_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hot key of 1,000 events, 1 in 100 of 10,000 to 40,000 slices, in batches of 50. Whole, a long event
+    makes the carry hold the slices up to its end; cut into pieces of 64 slices (cut_events, which the job
+    runs before the numpy pass), the carry never holds more than a piece and a window, and the windows
+    equal those of the whole events as one batch: min, sums and moments alike."""
+    seen = carried_sizes(monkeypatch)
+    rng = np.random.default_rng(11)
+    count, size = 1_000, 10
+    first = np.sort(rng.integers(0, 100_000, count))
+    long = rng.random(count) < 0.01
+    last = first + np.where(long, rng.integers(10_000, 40_000, count), rng.integers(0, 30, count))
+    horizon = int(last.max()) + 5
+    values = rng.normal(size=count)
+    table = pa.table(
+        {
+            "k": pa.array(np.zeros(count, dtype=np.int32)),
+            "_first": first,
+            "_last": last,
+            "_h": np.full(count, horizon),
+            "_rows": np.ones(count, dtype=np.int64),
+            "_sv": values,
+            "_lo": values,
+            "_n": np.ones(count, dtype=np.int64),
+            "_mean": values,
+            "_m2": np.zeros(count),
+        }
+    )
+    states = [("sum", ["_rows"]), ("sum", ["_sv"]), ("min", ["_lo"]), ("moments", ["_n", "_mean", "_m2"])]
+    whole = event_slices(["k"], "_first", "_last", "_h", states, size, 1)
+    want = windows_of(whole, table.to_batches(max_chunksize=count), states)
+    seen.clear()
+    windows_of(whole, table.to_batches(max_chunksize=50), states)
+    assert max(held for _, held in seen) > 5_000  # whole: up to a long event's end
+    pieces = pieces_of(table, 64, horizon)
+    assert pieces.num_rows > count + 100 and pieces.column("_on").to_numpy(zero_copy_only=False).any()
+    seen.clear()
+    in_pieces = event_slices(["k"], "_first", "_last", "_h", states, size, 1, "_on")
+    got = windows_of(in_pieces, pieces.to_batches(max_chunksize=50), states)
+    assert max(held for _, held in seen) <= 64 + size
+    assert_same_windows(got, want, "pieces")

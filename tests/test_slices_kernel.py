@@ -1,13 +1,13 @@
-"""The JVM kernel of the SE-slices plan over interval events: short events written into slices, long ones apart.
+"""The SE-slices plan's long events: kept apart by the JVM kernel, cut into pieces for numpy.
 
 The differential tests (tests/test_intervals.py) check the plan's semantics on
-small random streams, where few events are longer than the kernel's threshold
-(spark.wql.slices.longEvent, 1,024 slices). These run the same random streams with
-the threshold at 0, so that every event longer than a window is kept apart and
-counted whole in each window it overlaps, mixed with short ones written into
-slices; and they check what memory a key holds: one open-ended event at the start
-of a long timeline, and finite events of a hundred million slices, used to make a
-key's ring of slices reach the data's end.
+small random streams, where few events are longer than spark.wql.slices.longEvent
+(1,024 slices). These run the same random streams with it at 0, so that every
+event longer than a window is long: the JVM kernel keeps it apart and counts it
+whole in each window it overlaps, numpy's pass takes it as pieces of a window's
+slices (cut_events), each mixed with short events written into slices. And they
+check what a key holds: an open-ended event at the start of a long timeline used to
+make the JVM kernel's ring of slices reach the data's end.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import wql
-from tests.differential import in_jvm_and_numpy, normalized
+from tests.differential import combined_in, in_jvm_and_numpy, normalized
 from tests.intervals import compare, events
 from wql.runtime.reference import evaluate_query
 
@@ -51,21 +51,25 @@ def long_events_apart(spark: Any) -> Any:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
 )
 @given(data=st.data(), rows=events(max_rows=16))
-def test_long_events_kept_apart_equal_the_reference(
-    long_events_apart: Any, data: st.DataObject, rows: list[dict[str, Any]]
+@pytest.mark.parametrize("kernel", ["auto", "arrow"])
+def test_long_events_equal_the_reference(
+    long_events_apart: Any, kernel: str, data: st.DataObject, rows: list[dict[str, Any]]
 ) -> None:
     """Random windows (SLIDE below, at and above RANGE, ALIGN) over points, short, long, open-ended and
-    malformed events, NaN and ±∞, GROUP BY or PATTR: the kernel with long events apart equals the reference."""
+    malformed events, NaN and ±∞, GROUP BY or PATTR: the JVM kernel with long events apart, and numpy over
+    them cut into pieces, equal the reference."""
     r, s = data.draw(st.integers(1, 9)), data.draw(st.integers(1, 7))
     align = data.draw(st.sampled_from(["", " ALIGN 3", " ALIGN -2"]))
     partition, group = data.draw(st.sampled_from([("", "GROUP BY case_id, k"), (" PATTR case_id", "GROUP BY k")]))
     window = f"RANGE {r} SLIDE {s}{partition} WATTR (s, e){align}"
-    compare(long_events_apart, f"SELECT k, {AGGREGATES} FROM s [{window}] {group}", rows, "se-slices")
+    with combined_in(long_events_apart, kernel):
+        compare(long_events_apart, f"SELECT k, {AGGREGATES} FROM s [{window}] {group}", rows, "se-slices")
 
 
 def test_long_events_apart_equal_numpy_over_partitions(long_events_apart: Any) -> None:
     """Four keys (one NULL) over 4 partitions, each with hundreds of events: points, short ones, ones over
-    many windows, open-ended ones; values in quarters, so sums are exact in any order."""
+    many windows, open-ended ones; values in quarters, so sums are exact in any order. The JVM kernel keeps
+    the long ones apart, numpy takes them in pieces."""
     chance = random.Random(15)
     rows = []
     for key in [1, 2, 3, None]:
@@ -86,7 +90,8 @@ def test_long_events_apart_equal_numpy_over_partitions(long_events_apart: Any) -
     assert got == normalized(evaluate_query(query.query, reference))
 
 
-def test_a_key_holds_no_slice_for_each_slice_its_long_events_span(spark: Any) -> None:
+@pytest.mark.parametrize("kernel", ["auto", "arrow"])
+def test_a_key_holds_no_slice_for_each_slice_its_long_events_span(spark: Any, kernel: str) -> None:
     """One key over 4,000,000 one-unit windows: an open-ended event at the start, one of 2,000,000 slices,
     and 100 of one slice. Written into slices, the open-ended event alone made the key's ring reach the
     data's end: 4,194,304 slices of ten states, ~680 MB, which the test session's execution memory refuses.
@@ -101,7 +106,8 @@ def test_a_key_holds_no_slice_for_each_slice_its_long_events_span(spark: Any) ->
         f"CREATE STREAM s ({SCHEMA});\nSELECT k, {AGGREGATES} FROM s [RANGE 1 SLIDE 1 WATTR (s, e)] GROUP BY k",
         plan="se-slices",
     )
-    result = query.run(spark, s=frame)
+    with combined_in(spark, kernel):
+        result = query.run(spark, s=frame)
     totals = result.agg(
         F.count("*").alias("windows"),
         F.min("wid").alias("first"),
@@ -110,7 +116,8 @@ def test_a_key_holds_no_slice_for_each_slice_its_long_events_span(spark: Any) ->
         F.sum(F.when(F.col("hi") == 4.0, 1).otherwise(0)).alias("fours"),
         F.max("top").alias("top"),
     ).first()
-    assert "EventSlices" in result._jdf.queryExecution().executedPlan().toString()
+    plan = result._jdf.queryExecution().executedPlan().toString()
+    assert ("EventSlices" if kernel == "auto" else "MapInArrow") in plan, plan
     last = 99 * 40_000 + 18  # the data's last window: the one holding the last end point
     assert totals.asDict() == {
         "windows": last + 1,

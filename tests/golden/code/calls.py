@@ -161,11 +161,46 @@ def slice_events(events, keys, first, last, horizon, states, size, step):
     windows = jvm_kernel(events, request)
     if windows is not None:
         return windows
-    events = events_in_order(events, keys, first)
-    return events.mapInArrow(event_slices(keys, first, last, horizon, states, size, step), events.schema)
+    schema = events.schema
+    longest = max(size, int(events.sparkSession.conf.get("spark.wql.slices.longEvent", "1024")))
+    events = events_in_order(cut_events(events, first, last, horizon, step, longest, "__wql_on"), keys, first)
+    return events.mapInArrow(event_slices(keys, first, last, horizon, states, size, step, "__wql_on"), schema)
 
 
-def event_slices(keys, first, last, horizon, states, size, step):
+def cut_events(events, first, last, horizon, step, longest, going_on):
+    """The events for numpy's SE-slices pass, each finite one over more than `longest` slices cut into
+    pieces of `longest` slices, all but the last marked (column `going_on`) as going on past their last
+    slice; the others are left whole, unmarked.
+
+    A piece that goes on is written as φ into each of its slices and as ϕ into none, so the pieces of an
+    event are written exactly as the whole event would be (event_slices): it still counts once in each
+    window. But no piece stretches the key's slices laid out at once, nor what a chunk carries into the
+    next, past `longest` slices and a window, where a whole event of a hundred million slices would be
+    laid out over all of them. The pieces are Spark rows, sorted with the events (Spark's sort spills):
+    one per `longest` slices, against at least one window per two slices in the output. Open-ended
+    events (to the data's last slice) are left whole: event_slices keeps them apart.
+    """
+    from pyspark.sql import functions as F
+
+    low = spark_column(first)
+    high = F.greatest(low, spark_column(last))
+    long = (high - low >= longest) & (high < (spark_column(horizon) + 1) * step - 1)
+    starts = F.when(long, F.sequence(low, high, F.lit(longest).cast("bigint"))).otherwise(F.array(low))
+    pieces = events.select("*", F.explode(starts).alias("__wql_piece"))
+    start = F.col("__wql_piece")
+    end = F.least(start + F.lit(longest - 1), high)
+    columns = []
+    for name in events.columns:
+        if name == first:
+            columns.append(start.alias(name))
+        elif name == last:
+            columns.append(F.when(long, end).otherwise(spark_column(name)).alias(name))
+        else:
+            columns.append(spark_column(name))
+    return pieces.select(*columns, (long & (end < high)).alias(going_on))
+
+
+def event_slices(keys, first, last, horizon, states, size, step, going_on=None):
     """Build a mapInArrow function: the SE-slices plan's windows over interval events (seed 001).
 
     Input rows: one per event, with its key columns, the first and last slice it
@@ -199,8 +234,11 @@ def event_slices(keys, first, last, horizon, states, size, step):
     windows still open read), its first window still to go out and the combine of
     its lasting events go on into the next chunk, the slices as a row that stands
     for them (held_row). The carry is the windows in flight, never the events.
-    Output rows have the input's schema, with `first` holding the window-id;
-    windows whose first state (the row count) is zero are left out.
+    An event whose column `going_on` is true (a piece of a long event, cut_events) goes
+    on past its last slice: φ in every slice it overlaps, ϕ in none.
+
+    Output rows have the input's schema (without `going_on`), with `first` holding the
+    window-id; windows whose first state (the row count) is zero are left out.
     """
     import numpy as np
     import pyarrow as pa
@@ -333,15 +371,15 @@ def event_slices(keys, first, last, horizon, states, size, step):
     def output(table, representative, wid, columns):
         """Output rows: the window-ids, the states, and the other columns (keys, horizon) of each
         window's representative event."""
-        out = []
-        for field in table.schema:
+        out, fields = [], [field for field in table.schema if field.name != going_on]
+        for field in fields:
             if field.name in (first, last):
                 out.append(pa.array(wid, type=field.type))
             elif field.name in columns:
                 out.append(pa.array(columns[field.name], type=field.type))
             else:
                 out.append(table.column(field.name).take(pa.array(representative)).combine_chunks())
-        return pa.RecordBatch.from_arrays(out, schema=table.schema)
+        return pa.RecordBatch.from_arrays(out, schema=pa.schema(fields))
 
     def repeated(table, run_first, runs, after, windows, states):
         """Batches of windows that each hold one state (the lasting events of a key so far): `windows[i]` of
@@ -371,6 +409,9 @@ def event_slices(keys, first, last, horizon, states, size, step):
         lasting = hi_cell >= top  # in every window from its first on, up to the data's last
         if "row" in held:
             lasting[0] = False
+        on_past = lasting.copy()  # an event that goes on past every slice it is written into: φ, never ϕ
+        if going_on is not None:
+            on_past |= table.column(going_on).to_numpy(zero_copy_only=False).astype(bool)
         reach_cell = np.where(lasting, lo_cell, hi_cell)  # a lasting event stretches no run to the data's end
         new_key = key_changes(table, keys)
         key_of = np.cumsum(new_key) - 1
@@ -432,10 +473,10 @@ def event_slices(keys, first, last, horizon, states, size, step):
             if operation in ("min", "max"):  # selective: plain slices, every slice the event overlaps
                 parts = [range_update(operation, values, low, high, total)]
             else:  # cumulative: ϕ where the event ends, φ where it goes on past the slice (a lasting one: each)
-                ending = ~lasting
+                ending = ~on_past
                 phi = scatter(operation, high[ending], [v[ending] for v in values], total)
-                on = lasting | (high > low)
-                stop = np.where(lasting, high, high - 1)
+                on = on_past | (high > low)
+                stop = np.where(on_past, high, high - 1)
                 parts = [phi, range_update(operation, [v[on] for v in values], low[on], stop[on], total)]
             shares = [v[lasting] for v in values]
             upto = range_update(operation, shares, since, last_of_key[since], runs)

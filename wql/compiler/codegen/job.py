@@ -35,7 +35,8 @@ VERSION = "0.1.0"
 # Support functions a support function calls, brought in with it (and with them, what they call).
 _NEEDS = {
     "jvm_kernel": ("kernel_extension",),
-    "slice_events": ("events_in_order",),
+    "slice_events": ("events_in_order", "cut_events"),
+    "cut_events": ("spark_column",),
     "difference_windows": ("events_in_order",),
     "events_in_order": ("by_keys", "spark_column"),
     "by_keys": ("spark_column",),
@@ -56,6 +57,7 @@ _SUPPORT_ORDER = (
     "windows_by_tuple",
     "tuple_windows",
     "slice_events",
+    "cut_events",
     "event_slices",
     "difference_windows",
     "event_differences",

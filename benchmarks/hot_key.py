@@ -1,6 +1,7 @@
 """One hot key: WQL's plans in memory bounded by the windows in flight, not by the key's tuples.
 
-    python benchmarks/hot_key.py [--rows N] [--case bins|pane|sessions|events|all] [--memory-limit BYTES] [--json]
+    python benchmarks/hot_key.py [--rows N] [--case bins|pane|sessions|events|extremes|all]
+                                 [--memory-limit BYTES] [--json]
 
 N tuples (default 50,000,000), all of ONE key (a single sensor), ten a second, under the default
 session memory (WQL's local session: the driver's 1 GB, so about 430 MB of execution memory
@@ -19,6 +20,11 @@ shared by its tasks):
   over one window-id a second (50,000,000 of them at the default N), more than memory grants the
   arrays before the shuffle, so they are shipped as they fill and merged by window-id after Spark's
   sort.
+- extremes: events one a second lasting 0 to 59 s, with min and max, which the SE-slices plan
+  computes, and a few long ones: the first is open-ended (it lasts to the data's end) and one in
+  100,000 lasts 2,000,000 s.
+  Short events are written into the key's slices; the long ones are kept apart, one state each,
+  so the kernel holds the slices of the windows in flight, not one for every second an event spans.
 Each case prints its time and the peak execution memory of its tasks (Spark's task metrics
 peakOnHeapExecutionMemory + peakOffHeapExecutionMemory, what the task memory manager held at once,
 read from the event log); every output row is computed. --memory-limit sets
@@ -50,6 +56,9 @@ CASES = {
         "SELECT sum(v) AS total, count(*) AS n, max(v) AS top FROM hot [SESSION GAP 30 SECONDS WATTR ts PATTR k]"
     ),
     "events": "SELECT k, count(*) AS n, sum(v) AS total FROM hot [RANGE 60 SLIDE 1 WATTR (s, e)] GROUP BY k",
+    "extremes": (
+        "SELECT k, count(*) AS n, min(v) AS low, max(v) AS top FROM hot [RANGE 60 SLIDE 1 WATTR (s, e)] GROUP BY k"
+    ),
 }
 SESSION_READINGS = 1_000  # readings per session in the sessions case, then a pause
 PAUSE_SECONDS = 60  # more than the gap: a new session after each pause
@@ -119,9 +128,11 @@ def main() -> int:
         F.col("id").alias("s"),
         (F.col("id") + F.col("id") % 600).alias("e"),
     )
+    lasting = F.when(F.col("s") == 0, None).when(F.col("s") % 100_000 == 1, F.col("s") + 2_000_000)
+    extremes = events.withColumn("e", lasting.otherwise(F.col("s") + F.col("s") % 60))  # 0 to 59 s, a few long
     cases = {"both": ["bins", "pane"], "all": list(CASES)}.get(args.case, [args.case])
     for case in cases:
-        hot = {"sessions": paused, "events": events}.get(case, data)
+        hot = {"sessions": paused, "events": events, "extremes": extremes}.get(case, data)
         query = wql.compile(CASES[case], streams={"hot": hot})
         result = query.run(spark, hot=hot)
         probe = result.select(F.sum(F.hash(*result.columns)).alias("h"), F.count(F.lit(1)).alias("n"))

@@ -368,8 +368,8 @@ def slice_events(events, keys, first, last, horizon, states, size, step):
     that lasts to the data's last window (column `horizon`) is carried into every
     later slice at once rather than written into each; the JVM kernel also keeps an
     event longer than spark.wql.slices.longEvent slices (and a window) apart, as one
-    state counted whole in each window it overlaps, where numpy lays it out over its
-    slices.
+    state counted whole in each window it overlaps, and numpy takes such an event in
+    pieces of that many slices (cut_events).
     """
     operations, columns = jvm_states(states)
     request = {"kernel": "EventSlices", "keys": keys, "first": first, "last": last, "horizon": horizon}

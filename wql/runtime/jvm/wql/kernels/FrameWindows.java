@@ -233,16 +233,9 @@ public final class FrameWindows {
       spec.base.memoryLimit = Long.parseLong(conf.getConfString(MEMORY_LIMIT, "-1"));
       spec.chunkTuples = Math.max(1, Integer.parseInt(conf.getConfString(CHUNK, String.valueOf(CHUNK_TUPLES))));
       spec.spillThreshold = Integer.parseInt(conf.getConfString(SPILL_THRESHOLD, "-1"));
-      SparkContext context = strategy.session().sparkContext();
-      SQLMetrics$ metrics = SQLMetrics$.MODULE$;
-      Sorted sorted =
-          new Sorted(
-              metrics.createMetric(context, "tuples through the spilling sorter"),
-              metrics.createSizeMetric(context, "sorter spill size", metrics.createSizeMetric$default$3()));
-      Map<String, SQLMetric> shown = new LinkedHashMap<>();
-      shown.put("sortedTuples", sorted.tuples);
-      shown.put("spillSize", sorted.spillSize);
-      KernelSpec windowing = new KernelSpec("FrameWindows", partitions, null, batched -> new Windows(batched, spec, sorted), shown);
+      Sorted sorted = Sorted.of(strategy.session().sparkContext());
+      KernelSpec windowing =
+          new KernelSpec("FrameWindows", partitions, null, batched -> new Windows(batched, spec, sorted), sorted.shown());
       return new KernelExec(strategy.later(node.child), windowing, node.output());
     }
 
@@ -347,6 +340,22 @@ public final class FrameWindows {
     Sorted(SQLMetric tuples, SQLMetric spillSize) {
       this.tuples = tuples;
       this.spillSize = spillSize;
+    }
+
+    /** The two metrics, made on the driver with the plan of a query run in `context`. */
+    static Sorted of(SparkContext context) {
+      SQLMetrics$ metrics = SQLMetrics$.MODULE$;
+      return new Sorted(
+          metrics.createMetric(context, "tuples through the spilling sorter"),
+          metrics.createSizeMetric(context, "sorter spill size", metrics.createSizeMetric$default$3()));
+    }
+
+    /** The metrics as the operator shows them, by the names the tests read them by. */
+    Map<String, SQLMetric> shown() {
+      Map<String, SQLMetric> shown = new LinkedHashMap<>();
+      shown.put("sortedTuples", tuples);
+      shown.put("spillSize", spillSize);
+      return shown;
     }
   }
 

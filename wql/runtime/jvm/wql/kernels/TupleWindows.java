@@ -3,12 +3,9 @@ package wql.kernels;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.function.Function;
-import org.apache.spark.SparkContext;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
@@ -22,8 +19,6 @@ import org.apache.spark.sql.catalyst.types.DataTypeUtils;
 import org.apache.spark.sql.execution.ProjectExec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.adaptive.LogicalQueryStage;
-import org.apache.spark.sql.execution.metric.SQLMetric;
-import org.apache.spark.sql.execution.metric.SQLMetrics$;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.BooleanType;
 import org.apache.spark.sql.types.DataType;
@@ -142,17 +137,9 @@ public final class TupleWindows {
       SQLConf conf = SQLConf.get();
       spec.memoryLimit = Long.parseLong(conf.getConfString(MEMORY_LIMIT, "-1"));
       spec.spillThreshold = Integer.parseInt(conf.getConfString(SPILL_THRESHOLD, "-1"));
-      SparkContext context = strategy.session().sparkContext();
-      SQLMetrics$ metrics = SQLMetrics$.MODULE$;
-      FrameWindows.Sorted sorted =
-          new FrameWindows.Sorted(
-              metrics.createMetric(context, "tuples through the spilling sorter"),
-              metrics.createSizeMetric(context, "sorter spill size", metrics.createSizeMetric$default$3()));
-      Map<String, SQLMetric> shown = new LinkedHashMap<>();
-      shown.put("sortedTuples", sorted.tuples);
-      shown.put("spillSize", sorted.spillSize);
+      FrameWindows.Sorted sorted = FrameWindows.Sorted.of(strategy.session().sparkContext());
       KernelSpec windowing =
-          new KernelSpec("TupleWindows", partitions, null, batched -> new Windows(batched, spec, sorted), shown);
+          new KernelSpec("TupleWindows", partitions, null, batched -> new Windows(batched, spec, sorted), sorted.shown());
       return new KernelExec(strategy.later(node.child), windowing, node.output());
     }
 

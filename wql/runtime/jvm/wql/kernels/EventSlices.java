@@ -186,6 +186,11 @@ public final class EventSlices {
       return touched.length;
     }
 
+    /** The ring's capacity for `length` slices: the power of two at or above it. */
+    static int capacityFor(int length) {
+      return Integer.highestOneBit(Math.max(length, 2) - 1) << 1;
+    }
+
     int at(int j) {
       return (head + j) & (touched.length - 1);
     }
@@ -202,7 +207,7 @@ public final class EventSlices {
         double[] pd = phiDoubles;
         boolean[] t = touched;
         int mask = t.length - 1;
-        allocate(states, Integer.highestOneBit(Math.max(length, 2) - 1) << 1);
+        allocate(states, capacityFor(length));
         int nl = states.longs();
         int nd = states.doubles();
         for (int j = 0; j < count; j++) {
@@ -290,7 +295,7 @@ public final class EventSlices {
       }
       int length = (int) (last - slices.base + 1);
       if (length > slices.capacity()) {
-        account(Integer.highestOneBit(Math.max(length, 2) - 1) * 2L - slices.capacity());
+        account(Pending.capacityFor(length) - slices.capacity()); // before the ring grows: refused, nothing is allocated
       }
       slices.reach(states, length);
       split(row);

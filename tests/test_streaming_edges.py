@@ -204,6 +204,40 @@ def test_a_trigger_that_admits_nothing_keeps_the_state_it_found(spark: Any, tmp_
     assert module.drain_stream(spark, checkpoint, emit) == 2 and out["drain-00000004"] == [1, 2]
 
 
+def test_a_sink_that_fails_fails_the_trigger_and_its_replay_emits_once(spark: Any, tmp_path: Path) -> None:
+    # A cell plan writes its state beside the emit: when the sink fails, the trigger fails with the sink's
+    # error, commits nothing, and Spark's replay of the same batch emits its windows once.
+    text = "SELECT count(*) AS n FROM s [RANGE 20 SECONDS SLIDE 10 SECONDS WATTR ts]"
+    module = load_job(compile_stream(text, plan="pane").stream_code)
+    checkpoint = str(tmp_path / "ck")
+    out: dict[str, list[int]] = {}
+    failing = {"batch-00000001"}
+
+    def emit(result: Any, name: str) -> int:
+        if name in failing:
+            failing.discard(name)
+            raise OSError("the sink is down")
+        out[name] = sorted(r["n"] for r in result.collect())
+        return len(out[name])
+
+    batches = [[row(1), row(12)], [row(14), row(23)], [row(35)]]
+    module.run_trigger(spark, frame(spark, batches[0]), 0, checkpoint, emit)
+    with pytest.raises(OSError, match="the sink is down"):
+        module.run_trigger(spark, frame(spark, batches[1]), 1, checkpoint, emit)
+    assert module.newest_meta(spark, checkpoint)["batch"] == 0
+    for batch in (1, 2):
+        module.run_trigger(spark, frame(spark, batches[batch]), batch, checkpoint, emit)
+    module.drain_stream(spark, checkpoint, emit)
+    # Windows [-10, 10) .. [30, 50): trigger 0 (p = 12) closes the first, 1 (p = 23) [0, 20) with 1, 12 and
+    # 14, 2 (p = 35) [10, 30); the drain [20, 40) and [30, 50). A state written twice would count 1 and 12 twice.
+    assert out == {
+        "batch-00000000": [1],
+        "batch-00000001": [3],
+        "batch-00000002": [3],
+        "drain-00000002": [1, 2],
+    }
+
+
 def event(case: int, start: int, end: int | None, v: float) -> dict[str, Any]:
     return {**row(None, v=v), "case_id": case, "x": start, "y": end}
 

@@ -795,7 +795,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     if seen is not None:
         # One job builds the cells, caches them and counts the micro-batch (a count of the cells is the
         # cheapest action that runs it); the punctuation it finds says which windows close and which cells
-        # the state keeps, written after the windows from the cached cells.
+        # the state keeps, written beside the windows from the cached cells.
         kept.count()
         try:
             stats = seen.get
@@ -808,6 +808,13 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
 
     emitted = 0
     computed = None
+    written = None
+    cells_only = STREAMING["keeps"] == "cells" and cached is None and positions is None and not STREAMING["opened"]
+    if not ended and not unchanged and cells_only:
+        # A cell plan's state (the cells the open windows need) does not depend on the windows the trigger
+        # emits: it is written beside the emit, from the same cached cells, so that the two jobs' fixed costs
+        # (planning, scheduling, a file commit) overlap rather than add up.
+        written = beside(lambda: save_state(spark, checkpoint, retain(kept, after), "state", batch))
     if not ended and not unchanged:
         if cached is not None:
             computed = windows(same_keys(kept, touched, keyed, "left_semi"))
@@ -830,7 +837,14 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         else:
             closes = F.lit(False) if after is None else is_final(after)
             chosen = everything.where(closes if already is None else closes & ~already)
-        emitted = emit(finish(chosen.drop("_before", "_after")), f"batch-{batch:08d}")
+        try:
+            emitted = emit(finish(chosen.drop("_before", "_after")), f"batch-{batch:08d}")
+        except BaseException:
+            if written is not None:  # the state's job ends before the trigger fails; the emit's error is the one
+                written(quiet=True)
+            raise
+        if written is not None:
+            state = written()
 
     if late is not None and stats["late"] + stats["malformed"]:
         rejected = rows.where(is_late).unionByName(frame.where(malformed), allowMissingColumns=True)
@@ -848,7 +862,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     if state is None and unchanged:
         state = meta["state"]
     kept_windows = meta.get("windows") if unchanged else None
-    if not ended and not unchanged:
+    if not ended and not unchanged and written is None:
         if STREAMING["opened"] and after is not None:
             retained = from_open_windows(kept, computed if keyed else windows(kept), after, keyed)
         elif cached is not None:  # a key no tuple touched keeps its rows as they were until one does
@@ -917,6 +931,32 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
                 "state_rows": 0 if state is None else state["rows"],
             }
         )
+
+
+def beside(work):
+    """Start `work()` in a thread whose Spark jobs carry the caller's job properties (an InheritableThread),
+    so that its job's fixed costs overlap the caller's; the function returned waits for it and gives its
+    result, or raises its error (not with `quiet`: the caller is already failing with its own)."""
+    from pyspark import InheritableThread
+
+    outcome = {}
+
+    def run():
+        try:
+            outcome["value"] = work()
+        except BaseException as error:  # handed to the caller, which raises it
+            outcome["error"] = error
+
+    thread = InheritableThread(target=run, daemon=True)
+    thread.start()
+
+    def result(quiet=False):
+        thread.join()
+        if "error" in outcome and not quiet:
+            raise outcome["error"]
+        return outcome.get("value")
+
+    return result
 
 
 def counted_with_cells():

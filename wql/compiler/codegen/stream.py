@@ -22,6 +22,7 @@ STREAM_SUPPORT = (
     "number_rows",
     "continue_positions",
     "run_trigger",
+    "beside",
     "counted_with_cells",
     "holds_micro_batch",
     "with_points",

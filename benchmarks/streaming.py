@@ -23,10 +23,13 @@ JVM's first trigger compiles and loads much of Spark (several seconds), and with
 cost would fall on whichever contender happens to run first. Even so a process's first full run of a
 plan is slower than its second, so each contender runs --repeat times (2) and the fastest counts.
 
-Beside them, a floor that is not a contender: Structured Streaming with foreachBatch aggregating each
-trigger's rows once into per-key panes and writing them nowhere, no state, no windows: the least any
-streaming plan does per trigger. `floor_over_batch` says how close to the batch run a stream can get
-here with this many triggers.
+Beside them, two floors that are not contenders: Structured Streaming with foreachBatch aggregating
+each trigger's rows once into per-key panes and writing them nowhere, no state, no windows (`floor_s`:
+the least any streaming plan does per trigger), and the same stream with a foreachBatch that does nothing
+(`empty_stream_s`: Structured Streaming's own cost of the triggers, offsets, commits and the call into
+Python, before a row is read). `floor_over_batch` says how close to the batch run a stream can get here
+with this many triggers. Each ratio's line also gives issue 12's targets in seconds: `needed_for_10x_s`
+(a tenth of native) and `needed_for_2x_batch_s` (twice the batch run), to set against the floors.
 
 Then a session case (unless --no-sessions) on files of the same size with pauses (each key reads every
 10 s for 450 s, then pauses 60 s): [SESSION GAP 30 SECONDS WATTR ts PATTR k] on WQL's stream against
@@ -164,6 +167,17 @@ def stream_floor(spark: Any, folder: Path, work: Path, ratio: int) -> float:
     return time.perf_counter() - started
 
 
+def stream_empty(spark: Any, folder: Path, work: Path) -> float:
+    """Structured Streaming's own cost of the triggers: the same source and trigger as the floor, and a
+    foreachBatch that reads nothing (offsets, commits, planning the micro-batch, the call into Python)."""
+    checkpoint = tempfile.mkdtemp(prefix="wql-bench-empty-stream-", dir=work)
+    stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(folder))
+    started = time.perf_counter()
+    query = stream.writeStream.foreachBatch(lambda rows, batch: None).option("checkpointLocation", checkpoint)
+    query.trigger(availableNow=True).start().awaitTermination()
+    return time.perf_counter() - started
+
+
 def fastest(runs: int, contender: Callable[..., Any], *arguments: Any) -> Any:
     """The fastest of `runs` runs of contender(*arguments), which returns (seconds, …) or seconds."""
     results = [contender(*arguments) for _ in range(max(1, runs))]
@@ -253,6 +267,7 @@ def main() -> int:
                 native_s = fastest(args.repeat, stream_native, spark, folder, work, native_sliding(ratio))
             batch_s, batch_windows = fastest(args.repeat, batch_wql, spark, compiled)
             floor_s = fastest(args.repeat, stream_floor, spark, folder, work, ratio)
+            empty_stream_s = fastest(args.repeat, stream_empty, spark, folder, work)
 
             row = {
                 "ratio": ratio,
@@ -261,6 +276,9 @@ def main() -> int:
                 "native_s": None if native_s is None else round(native_s, 3),
                 "batch_s": round(batch_s, 3),
                 "floor_s": round(floor_s, 3),
+                "empty_stream_s": round(empty_stream_s, 3),
+                "needed_for_10x_s": None if native_s is None else round(native_s / 10, 3),
+                "needed_for_2x_batch_s": round(2 * batch_s, 3),
                 "state_rows": state_rows,
                 "triggers": triggers,
                 "empty_trigger_s": round(empty_s, 3),
@@ -285,6 +303,12 @@ def main() -> int:
                 )
                 if not empty_shown:
                     print(f"            an empty trigger: {empty_s:.2f}s", flush=True)
+                tenth = "" if native_s is None else f"10x native needs {native_s / 10:.2f}s, "
+                print(
+                    f"            targets: {tenth}2x batch needs {2 * batch_s:.2f}s; floors: one aggregation a"
+                    f" trigger {floor_s:.2f}s, Structured Streaming alone {empty_stream_s:.2f}s",
+                    flush=True,
+                )
             empty_shown = True
         if args.sessions:
             session_case(spark, args, work)

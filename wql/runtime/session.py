@@ -61,6 +61,10 @@ def session_conf(
         # partition early (a LIMIT, a cancelled query) can keep its read lock (SPARK-27666), and a
         # blocking cleaner then holds up SparkContext.stop() for the 120 s RPC timeout.
         "spark.cleaner.referenceTracking.blocking": "false",
+        # PySpark records the Python call site of every DataFrame and Column call for Spark's error
+        # contexts: several round trips to the JVM each. WQL reports errors in its own terms and never reads
+        # them, and a stream builds its stages again every trigger: about 5% of a trigger at ratio 60.
+        "spark.python.sql.dataFrameDebugging.enabled": "false",
         "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
         "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
     }

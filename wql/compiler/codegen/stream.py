@@ -22,6 +22,8 @@ STREAM_SUPPORT = (
     "number_rows",
     "continue_positions",
     "run_trigger",
+    "state_parts",
+    "save_part",
     "beside",
     "counted_with_cells",
     "holds_micro_batch",

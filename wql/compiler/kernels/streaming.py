@@ -395,6 +395,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         before, after = F.col("_before"), F.col("_after")
 
     closing_keys = STREAMING["closings"]
+    closings = None
     if closing_keys is not None:
         # Sessions and frames, GENEROUS: a late tuple joins the windows only after the point its key's last
         # final window closes the key's history up to; at or before it (_closed), it is in no window, and
@@ -439,13 +440,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
 
     emitted = 0
     computed = None
-    written = None
-    cells_only = STREAMING["keeps"] == "cells" and cached is None and positions is None and not STREAMING["opened"]
-    if not ended and not unchanged and cells_only:
-        # A cell plan's state (the cells the open windows need) does not depend on the windows the trigger
-        # emits: it is written beside the emit, from the same cached cells, so that the two jobs' fixed costs
-        # (planning, scheduling, a file commit) overlap rather than add up.
-        written = beside(lambda: save_state(spark, checkpoint, retain(kept, after), "state", batch))
+    saved = {}
     if not ended and not unchanged:
         if cached is not None:
             computed = windows(same_keys(kept, touched, keyed, "left_semi"))
@@ -468,14 +463,20 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         else:
             closes = F.lit(False) if after is None else is_final(after)
             chosen = everything.where(closes if already is None else closes & ~already)
+        # What the next trigger starts from depends on the punctuation, not on the windows emitted: each part
+        # is written beside the emit, in a thread of its own, so that the jobs' fixed costs (planning,
+        # scheduling, a file commit) overlap rather than add up. They read the same cached state.
+        parts = state_parts(kept, computed, touched, cached, closings, offsets, positions, after, held_state)
+        saving = {name: beside(save_part(spark, checkpoint, batch, name, *part)) for name, part in parts.items()}
         try:
             emitted = emit(finish(chosen.drop("_before", "_after")), f"batch-{batch:08d}")
         except BaseException:
-            if written is not None:  # the state's job ends before the trigger fails; the emit's error is the one
-                written(quiet=True)
+            for wait in saving.values():  # their jobs end before the trigger fails; the emit's error is the one
+                wait(quiet=True)
             raise
-        if written is not None:
-            state = written()
+        saved = {name: wait() for name, wait in saving.items()}
+        if keyed:
+            computed.unpersist()
 
     if late is not None and stats["late"] + stats["malformed"]:
         rejected = rows.where(is_late).unionByName(frame.where(malformed), allowMissingColumns=True)
@@ -490,33 +491,10 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         )
         publish(described, late, late_format, f"batch-{batch:08d}")
 
-    if state is None and unchanged:
-        state = meta["state"]
-    kept_windows = meta.get("windows") if unchanged else None
-    if not ended and not unchanged and written is None:
-        if STREAMING["opened"] and after is not None:
-            retained = from_open_windows(kept, computed if keyed else windows(kept), after, keyed)
-        elif cached is not None:  # a key no tuple touched keeps its rows as they were until one does
-            retained = retain(same_keys(kept, touched, keyed, "left_semi"), after)
-            retained = retained.unionByName(same_keys(kept, touched, keyed, "left_anti"))
-        else:
-            retained = retain(with_points(kept, offsets, positions), after).drop("_before", "_after")
-        if STREAMING["keeps"] != "cells" and held_state:
-            # Rows of sessions and frames: few are kept, but they are picked from the whole trigger's rows, a
-            # join that coalesce(1) would run in one task; gathered after it instead.
-            retained = retained.repartition(1)
-        state = save_state(spark, checkpoint, retained, "state", batch, one_file=STREAMING["keeps"] == "cells")
-    if not ended and not unchanged and keyed:
-        still_open = computed if after is None else computed.where(~is_final(after))
-        kept_windows = save_state(spark, checkpoint, still_open, "windows", batch)
-        computed.unpersist()
-    kept_closings = meta.get("closings")
-    if closing_keys is not None and not ended and not unchanged and after is not None:
-        # Each key's closing point: the last final window's among its rows, else the one it had.
-        points = closing(kept, after)
-        if closings is not None:  # read once, when the trigger admitted its rows
-            points = same_keys(closings, points, closing_keys, "left_anti").unionByName(points)
-        kept_closings = save_state(spark, checkpoint, points, "closings", batch)
+    # A trigger that changes nothing names the files of the trigger before it.
+    state = meta["state"] if unchanged else saved.get("state")
+    kept_windows = meta.get("windows") if unchanged else saved.get("windows")
+    kept_closings = saved.get("closings", meta.get("closings"))
     kept_positions = meta.get("positions")
     if positions is not None and not unchanged:
         kept_positions = save_state(spark, checkpoint, positions, "positions", batch)
@@ -562,6 +540,40 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
                 "state_rows": 0 if state is None else state["rows"],
             }
         )
+
+
+def state_parts(kept, computed, touched, cached, closings, offsets, positions, after, held_state):
+    """What the next trigger starts from, by part, as (frame, whether one task writes it): the rows or cells
+    that windows not yet final can still need ("state"); with PATTR, the open windows as computed
+    ("windows"); for sessions and frames under GENEROUS slack, each key's closing point ("closings")."""
+    keyed = STREAMING["keyed"]
+    if STREAMING["opened"] and after is not None:
+        retained = from_open_windows(kept, computed if keyed else windows(kept), after, keyed)
+    elif cached is not None:  # a key no tuple touched keeps its rows as they were until one does
+        retained = retain(same_keys(kept, touched, keyed, "left_semi"), after)
+        retained = retained.unionByName(same_keys(kept, touched, keyed, "left_anti"))
+    else:
+        retained = retain(with_points(kept, offsets, positions), after).drop("_before", "_after")
+    cells = STREAMING["keeps"] == "cells"
+    if not cells and held_state:
+        # Rows of sessions and frames: few are kept, but they are picked from the whole trigger's rows, a
+        # join that coalesce(1) would run in one task; gathered after it instead.
+        retained = retained.repartition(1)
+    parts = {"state": (retained, cells)}
+    if keyed:
+        parts["windows"] = (computed if after is None else computed.where(~is_final(after)), True)
+    if STREAMING["closings"] is not None and after is not None:
+        # Each key's closing point: the last final window's among its rows, else the one it had.
+        points = closing(kept, after)
+        if closings is not None:  # read once, when the trigger admitted its rows
+            points = same_keys(closings, points, STREAMING["closings"], "left_anti").unionByName(points)
+        parts["closings"] = (points, True)
+    return parts
+
+
+def save_part(spark, checkpoint, batch, name, frame, one_file):
+    """The work of writing one part of the state, to run `beside` the emit."""
+    return lambda: save_state(spark, checkpoint, frame, name, batch, one_file)
 
 
 def beside(work):

@@ -839,11 +839,10 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         saving = {name: beside(save_part(spark, checkpoint, batch, name, *part)) for name, part in parts.items()}
         try:
             emitted = emit(finish(chosen.drop("_before", "_after")), f"batch-{batch:08d}")
-        except BaseException:
-            for wait in saving.values():  # their jobs end before the trigger fails; the emit's error is the one
-                wait(quiet=True)
-            raise
-        saved = {name: wait() for name, wait in saving.items()}
+        finally:
+            for wait in saving.values():  # every part's job ends before the trigger goes on, or fails with
+                wait(quiet=True)  # the emit's error
+        saved = {name: wait() for name, wait in saving.items()}  # or the first part's error
         if keyed:
             computed.unpersist()
 

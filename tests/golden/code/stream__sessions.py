@@ -1168,7 +1168,6 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     # twice. Rows of other windows (half a million a trigger) cost more to cache than to read again.
     held_state = STREAMING["keeps"] == "cells" or bool(keyed) or closing_keys is not None
     kept = fresh.persist() if held_state and not unchanged else fresh
-    state = None
     if seen is not None:
         # One job builds the cells, caches them and counts the micro-batch (a count of the cells is the
         # cheapest action that runs it); the punctuation it finds says which windows close and which cells

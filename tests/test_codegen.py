@@ -11,18 +11,27 @@ import pytest
 
 import wql
 from tests.conftest import EXAMPLES, ROOT, check_golden
+from wql.compiler.codegen.support import MARKER
 
 EXAMPLE_FILES = sorted([*EXAMPLES.glob("*.wql"), *EXAMPLES.glob("paper/*.wql")])
 
 
-def compiled_code(path: Path, plan: str | None = None) -> str:
+def compiled_code(path: Path, plan: str | None = None, *, whole: bool = False) -> str:
+    """The job `wql compile` prints for a file's query: what the query generates (a golden's part: header,
+    constants, stages), or, `whole`, with the support code copied after the marker."""
     program = wql.load(str(path.relative_to(ROOT)))
     [statement] = program.queries
     try:
         code = wql.compile_statement(program, statement, plan=plan).code
     except wql.WQLNotSupportedError as error:
         return f"# not supported yet: {error.message}\n"
-    return code.replace(str(ROOT), "<root>")
+    code = code.replace(str(ROOT), "<root>")
+    return code if whole else own_part(code)
+
+
+def own_part(code: str) -> str:
+    """A job up to the support code's marker: what a golden holds."""
+    return code.split(MARKER, maxsplit=1)[0].rstrip("\n") + "\n"
 
 
 @pytest.fixture(autouse=True)
@@ -45,7 +54,7 @@ def test_golden_stream_code(name: str) -> None:
     [statement] = program.queries
     code = wql.compile_statement(program, statement, stream=True).stream_code
     compile(code, f"{name}.py", "exec")
-    check_golden(f"code/stream__{name}.py", code.replace(str(ROOT), "<root>"))
+    check_golden(f"code/stream__{name}.py", own_part(code.replace(str(ROOT), "<root>")))
 
 
 @pytest.mark.parametrize("plan", ["bucket", "pane"])
@@ -59,9 +68,49 @@ def test_golden_generated_code_per_tuple_plan(plan: str) -> None:
     check_golden(f"code/q3_{plan}.py", compiled_code(EXAMPLES / "paper" / "q3.wql", plan))
 
 
+def every_job() -> list[tuple[str, str]]:
+    """Every example's batch job, and every streaming example's stream job, whole."""
+    jobs = [(str(p.relative_to(EXAMPLES)), compiled_code(p, whole=True)) for p in EXAMPLE_FILES]
+    for path in sorted((EXAMPLES / "streams").glob("*.wql")):
+        program = wql.load(str(path.relative_to(ROOT)))
+        [statement] = program.queries
+        jobs.append((f"stream {path.name}", wql.compile_statement(program, statement, stream=True).stream_code))
+    return jobs
+
+
+def test_a_jobs_support_code_is_the_kernels_source_and_defines_every_name_it_reads() -> None:
+    """The support code is checked here, once, rather than in every golden: each definition after the
+    marker is its kernel module's source, verbatim, and every global name the whole job reads is defined
+    in it or a builtin (a missing definition would otherwise show only as a NameError when a job runs)."""
+    import builtins
+    import symtable
+
+    from wql.compiler.codegen.stream import GUARDED_RULES
+    from wql.compiler.codegen.support import definitions, global_reads
+    from wql.runtime.execute import load_job
+
+    known = definitions()
+    for name, code in every_job():
+        if "not supported yet" in code:
+            continue
+        tree = ast.parse(code)
+        support = code.split(MARKER)[1]
+        for node in ast.parse(support).body:
+            if isinstance(node, ast.FunctionDef | ast.ClassDef):
+                assert ast.get_source_segment(support, node) == known[node.name].source, (name, node.name)
+        defined = {s.get_name() for s in symtable.symtable(code, name, "exec").get_symbols() if s.is_assigned()}
+        defined |= {s.get_name() for s in symtable.symtable(code, name, "exec").get_symbols() if s.is_imported()}
+        missing = global_reads(symtable.symtable(code, name, "exec")) - defined - set(dir(builtins))
+        if name.startswith("stream"):  # the driver's calls into rules only some queries have, never made here
+            streaming = load_job(code).STREAMING
+            missing = {m for m in missing if m not in GUARDED_RULES or GUARDED_RULES[m](streaming)}
+        assert not missing, f"{name} reads {sorted(missing)} and does not define them"
+        assert tree.body, name
+
+
 @pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: str(p.relative_to(EXAMPLES)))
 def test_generated_code_is_valid_standalone_python(path: Path) -> None:
-    code = compiled_code(path)
+    code = compiled_code(path, whole=True)
     tree = ast.parse(code)
     imports = [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
     modules = {a.name.split(".")[0] for n in imports if isinstance(n, ast.Import) for a in n.names}
@@ -79,7 +128,7 @@ def test_compile_command_writes_the_same_program(tmp_path: Path) -> None:
 
     target = tmp_path / "job.py"
     assert main(["compile", "examples/paper/q1.wql", "-o", str(target)]) == 0
-    assert target.read_text().replace(str(ROOT), "<root>") == compiled_code(EXAMPLES / "paper" / "q1.wql")
+    assert target.read_text().replace(str(ROOT), "<root>") == compiled_code(EXAMPLES / "paper" / "q1.wql", whole=True)
 
 
 # ------------------------------------------------------------------ hostile names and literals

@@ -51,7 +51,6 @@ class Context:
     stages: list[Stage] = field(default_factory=list)
     rules: Code = field(default_factory=Code)  # a streaming job's window rules: is_final, retain, missed
     constants: list[tuple[str, str, str]] = field(default_factory=list)  # (name, literal, comment)
-    helpers: set[str] = field(default_factory=set)  # support functions the job must include
     key_columns: dict[str, str] = field(default_factory=dict)  # key name -> column holding it before the epilogue
     extra_keys: list[str] = field(default_factory=list)  # columns windows carry like keys (ALIGN FIRST: _anchor)
     streaming: bool = False  # the stages of a streaming job: a family may carry what its stream rules read
@@ -165,7 +164,6 @@ def numbering(ctx: Context, *, rows: bool, positions: bool) -> None:
     code = ctx.stage("number", ctx.param, doc + ".", extra=extra)
     code(f"rows = {ctx.param}")
     if numbered:
-        ctx.helpers.add("number_rows")
         code.comment("Arrival position first_row, first_row + 1, …: on a stream, triggers continue each other's count.")
         code("rows = number_rows(rows, first_row)")
     if positions:
@@ -178,7 +176,6 @@ def numbering(ctx: Context, *, rows: bool, positions: bool) -> None:
         code(f"rows = rows.withColumn({py(POSITION)}, F.row_number().over(by_partition) - 1)")
         code("if offsets is not None:  # a stream: earlier triggers' rows come first")
         code(f"    rows = continue_positions(rows, offsets, {py(list(window.partition_by))})")
-        ctx.helpers.update({"Window", "continue_positions"})
     if window.align_first:
         first_arrival(ctx)
     code("return rows")

@@ -49,23 +49,6 @@ from wql.grammar.expressions import parse_sql_expression, render_sql
 
 LABEL = "_w"  # the number of a tuple's window within its key (starts and scan plans)
 WID = 'F.col("wid")'
-# The numpy kernels' parts, which a job copies in beside them: the walk of a chunk of a key's tuples.
-NUMBERING = (
-    "walk_chunk",
-    "window_keys",
-    "running_arguments",
-    "split_long_sessions",
-    "walk_runs",
-    "running_values",
-    "running_test",
-    "key_ids",
-    "state_identity",
-    "by_keys",
-)
-# The passes over a Spark partition that Spark sorted in window order, batch by batch (fold, scan).
-SORTED = ("in_window_order", "walk_sorted", "window_closes")
-# A stream's state, cut chunk by chunk from each partition in window order (retain, closing).
-STATE = ("walk_settled", *SORTED)
 
 
 def generate(ctx: Context) -> None:
@@ -142,7 +125,6 @@ def prepare(ctx: Context) -> None:
     )
     code(f"rows = {ctx.param}")
     if _ties(ctx) and not query.stream.row_num and not ctx.streaming:
-        ctx.helpers.update({"arrival_order", "number_rows"})
         code.comment(f"row_num orders tuples of equal {window.attr.name}: frames take them in arrival order.")
         code("rows = arrival_order(rows)")
     if frame.kafka and query.where is not None:
@@ -208,7 +190,6 @@ def rule(ctx: Context) -> str:
 def starts(ctx: Context) -> None:
     """Window numbers from neighbouring tuples: lag marks starts, a running count numbers them."""
     code, window = ctx.code, ctx.window
-    ctx.helpers.add("Window")
     partitions = _partitions(ctx)
     by = f"Window.partitionBy({', '.join(col(p) for p in partitions)})" if partitions else "Window"
     order = py(ATTR) if not _ties(ctx) else f'{py(ATTR)}, "_pos"'
@@ -236,7 +217,6 @@ def starts(ctx: Context) -> None:
 def scan(ctx: Context) -> None:
     """Window numbers from one numpy pass per key (the chain rules: delta, aggregate, MAX)."""
     code = ctx.code
-    ctx.helpers.update({*NUMBERING, *SORTED, "frame_labels", "types"})
     partitions = _partitions(ctx)
     code.comment("Each key's tuples in one Spark partition, sorted by Spark (its sort spills) in window order and")
     code.comment("numbered by a numpy pass over the batches, the window in flight carried from batch to batch.")
@@ -327,9 +307,6 @@ def fold(ctx: Context) -> None:
     code, frame = ctx.code, _frame(ctx)
     decomposition = ctx.plan.decomposition
     assert decomposition is not None
-    ctx.helpers.update(
-        {*NUMBERING, *SORTED, "frame_states", "merge_states", "frame_windows", "jvm_kernel", "jvm_states", "types"}
-    )
     partitions = _partitions(ctx)
     states = [(g.operation, list(g.columns)) for g in decomposition.groups]
     counted = {
@@ -409,7 +386,6 @@ def stream_rules(ctx: Context) -> None:
     convert = _converter(ctx)
     partitions = _partitions(ctx)
     generous = _generous(ctx)
-    ctx.helpers.update({*NUMBERING, *STATE, "frame_pending", *(("frame_closings", "types") if generous else ())})
     code("def is_final(punctuation):")
     code.indent()
     if window.kind is WindowKind.SESSION:

@@ -64,14 +64,12 @@ def _float(ctx: Context) -> bool:
 
 def _first(ctx: Context, value: str = T) -> str:
     if _float(ctx):
-        ctx.helpers.add("float_edges")
         return f"first_window({value})"
     return f"F.floor(({value} - ORIGIN) / SLIDE)"
 
 
 def _last(ctx: Context, value: str = T) -> str:
     if _float(ctx):
-        ctx.helpers.add("float_edges")
         return f"last_window({value})"
     return f"F.floor(({value} - ORIGIN + RANGE) / SLIDE) - 1"
 
@@ -146,13 +144,11 @@ def _cell(ctx: Context, grid: Grid) -> str:
         code.comment("(SLICE_SPLIT into each slide); window w is the slices between its start and end.")
         slide_no = f"F.floor(({T} - ORIGIN) / SLIDE)"
         if _float(ctx):
-            ctx.helpers.add("float_edges")
             slide_no = f"cell_of({T}, SLIDE)"
         code(f"slide_no = {slide_no}")
         return f"(2 * slide_no + F.when({T} - ORIGIN - slide_no * SLIDE >= SLICE_SPLIT, 1).otherwise(0))"
     width = "SLIDE" if grid.kind in {"landmark", "cumulate"} else ctx.constant("PANE", grid.width, "gcd(RANGE, SLIDE)")
     if _float(ctx):
-        ctx.helpers.add("float_edges")
         return f"cell_of({T}, {width})"
     return f"F.floor(({T} - ORIGIN) / {width})"
 
@@ -213,7 +209,6 @@ def combine(ctx: Context) -> None:
     plan = ctx.plan
     grid, decomposition = plan.grid, plan.decomposition
     assert grid is not None and decomposition is not None
-    ctx.helpers.update({"combine_cells", "sliding_combine", "jvm_kernel", "jvm_states"})
     keys = ctx.keys()
     code = ctx.stage("windows", "cells", "One row per window and key: each key's ordered cells combined into windows.")
     if grid.kind == "landmark":
@@ -414,7 +409,6 @@ def _merge_stage(ctx: Context) -> None:
     grouped = ", ".join([*(col(k) for k in keys), 'F.col("_cell")', *mark])
     code.call("merged", f"cells.groupBy({grouped}).agg", items)
     if moments:
-        ctx.helpers.add("merged_moments")
         code.comment("Moments merged pairwise with Chan's formula (merged_moments), then unpacked.")
         for n, mean, m2 in moments:
             packed = py("_m" + n)

@@ -157,7 +157,6 @@ def _float(ctx: Context) -> bool:
 def _first(ctx: Context, value: str = T) -> str:
     """The first window holding a value: ⌊(v − ORIGIN) / SLIDE⌋."""
     if _float(ctx):
-        ctx.helpers.add("float_edges")
         return f"first_window({value})"
     return f"F.floor(({value} - ORIGIN) / SLIDE)"
 
@@ -165,7 +164,6 @@ def _first(ctx: Context, value: str = T) -> str:
 def _last_holding(ctx: Context, value: str) -> str:
     """The last window holding a value (a point event's last): ⌊(v − ORIGIN + RANGE) / SLIDE⌋ − 1."""
     if _float(ctx):
-        ctx.helpers.add("float_edges")
         return f"last_window({value})"
     return f"(F.floor(({value} - ORIGIN + RANGE) / SLIDE) - 1)"
 
@@ -173,7 +171,6 @@ def _last_holding(ctx: Context, value: str) -> str:
 def _last_before(ctx: Context, value: str) -> str:
     """The last window starting before an end: ⌈(e − ORIGIN + RANGE) / SLIDE⌉ − 2."""
     if _float(ctx):
-        ctx.helpers.update({"float_edges", "interval_edges"})
         return f"last_window_before({value})"
     return f"(F.ceil(({value} - ORIGIN + RANGE) / SLIDE) - 2)"
 
@@ -316,7 +313,6 @@ def _cells_of_event(ctx: Context) -> tuple[str, str]:
 
 def _cell_of(ctx: Context, value: str, width: str) -> str:
     if _float(ctx):
-        ctx.helpers.add("float_edges")
         return f"cell_of({value}, {width})"
     return f"F.floor(({value} - ORIGIN) / {width})"
 
@@ -324,7 +320,6 @@ def _cell_of(ctx: Context, value: str, width: str) -> str:
 def _cell_before(ctx: Context, value: str, width: str) -> str:
     """The cell holding the last instant before an end (the cell of e − ε)."""
     if _float(ctx):
-        ctx.helpers.update({"float_edges", "interval_edges"})
         return f"cell_before({value}, {width})"
     return f"(F.ceil(({value} - ORIGIN) / {width}) - 1)"
 
@@ -380,7 +375,6 @@ def _se_slices(ctx: Context) -> None:
         items.append(f'F.when({where}{E}.isNull(), F.lit(1)).cast("bigint").alias({py(opened)})')
         states += [("sum", [held]), ("sum", [opened])]
     code.call("events", "rows.crossJoin(F.broadcast(horizon)).select", items)
-    ctx.helpers.update({"slice_events", "event_slices", "jvm_kernel", "jvm_states"})
     code.comment("In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars), else numpy via Arrow")
     code.comment("over Spark's sort of each partition, batch by batch, carrying the slices still in flight.")
     keywords: dict[str, object] = {
@@ -638,7 +632,6 @@ def _difference(ctx: Context) -> None:
         *items,
     ]
     code.call("events", f"{_events(ctx)}.crossJoin(F.broadcast(horizon)).select", shifted)
-    ctx.helpers.update({"difference_windows", "event_differences", "jvm_kernel", "jvm_states"})
     code.comment("In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars): each partition's deltas")
     code.comment("added into per-key arrays over the window-ids before the shuffle, merged and combined after it;")
     code.comment("else numpy via Arrow over Spark's sort of each partition, batch by batch, carrying the window-ids")
@@ -722,7 +715,6 @@ def _difference_grouped(ctx: Context) -> None:
         states += [("sum", [held]), ("sum", [opened])]
     code.call("cells", "cells.crossJoin(F.broadcast(bounds)).select", shifted)
     if window.snap:
-        ctx.helpers.add("Window")
         order = f"Window.partitionBy({ctx.key_list()})" if keys else "Window"
         code.comment("SNAP: only the cells where the key's events change matter (the others add nothing); each")
         code.comment("carries itself (_moved) and the next change (_until), which a running max hands to the windows.")
@@ -746,7 +738,6 @@ def _difference_grouped(ctx: Context) -> None:
 def _combine(ctx: Context, states: list[tuple[str, list[str]]], last: str = "_last") -> None:
     """A running combine of each key's ordered cells (the landmark mode of WQL's cell kernel)."""
     code, keys = ctx.code, ctx.keys()
-    ctx.helpers.update({"combine_cells", "sliding_combine", "jvm_kernel", "jvm_states"})
     if keys:
         code(f"cells = cells.repartition({ctx.key_list()})")
     else:
@@ -969,7 +960,6 @@ def _missed_windows(ctx: Context, closed: str, generous: bool) -> str:
 def _snap_runs(ctx: Context) -> None:
     """SNAP: keep the windows where the key's events changed, each standing for the run to the next change."""
     code, keys = ctx.code, ctx.keys()
-    ctx.helpers.add("Window")
     first, last = _windows_of_event(ctx)
     code.comment("SNAP: a window whose events are those of the window before it is not reported again. A key's")
     code.comment("events change only at an event's first window and one past its last; each window at such a")
@@ -1027,7 +1017,6 @@ def _endpoints(ctx: Context) -> None:
     """points: each partition's distinct endpoints, numbered (_idx), with the next one (_pnext) and the count."""
     code = ctx.code
     parts = _partition_keys(ctx)
-    ctx.helpers.add("Window")
     lead = [col(p) for p in parts]
     code.comment("Snapshot windows: each partition's distinct endpoints (starts and ends of well-formed events,")
     code.comment("WHERE or not), numbered; snapshot i is [p_i, p_i+1), and the last has no end.")
@@ -1127,7 +1116,6 @@ def _snapshot_difference(ctx: Context) -> None:
     after_items = [_renamed(item, renamed) for item in after_items]
     grouped = ", ".join([*(col(k) for k in keys), 'F.col("_d._v").alias("_v")'])
     code.call("cells", f"deltas.groupBy({grouped}).agg", [*now_items, *after_items])
-    ctx.helpers.add("Window")
     part = f"Window.partitionBy({ctx.key_list()})"
     code.comment("Endpoints numbered per partition: cell 2i holds endpoint i's deltas, cell 2i + 1 the point events'")
     code.comment("removals, which take effect from the next snapshot on.")

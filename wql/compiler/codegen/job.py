@@ -10,158 +10,20 @@ streaming driver (`wql.compiler.codegen.stream`).
 
 from __future__ import annotations
 
-import ast
-from functools import cache
-from importlib import resources
+import symtable
 
 from wql.compiler.analysis import Query
 from wql.compiler.classify import describe_kind
 from wql.compiler.codegen.common import Context, check_internal_names
 from wql.compiler.codegen.emit import Code, comment, identifier, py
 from wql.compiler.codegen.families import FAMILIES
-from wql.compiler.codegen.stream import (
-    STREAM_SUPPORT,
-    check_streamable,
-    stream_extras,
-    stream_header,
-    streaming_constants,
-)
+from wql.compiler.codegen.stream import check_streamable, stream_extras, stream_header, streaming_constants
+from wql.compiler.codegen.support import IMPORTED, global_reads, section
 from wql.compiler.explain import PlanChoice
 from wql.compiler.plans import Plan
 from wql.compiler.schema import ROW_NUM, Stream
 
 VERSION = "0.1.0"
-
-# Support functions a support function calls, brought in with it (and with them, what they call).
-_NEEDS = {
-    "jvm_kernel": ("kernel_extension",),
-    "slice_events": ("events_in_order", "cut_events"),
-    "cut_events": ("spark_column",),
-    "difference_windows": ("events_in_order",),
-    "events_in_order": ("by_keys", "spark_column"),
-    "by_keys": ("spark_column",),
-    "in_window_order": ("by_keys", "spark_column"),
-    "combine_cells": ("spark_column",),
-    "windows_by_tuple": ("spark_column",),
-    "event_slices": ("batch_chunks", "key_changes", "held_row"),
-    "event_differences": ("batch_chunks", "key_changes"),
-    "sliding_combine": ("batch_chunks", "held_row"),
-    "tuple_windows": ("batch_chunks",),
-    "key_changes": ("window_keys", "key_ids"),
-}
-
-# Support functions, in the order a reader meets them.
-_SUPPORT_ORDER = (
-    "combine_cells",
-    "sliding_combine",
-    "windows_by_tuple",
-    "tuple_windows",
-    "slice_events",
-    "cut_events",
-    "event_slices",
-    "difference_windows",
-    "event_differences",
-    "events_in_order",
-    "key_changes",
-    "held_row",
-    "frame_windows",
-    "frame_states",
-    "merge_states",
-    "frame_labels",
-    "window_closes",
-    "in_window_order",
-    "walk_sorted",
-    "frame_pending",
-    "frame_closings",
-    "walk_settled",
-    "walk_chunk",
-    "window_keys",
-    "running_arguments",
-    "split_long_sessions",
-    "walk_runs",
-    "running_values",
-    "running_test",
-    "jvm_kernel",
-    "kernel_extension",
-    "jvm_states",
-    "key_ids",
-    "batch_chunks",
-    "state_identity",
-    "by_keys",
-    "spark_column",
-    "arrival_order",
-    "number_rows",
-    "continue_positions",
-    "array_percentile",
-    "read_stream",
-    "inspect_stream",
-    "load_inputs",
-    "write_result",
-    "main",
-)
-
-_FLOAT_EDGES = '''
-def first_window(t):
-    """The first window holding t: the least w with t < ORIGIN + (w + 1) * SLIDE, exact on doubles."""
-    w = F.floor((t - ORIGIN) / SLIDE)
-    return F.when(t < ORIGIN + w * SLIDE, w - 1).when(t >= ORIGIN + (w + 1) * SLIDE, w + 1).otherwise(w)
-
-
-def last_window(t):
-    """The last window holding t: the greatest w with ORIGIN + (w + 1) * SLIDE - RANGE <= t."""
-    w = F.floor((t - ORIGIN + RANGE) / SLIDE) - 1
-    too_late = ORIGIN + (w + 1) * SLIDE - RANGE > t
-    one_more = ORIGIN + (w + 2) * SLIDE - RANGE <= t
-    return F.when(too_late, w - 1).when(one_more, w + 1).otherwise(w)
-
-
-def cell_of(t, width):
-    """The cell of t on the grid ORIGIN + k * width, exact on doubles for whole-number widths."""
-    c = F.floor((t - ORIGIN) / width)
-    return F.when(t < ORIGIN + c * width, c - 1).when(t >= ORIGIN + (c + 1) * width, c + 1).otherwise(c)
-'''
-
-# Interval events' ends on DOUBLE attributes: an event [t, e) reaches the windows and cells that start before e.
-_INTERVAL_EDGES = '''
-def last_window_before(e):
-    """The last window starting before e: the greatest w with ORIGIN + (w + 1) * SLIDE - RANGE < e."""
-    w = F.ceil((e - ORIGIN + RANGE) / SLIDE) - 2
-    too_late = ORIGIN + (w + 1) * SLIDE - RANGE >= e
-    one_more = ORIGIN + (w + 2) * SLIDE - RANGE < e
-    return F.when(too_late, w - 1).when(one_more, w + 1).otherwise(w)
-
-
-def cell_before(e, width):
-    """The cell holding the last instant before e: the cell of e, or the one before when e is its edge."""
-    c = cell_of(e, width)
-    return F.when(ORIGIN + c * width == e, c - 1).otherwise(c)
-'''
-
-
-@cache
-def _support_sources() -> dict[str, str]:
-    """Top-level definitions of the kernel modules, by name; each module's constants as "_constants:MODULE"."""
-    sources: dict[str, str] = {}
-    for module in (
-        "job_support.py",
-        "sliding_combine.py",
-        "tuple_windows.py",
-        "frame_windows.py",
-        "interval_windows.py",
-        "streaming.py",
-    ):
-        text = resources.files("wql.compiler.kernels").joinpath(module).read_text(encoding="utf-8")
-        tree = ast.parse(text)
-        for node in tree.body:
-            segment = ast.get_source_segment(text, node)
-            if segment is None:
-                continue
-            if isinstance(node, ast.FunctionDef):
-                sources[node.name] = segment
-            elif isinstance(node, ast.Assign):
-                key = f"_constants:{module}"
-                sources[key] = sources.get(key, "") + segment + "\n"
-    return sources
 
 
 def stream_declaration(query: Query, parameter: str, *, stream: bool = False) -> dict[str, object]:
@@ -215,14 +77,7 @@ def generate_job(
     what = "Spark Structured Streaming job" if stream else "standalone PySpark job"
     code(f'"""A WQL window query as a {what} (see the comments above)."""')
     code.blank()
-    code("import sys")
-    code.blank()
-    code("from pyspark.sql import DataFrame, SparkSession  # noqa: F401 (SparkSession: used by main)")
-    if "Window" in ctx.helpers or "number_rows" in ctx.helpers:
-        code("from pyspark.sql import Window")
-    code("from pyspark.sql import functions as F")
-    if "types" in ctx.helpers:
-        code("from pyspark.sql.types import LongType, StructField, StructType")
+    imports = len(code.lines)  # the imports go here, once the code says what it reads
     code.blank()
     code(f"APP_NAME = {py('wql: ' + (source_path or 'query') + f' #{statement}')}")
     code.blank()
@@ -253,34 +108,15 @@ def generate_job(
     if stream:
         code(*ctx.rules.lines)
         code.blank(2)
-    support = _support_sources()
-    if "float_edges" in ctx.helpers:
-        code(*_FLOAT_EDGES.strip("\n").splitlines())
-        code.blank(2)
-    if "interval_edges" in ctx.helpers:
-        code(*_INTERVAL_EDGES.strip("\n").splitlines())
-        code.blank(2)
-    wanted = set(ctx.helpers) | {"read_stream", "inspect_stream", "load_inputs", "write_result", "main"}
-    if stream:
-        wanted = (wanted - {"read_stream", "inspect_stream", "load_inputs", "write_result", "main"}) | set(
-            STREAM_SUPPORT
-        )
-    calling = list(wanted)
-    while calling:
-        for need in _NEEDS.get(calling.pop(), ()):
-            if need not in wanted:
-                wanted.add(need)
-                calling.append(need)
-    code(*support["_constants:job_support.py"].rstrip().splitlines())
-    if stream:
-        code(*support["_constants:streaming.py"].rstrip().splitlines())
+    entry = ['if __name__ == "__main__":', f"    sys.exit({'stream_main' if stream else 'main'}())"]
+    reads = global_reads(symtable.symtable("\n".join([*code.lines, *entry]), "job", "exec"))
+    standard = [line for name, line in IMPORTED.items() if name in reads and line.startswith("import")]
+    others = [line for name, line in IMPORTED.items() if name in reads and not line.startswith("import")]
+    code.lines[imports:imports] = [*standard, *([""] if standard and others else []), *others, ""]
+    # The query's own code ends here; the support code follows, after a marker (goldens stop at it).
+    code(*section("\n".join([*code.lines, *entry])))
     code.blank(2)
-    for name in dict.fromkeys((*_SUPPORT_ORDER, *STREAM_SUPPORT)):  # each once, in order
-        if name in wanted and name in support:
-            code(*support[name].splitlines())
-            code.blank(2)
-    code('if __name__ == "__main__":')
-    code(f"    sys.exit({'stream_main' if stream else 'main'}())")
+    code(*entry)
     return code.render()
 
 

@@ -9,6 +9,9 @@ and the driver copied from `wql.compiler.kernels.streaming`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from wql.compiler.analysis import Query
 from wql.compiler.codegen.common import Context, anchors_rule, window_attribute_rule
 from wql.compiler.codegen.families import FAMILIES
@@ -16,42 +19,17 @@ from wql.compiler.disorder import check_streamable, cut_from_windows, disorder, 
 from wql.compiler.plans import Plan
 from wql.compiler.schema import Domain
 
-# The streaming driver's functions, in the order a reader meets them.
-STREAM_SUPPORT = (
-    "merged_moments",
-    "number_rows",
-    "continue_positions",
-    "run_trigger",
-    "state_parts",
-    "save_part",
-    "beside",
-    "counted_with_cells",
-    "holds_micro_batch",
-    "with_points",
-    "same_keys",
-    "from_open_windows",
-    "drain_stream",
-    "start_stream",
-    "await_stream",
-    "stream_main",
-    "open_stream",
-    "file_sink",
-    "console_sink",
-    "publish",
-    "state_root",
-    "newest_meta",
-    "save_meta",
-    "load_state",
-    "save_state",
-    "is_local",
-    "local_path",
-    "hadoop_fs",
-    "put_text",
-    "get_text",
-    "list_names",
-    "remove",
-    "_larger",
-)
+# The driver's calls into a job's own stages and rules that only some queries define, each with when the
+# driver makes it (a test checks every other name the driver reads is defined in every streaming job).
+GUARDED_RULES: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "number": lambda streaming: bool(streaming["numbered"] or streaming["anchored"]),
+    "anchors_seen": lambda streaming: bool(streaming["anchored"]),
+    "closed": lambda streaming: streaming["closings"] is not None,
+    "closing": lambda streaming: streaming["closings"] is not None,
+    "lift": lambda streaming: streaming["keeps"] == "cells" and not streaming["shares"],
+    "shares": lambda streaming: streaming["keeps"] == "cells" and bool(streaming["shares"]),
+    "merge": lambda streaming: streaming["keeps"] == "cells",
+}
 
 
 def stream_extras(ctx: Context) -> None:
@@ -131,4 +109,4 @@ def stream_header(query: Query, plan: Plan) -> list[tuple[str, str]]:
     ]
 
 
-__all__ = ["STREAM_SUPPORT", "check_streamable", "stream_extras", "stream_header", "streaming_constants"]
+__all__ = ["GUARDED_RULES", "check_streamable", "stream_extras", "stream_header", "streaming_constants"]

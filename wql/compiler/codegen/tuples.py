@@ -99,18 +99,6 @@ def bins(ctx: Context, mode: str) -> None:
     code = ctx.code
     decomposition = ctx.plan.decomposition
     assert decomposition is not None
-    ctx.helpers.update(
-        {
-            "windows_by_tuple",
-            "tuple_windows",
-            "jvm_kernel",
-            "jvm_states",
-            "key_ids",
-            "state_identity",
-            "by_keys",
-            "types",
-        }
-    )
     partitions, groups = _partitions(ctx), _groups(ctx)
     states = [(g.operation, list(g.columns)) for g in decomposition.groups]
     state_names = [name for _, names in states for name in names]
@@ -172,7 +160,6 @@ def prefix(ctx: Context, mode: str) -> None:
     code, query = ctx.code, ctx.query
     decomposition = ctx.plan.decomposition
     assert decomposition is not None and mode in ("every", "rank")
-    ctx.helpers.add("Window")
     partitions = _partitions(ctx)
     by = f"Window.partitionBy({', '.join(col(p) for p in partitions)})" if partitions else "Window"
     code.comment(f"A tuple whose {ctx.window.attr.name} is NULL names no window and belongs to none.")
@@ -322,7 +309,6 @@ def frame_column(call_sql: str) -> str:
 
 def over(ctx: Context, mode: str) -> None:
     code, query = ctx.code, ctx.query
-    ctx.helpers.add("Window")
     partitions, groups = _partitions(ctx), _groups(ctx)
     parts = ", ".join(col(p) for p in partitions)
     by = f"Window.partitionBy({parts})" if partitions else "Window"
@@ -373,8 +359,6 @@ def over(ctx: Context, mode: str) -> None:
         'F.count("_d").over(frame).alias("_rows")',
     ]
     items += [f"{frame_column(call.sql)}.alias({py(call.name)})" for call in query.aggregates]
-    if any(call.function in {"median", "percentile"} for call in query.aggregates):
-        ctx.helpers.add("array_percentile")
     code("windows = stream.select(")
     code.indent()
     for item in items:
@@ -434,7 +418,6 @@ def stream_rules(ctx: Context) -> None:
         code("    return rows")
         code(f"return rows.where({t} > F.lit(punctuation) - RANGE)")
     else:
-        ctx.helpers.add("Window")
         order = "_t" if mode == "rank" else "_pos"
         what = "value order" if mode == "rank" else "arrival order"
         code('"""The tuples windows not yet final can still hold (above punctuation − RANGE), and as many of the')

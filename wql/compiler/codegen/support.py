@@ -1,0 +1,139 @@
+"""The support code a generated job carries, found from the names the job's own code reads.
+
+A job runs with plain PySpark and no WQL install, so the kernels and drivers it
+calls (wql.compiler.kernels) are copied into it, verbatim. Which ones is read
+off the code, not kept in lists: Python's symbol tables give the global names
+each function reads, so a job carries exactly the definitions its own code
+reaches, and a support function that starts calling another brings it along
+without anyone updating a table. A name defined in two kernel modules is an
+error here, not a silent choice.
+"""
+
+from __future__ import annotations
+
+import ast
+import symtable
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+# The kernel modules, in the order their definitions appear in a job: the family kernels, the streaming
+# driver, then what every job needs (reading, writing, main).
+MODULES = (
+    "edges.py",
+    "sliding_combine.py",
+    "tuple_windows.py",
+    "frame_windows.py",
+    "interval_windows.py",
+    "streaming.py",
+    "job_support.py",
+)
+
+# Names a job imports at its top rather than defines: support code that reads them imports them again
+# after the marker (see `imports`), so that what a query's own code imports does not follow the kernels.
+IMPORTED = {
+    "sys": "import sys",
+    "DataFrame": "from pyspark.sql import DataFrame",
+    "SparkSession": "from pyspark.sql import SparkSession",
+    "Window": "from pyspark.sql import Window",
+    "F": "from pyspark.sql import functions as F",
+    "LongType": "from pyspark.sql.types import LongType",
+    "StructField": "from pyspark.sql.types import StructField",
+    "StructType": "from pyspark.sql.types import StructType",
+}
+
+MARKER = "# " + "-" * 30 + " WQL's support code, copied from wql.compiler.kernels " + "-" * 30
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One top-level definition of a kernel module: a function, a class or a constant."""
+
+    name: str
+    module: str
+    position: int  # its order among all modules' definitions
+    source: str
+    reads: frozenset[str]  # the global names it reads
+    constant: bool = False  # an assignment, not a function or class
+
+
+def global_reads(table: symtable.SymbolTable) -> set[str]:
+    """The names a scope and the scopes inside it read from the module's globals."""
+    module = str(table.get_type()).lower().endswith("module")
+    names = {s.get_name() for s in table.get_symbols() if s.is_referenced() and (module or s.is_global())}
+    for child in table.get_children():
+        names |= global_reads(child)
+    return names
+
+
+@cache
+def definitions() -> dict[str, Definition]:
+    """Every kernel module's top-level definitions, by name."""
+    found: dict[str, Definition] = {}
+    position = 0
+    for module in MODULES:
+        text = resources.files("wql.compiler.kernels").joinpath(module).read_text(encoding="utf-8")
+        tree = ast.parse(text)
+        scopes = {child.get_name(): child for child in symtable.symtable(text, module, "exec").get_children()}
+        for node in tree.body:
+            segment = ast.get_source_segment(text, node)
+            if segment is None:
+                continue
+            if isinstance(node, ast.FunctionDef | ast.ClassDef):
+                names, reads = [node.name], global_reads(scopes[node.name])
+                reads |= {n.id for d in node.decorator_list for n in ast.walk(d) if isinstance(n, ast.Name)}
+            elif isinstance(node, ast.Assign):
+                names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+                reads = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+            else:
+                continue
+            constant = isinstance(node, ast.Assign)
+            for name in names:
+                if name in found:
+                    raise ValueError(f"{name} is defined in both {found[name].module} and {module}")
+                found[name] = Definition(name, module, position, segment, frozenset(reads - {name}), constant)
+                position += 1
+    return found
+
+
+def needed(code: str) -> list[Definition]:
+    """The definitions a job whose own code is `code` needs, and what they need in turn, in job order."""
+    known = definitions()
+    table = symtable.symtable(code, "job", "exec")
+    own = {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported() or s.is_namespace()}
+    wanted: set[str] = set()
+    pending = [name for name in global_reads(table) if name in known and name not in own]
+    while pending:
+        name = pending.pop()
+        if name in wanted:
+            continue
+        wanted.add(name)
+        pending.extend(n for n in known[name].reads if n in known and n not in own and n not in wanted)
+    return sorted((known[name] for name in wanted), key=lambda d: d.position)
+
+
+def imports(chosen: list[Definition], present: set[str]) -> list[str]:
+    """The import lines the support code needs and the job's own imports (`present`) lack."""
+    reads = set().union(*(d.reads for d in chosen)) if chosen else set()
+    return [IMPORTED[name] for name in IMPORTED if name in reads and name not in present]
+
+
+def section(code: str) -> list[str]:
+    """The support section a job with this code of its own ends with: the marker, imports, definitions."""
+    chosen = needed(code)
+    if not chosen:
+        return []
+    present = {s.get_name() for s in symtable.symtable(code, "job", "exec").get_symbols() if s.is_imported()}
+    lines = [MARKER, "# The kernels and drivers this query calls, so that the job runs without WQL installed."]
+    needs = imports(chosen, present)
+    lines += ["", *needs] if needs else []
+    previous: Definition | None = None
+    for definition in chosen:
+        if not (previous is not None and previous.constant and definition.constant):
+            lines += ["", ""]
+        lines += definition.source.splitlines()
+        previous = definition
+    return lines
+
+
+__all__ = ["MARKER", "Definition", "definitions", "imports", "needed", "section"]

@@ -8,10 +8,41 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, Phase, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 GOLDEN = Path(__file__).resolve().parent / "golden"
+
+# The test profile: "dev" for `make test` (few examples, each packing many random streams into one Spark run;
+# the streaming harness without AQE), "deep" for `make test-deep` (more examples, every seed, AQE on, every
+# process-spawning test). A test's own explicit settings override the profile's.
+PROFILE = os.environ.get("WQL_TEST_PROFILE", "dev")
+DEEP = PROFILE == "deep"
+_QUIET = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large]
+settings.register_profile("dev", max_examples=2, deadline=None, suppress_health_check=_QUIET)
+settings.register_profile("deep", max_examples=8, deadline=None, suppress_health_check=_QUIET)
+settings.load_profile(PROFILE)
+# Each example of a Spark test is one Spark run over several random streams; fewer examples pack more.
+PACKED = 1 if DEEP else 2
+# Spark runs are the cost of an example: no shrinking (each step would be one).
+SPARK = settings(phases=[Phase.explicit, Phase.reuse, Phase.generate])
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked `deep` (process-spawning ones whose ground another test covers in `make test`) are
+    collected everywhere and run only in the deep profile."""
+    if DEEP:
+        return
+    for item in items:
+        if item.get_closest_marker("deep") is not None:
+            item.add_marker(pytest.mark.skip(reason="runs in make test-deep (WQL_TEST_PROFILE=deep)"))
+
+
+def seeds(every: int, dev: int = 2) -> range:
+    """The seeds of an exhaustive loop: `dev` of them in `make test`, all `every` in `make test-deep`."""
+    return range(every if DEEP else min(dev, every))
+
 
 # Python workers must run this interpreter (with numpy/pyarrow), and times are UTC everywhere.
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

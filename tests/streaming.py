@@ -26,8 +26,10 @@ When nothing is late, the drained stream must also equal the plain batch result.
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import math
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
@@ -39,10 +41,13 @@ from hypothesis import strategies as st
 import wql
 from tests.differential import normalized
 from wql.compiler.disorder import disorder
+from wql.compiler.schema import Domain
 from wql.compiler.windows import WindowKind
 from wql.runtime.execute import load_job
 from wql.runtime.reference import (
     Extent,
+    _bounds,
+    _grid_candidates,
     _prepare,
     data_driven_extents,
     data_driven_final,
@@ -53,6 +58,9 @@ from wql.runtime.reference import (
 STREAM = "CREATE STREAM s (case_id INT, k STRING, v DOUBLE, n INT, ts TIMESTAMP, x BIGINT, y BIGINT, d DOUBLE){};\n"
 SCHEMA = "case_id INT, k STRING, v DOUBLE, n INT, ts TIMESTAMP, x BIGINT, y BIGINT, d DOUBLE"
 COLUMNS = [c.split()[0] for c in SCHEMA.split(", ")]
+# A malformed line as Spark's PERMISSIVE csv/json reader leaves it: the fields it could parse, and the line.
+CORRUPT = "_corrupt_record"
+LATE = ("wql_reason", "wql_missed", "wql_punctuation", "wql_trigger", "wql_record")
 
 
 def compile_stream(text: str, plan: str | None = None, punctuation: str | None = None) -> wql.CompiledQuery:
@@ -92,14 +100,42 @@ def triggers(draw: st.DrawFn, rows: list[dict[str, Any]], most: int = 4) -> list
     return [rows[a:b] for a, b in itertools.pairwise(edges)]
 
 
-def frame(spark: Any, rows: Sequence[dict[str, Any]]) -> Any:
+@st.composite
+def with_malformed(draw: st.DrawFn, batches: list[list[dict[str, Any]]], most: int = 2) -> list[list[dict[str, Any]]]:
+    """The batches with up to `most` malformed lines put at random places: each keeps a random part of a
+    real row's fields (Spark parses what it can), which must neither count, move the punctuation nor take
+    an arrival position, and is written to the late-rows output as malformed."""
+    every = [row for batch in batches for row in batch]
+    out = [list(batch) for batch in batches]
+    for number in range(draw(st.integers(0, most))):
+        like = draw(st.sampled_from(every)) if every else dict.fromkeys(COLUMNS)
+        kept = {c: like.get(c) if draw(st.booleans()) else None for c in COLUMNS}
+        target = out[draw(st.integers(0, len(out) - 1))]
+        target.insert(draw(st.integers(0, len(target))), {**kept, CORRUPT: f"not a row {number}"})
+    return out
+
+
+def frame(spark: Any, rows: Sequence[dict[str, Any]], textual: bool = False) -> Any:
+    """A micro-batch; `textual`: with the malformed lines' column, as a csv or json source has it."""
+    if textual:
+        return spark.createDataFrame(
+            [(*(r.get(c) for c in COLUMNS), r.get(CORRUPT)) for r in rows], f"{SCHEMA}, {CORRUPT} STRING"
+        )
     return spark.createDataFrame([tuple(r[c] for c in COLUMNS) for r in rows], SCHEMA)
 
 
-def run(spark: Any, compiled: wql.CompiledQuery, batches: list[list[dict[str, Any]]]) -> tuple[list[dict], list[dict]]:
-    """Feed the batches to the job's own run_trigger, then drain: (emitted rows, trigger reports)."""
+def run(
+    spark: Any,
+    compiled: wql.CompiledQuery,
+    batches: list[list[dict[str, Any]]],
+    late: list[dict[str, Any]] | None = None,
+) -> tuple[list[dict], list[dict]]:
+    """Feed the batches to the job's own run_trigger, then drain: (emitted rows, trigger reports). With a
+    `late` list, late and malformed rows go to a late-rows output, read back into it."""
     module = load_job(compiled.stream_code)
     checkpoint = tempfile.mkdtemp(prefix="wql-test-stream-")
+    kept = tempfile.mkdtemp(prefix="wql-test-late-") if late is not None else None
+    textual = any(CORRUPT in row for batch in batches for row in batch)
     emitted: list[dict[str, Any]] = []
     reports: list[dict[str, Any]] = []
 
@@ -112,20 +148,45 @@ def run(spark: Any, compiled: wql.CompiledQuery, batches: list[list[dict[str, An
 
     try:
         for batch, rows in enumerate(batches):
-            module.run_trigger(spark, frame(spark, rows), batch, checkpoint, emit, report=reports.append)
+            micro = frame(spark, rows, textual)
+            module.run_trigger(spark, micro, batch, checkpoint, emit, kept, "parquet", reports.append)
         module.drain_stream(spark, checkpoint, emit, reports.append)
+        if late is not None:
+            late.extend(read_late(kept))
     finally:
         shutil.rmtree(checkpoint, ignore_errors=True)
+        if kept is not None:
+            shutil.rmtree(kept, ignore_errors=True)
     return emitted, reports
+
+
+def read_late(directory: str | None) -> list[dict[str, Any]]:
+    """The late-rows output's rows (parquet files, one per trigger that had any)."""
+    import glob
+
+    import pyarrow.parquet as pq
+
+    rows = []
+    for path in sorted(glob.glob(f"{directory}/*.parquet")):
+        for row in pq.read_table(path).to_pylist():
+            if isinstance(row.get("ts"), datetime.datetime) and row["ts"].tzinfo is not None:
+                row["ts"] = row["ts"].astimezone(datetime.UTC).replace(tzinfo=None)
+            rows.append(row)
+    return rows
 
 
 # ------------------------------------------------------------------ the model
 
 
 def model(
-    compiled: wql.CompiledQuery, batches: list[list[dict[str, Any]]], is_punctuation: Callable[[dict], bool] | None
+    compiled: wql.CompiledQuery,
+    batches: list[list[dict[str, Any]]],
+    is_punctuation: Callable[[dict], bool] | None,
+    late: list[dict[str, Any]] | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
-    """What the stream must emit, and how many rows are late."""
+    """What the stream must emit, and how many rows are late; with a `late` list, the late-rows output:
+    every late row (whether GENEROUS placed it or not) and every malformed line, with the trigger, the
+    punctuation it started with and, for a late row, the windows it missed (`missed`)."""
     query = compiled.query
     window = query.window
     rules = disorder(query)
@@ -149,14 +210,20 @@ def model(
         points = _closing_points(query, admitted, numbers, before) if closing else {}
         marked = None
         for row in batch:
+            if row.get(CORRUPT) is not None:
+                if late is not None:
+                    late.append(_kept(query, row, "malformed", None, before, number))
+                continue
             if is_punctuation is not None and is_punctuation(row):
                 value = to_base(row[attr.name], attr.domain)
                 marked = value if marked is None or (value is not None and value > marked) else marked
                 continue
             value = arrival if attr.is_row_num else to_base(row[attr.name], attr.domain)
-            late = not attr.is_row_num and value is not None and before is not None and value < before
-            late_rows += late
-            if not late or (generous and (not closing or _after_closing(query, row, arrival, points))):
+            is_late = not attr.is_row_num and value is not None and before is not None and value < before
+            late_rows += is_late
+            if is_late and late is not None:
+                late.append(_kept(query, row, "late", missed(query, value, before), before, number))
+            if not is_late or (generous and (not closing or _after_closing(query, row, arrival, points))):
                 admitted.append(row)
                 numbers.append(arrival)
             else:
@@ -196,6 +263,102 @@ def model(
             {**_plain(r), "_trigger": "drain"} for r in earlier if not _closed(query, r, punctuation, counts, data)
         )
     return expected, late_rows
+
+
+class _Any:
+    """A missed-windows text the model does not spell out (sessions, frames, interval events, ALIGN FIRST):
+    any text that names windows, and no empty range."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, str) or not other:
+            return False
+        numbers = [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", other)]
+        ranged = re.fullmatch(r"windows (-?\d+) to (-?\d+)", other)
+        return not ranged or int(ranged[1]) <= int(ranged[2]) or not numbers
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return "<any missed text>"
+
+
+ANY_MISSED = _Any()
+
+
+def _kept(query: Any, row: dict[str, Any], reason: str, text: Any, before: Any, number: int) -> dict[str, Any]:
+    """A row of the late-rows output: the row's columns, why, what it missed, the punctuation its trigger
+    started with (rows counted per partition have none), the trigger and the malformed line."""
+    window = query.window
+    shown = None if window.attr.is_row_num and window.per_partition_rows else before
+    return {
+        **{c: row.get(c) for c in COLUMNS},
+        "wql_reason": reason,
+        "wql_missed": text,
+        "wql_punctuation": _shown(shown, window.attr.domain),
+        "wql_trigger": number,
+        "wql_record": row.get(CORRUPT),
+    }
+
+
+def _shown(value: Any, domain: Domain) -> str:
+    """A punctuation or window bound as the late-rows output writes it."""
+    if value is None:
+        return "none yet"
+    if domain is Domain.TIMESTAMP:
+        moment = datetime.datetime(1970, 1, 1) + datetime.timedelta(microseconds=value)
+        return str(moment)
+    return str(value)
+
+
+def _sql_text(value: Any, domain: Domain) -> str:
+    """A value in base units cast to a string as Spark casts the attribute's type."""
+    if domain is Domain.TIMESTAMP:
+        moment = datetime.datetime(1970, 1, 1) + datetime.timedelta(microseconds=value)
+        text = moment.strftime("%Y-%m-%d %H:%M:%S")
+        return text + (f".{moment.microsecond:06d}".rstrip("0") if moment.microsecond else "")
+    if domain is Domain.FLOAT:
+        return repr(float(value))
+    return str(value)
+
+
+def missed(query: Any, value: Any, before: Any) -> Any:
+    """The windows a late tuple at `value` belongs to and missed, as the late-rows output names them: every
+    window it belongs to (CONSISTENT), or those already final when its trigger began (GENEROUS); "none"
+    when that is no window (a gap, or GENEROUS placing it in open windows only)."""
+    window = query.window
+    generous = window.slack is not None and window.slack.mode == "generous"
+    domain = window.attr.domain
+    nothing = "none: it joined the open windows it belongs to" if generous else "none: it belongs to no window"
+    if window.kind is WindowKind.LANDMARK and not window.align_first and not window.is_interval:
+        first = next(w for w in itertools.count(0) if value < _bounds(window, w)[1])
+        if not generous:
+            return f"windows {first} and every later one"
+        last = math.floor((before - window.origin) / window.slide) - 1
+        while _bounds(window, last + 1)[1] <= before:
+            last += 1
+        while last >= first and _bounds(window, last)[1] > before:
+            last -= 1
+        return f"windows {first} to {last}" if first <= last else nothing
+    if window.is_grid and not window.align_first and not window.is_interval and not window.snap:
+        found = [
+            w
+            for w in _grid_candidates(window, [value])
+            if _bounds(window, w)[0] <= value < _bounds(window, w)[1]
+            and not (window.kafka_grid and _bounds(window, w)[0] < 0)
+        ]
+        if generous:
+            found = [w for w in found if _bounds(window, w)[1] <= before]
+        return f"windows {min(found)} to {max(found)}" if found else nothing
+    if window.kind in {WindowKind.SLIDE_BY_TUPLE, WindowKind.SLIDE_BY_RANK} and not window.is_interval:
+        high = min(value + window.range, before) if generous else value + window.range
+        return f"windows named in [{_sql_text(value, domain)}, {_sql_text(high, domain)})"
+    if window.kind is WindowKind.KAFKA:
+        tick = 1_000 if domain is Domain.TIMESTAMP else 1
+        high = min(value, before - window.range - tick) if generous else value
+        low = value - window.range
+        return f"windows [x, x + RANGE] with x in [{_sql_text(low, domain)}, {_sql_text(high, domain)}]"
+    return ANY_MISSED
 
 
 def _closing_points(query: Any, rows: list[dict[str, Any]], numbers: list[int], point: Any) -> dict[tuple, Extent]:
@@ -326,6 +489,25 @@ def _minus(rows: list[dict[str, Any]], others: list[dict[str, Any]]) -> list[dic
         else:
             out.append(row)
     return out
+
+
+def same_late_rows(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> bool:
+    """The late-rows output equals the model's, as multisets; a missed text the model leaves open (ANY_MISSED)
+    matches any that names windows without an empty range."""
+    if len(got) != len(want):
+        return False
+    remaining = list(got)
+    for expected in sorted(want, key=lambda r: r["wql_missed"] is ANY_MISSED):
+        plain = normalized([{k: v for k, v in expected.items() if k != "wql_missed"}])[0]
+        for index, row in enumerate(remaining):
+            if normalized([{k: v for k, v in row.items() if k != "wql_missed"}])[0] == plain and (
+                expected["wql_missed"] == row["wql_missed"]
+            ):
+                del remaining[index]
+                break
+        else:
+            return False
+    return True
 
 
 def difference(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> str:

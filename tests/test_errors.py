@@ -22,5 +22,10 @@ def test_a_kernel_message_is_found_under_sparks_job_failure() -> None:
 
 
 def test_other_failures_keep_their_first_meaningful_line() -> None:
-    error = translate(RuntimeError("Traceback (most recent call last):\nboom: the disk is full\n  at x"), "q")
+    """Spark's own errors say "Spark failed"; an error of the job's own Python code says what it is."""
+    from py4j.protocol import Py4JError
+
+    error = translate(Py4JError("Traceback (most recent call last):\nboom: the disk is full\n  at x"), "q")
     assert "Spark failed: boom: the disk is full" in str(error)
+    error = translate(RuntimeError("Traceback (most recent call last):\nboom: the disk is full\n  at x"), "q")
+    assert "q: RuntimeError: boom: the disk is full" in str(error) and "not in the data" in (error.hint or "")

@@ -11,7 +11,17 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from tests.differential import cases, normalized, runs
-from tests.streaming import arrivals, compile_stream, difference, model, run, triggers
+from tests.streaming import (
+    CORRUPT,
+    arrivals,
+    compile_stream,
+    difference,
+    model,
+    run,
+    same_late_rows,
+    triggers,
+    with_malformed,
+)
 from wql.runtime.reference import evaluate_query
 
 pytestmark = pytest.mark.spark
@@ -31,6 +41,18 @@ SETTINGS = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
 )
 SLACKS = st.sampled_from(["", "SLACK 0 SECONDS", "SLACK 3 SECONDS", "SLACK 4 SECONDS GENEROUS", "SLACK 1 SECONDS"])
+# The window attribute's type: TIMESTAMP (ts, with SECONDS), BIGINT (x) or DOUBLE (d), in bare units.
+TYPES = {"TIMESTAMP": ("ts", " SECONDS"), "BIGINT": ("x", ""), "DOUBLE": ("d", "")}
+
+
+def typed(
+    data: st.DataObject, text: str, types: tuple[str, ...] = ("TIMESTAMP", "BIGINT", "DOUBLE")
+) -> tuple[str, str]:
+    """`text` (written over ts in SECONDS) over a window attribute of a drawn type: (text, attribute)."""
+    attr, unit = TYPES[data.draw(st.sampled_from(types))]
+    return text.replace("WATTR ts", f"WATTR {attr}").replace("RATTR ts", f"RATTR {attr}").replace(
+        " SECONDS", unit
+    ), attr
 
 
 def check(
@@ -47,11 +69,16 @@ def check(
     """Run `text` on a stream of `rows` in a random arrival order and triggers; compare with the model."""
     compiled = compile_stream(text, plan, punctuation)
     ordered = data.draw(arrivals(rows, attr, data.draw(st.integers(0, 4))))
-    batches = data.draw(triggers(ordered))
-    got, reports = run(spark, compiled, batches)
-    want, late = model(compiled, batches, is_punctuation)
+    batches = data.draw(with_malformed(data.draw(triggers(ordered))))
+    kept: list[dict[str, Any]] = []
+    got, reports = run(spark, compiled, batches, late=kept)
+    kept_want: list[dict[str, Any]] = []
+    want, late = model(compiled, batches, is_punctuation, late=kept_want)
     assert normalized(got) == normalized(want), difference(got, want)
     assert sum(r["late"] for r in reports) == late
+    assert sum(r["malformed"] for r in reports) == sum(r["wql_reason"] == "malformed" for r in kept_want)
+    assert same_late_rows(kept, kept_want), difference(kept, kept_want)
+    batches = [[r for r in b if r.get(CORRUPT) is None] for b in batches]
     if late == 0 and not punctuation and compiled.query.emit == "final":
         batch = evaluate_query(compiled.query, [r for b in batches for r in b])
         untagged = [{k: v for k, v in r.items() if k != "_trigger"} for r in got]
@@ -80,7 +107,8 @@ def test_time_sliding(spark: Any, plan: str, data: st.DataObject, rows: list[dic
         f"SELECT k, {aggregates(plan, data)} FROM s [RANGE {r} SECONDS SLIDE {s} SECONDS WATTR ts {slack}] {where} "
         "GROUP BY case_id, k"
     )
-    check(spark, data, text, rows, "ts", plan=plan)
+    text, attr = typed(data, text)
+    check(spark, data, text, rows, attr, plan=plan)
 
 
 @pytest.mark.parametrize("plan", ["bucket", "pane"])
@@ -94,7 +122,8 @@ def test_landmark(spark: Any, plan: str, data: st.DataObject, rows: list[dict[st
         f"SELECT k, {aggregates(plan, data)} FROM s [RANGE UNBOUNDED SLIDE {s} SECONDS WATTR ts {slack}] {where} "
         "GROUP BY case_id, k"
     )
-    check(spark, data, text, rows, "ts", plan=plan)
+    text, attr = typed(data, text, ("TIMESTAMP", "BIGINT"))
+    check(spark, data, text, rows, attr, plan=plan)
 
 
 @pytest.mark.parametrize("plan", ["bucket", "pane"])
@@ -247,7 +276,8 @@ def test_tuple_named_windows(
         f"SELECT {aggregates(plan, data) if plan != 'prefix' else 'count(*) AS n, sum(v) AS sv, avg(v) AS av'} FROM s "
         f"[RANGE {r} SECONDS RATTR ts {TUPLE_SLIDES[slide]} PATTR case_id {slack}] {where}"
     )
-    check(spark, data, text, rows, "ts", plan=plan)
+    text, attr = typed(data, text)
+    check(spark, data, text, rows, attr, plan=plan)
 
 
 @pytest.mark.parametrize("plan", ["bins", "over"])
@@ -256,8 +286,11 @@ def test_tuple_named_windows(
 def test_kafka_windows(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
     r = data.draw(st.integers(1, 12))
     slack = data.draw(st.sampled_from(["", "SLACK 3", "SLACK 2 GENEROUS"]))
-    text = f"SELECT {aggregates(plan, data)} FROM s [RANGE {r} WATTR x SLIDE KAFKA PATTR case_id {slack}]"
-    check(spark, data, text, rows, "x", plan=plan)
+    text = f"SELECT {aggregates(plan, data)} FROM s [RANGE {r} SECONDS WATTR ts SLIDE KAFKA PATTR case_id {slack}]"
+    text, attr = typed(
+        data, text.replace("SLACK 3", "SLACK 3 SECONDS").replace("SLACK 2", "SLACK 2 SECONDS"), ("TIMESTAMP", "BIGINT")
+    )
+    check(spark, data, text, rows, attr, plan=plan)
 
 
 @pytest.mark.parametrize("plan", ["bucket", "pane"])
@@ -351,4 +384,5 @@ def test_sessions_and_frames(spark: Any, kind: str, plan: str, data: st.DataObje
     where = data.draw(st.sampled_from(["", "WHERE n <> 3"]))
     chosen = SHARED if plan == "fold" else f"{SHARED}, {HOLISTIC}"
     text = f"SELECT {chosen} FROM s [{spec} WATTR ts {partition} {slack}] {where}"
-    check(spark, data, text, rows, "ts", plan=plan)
+    text, attr = typed(data, text, ("TIMESTAMP", "DOUBLE"))
+    check(spark, data, text, rows, attr, plan=plan)

@@ -213,6 +213,7 @@ class CompiledQuery:
         on_trigger: Any = None,
         max_files: int | None = None,
         interval: float | None = None,
+        drain: bool = False,
         **paths: str,
     ) -> Any:
         """Run the query on Structured Streaming over its stream's FROM directory (or a path by stream name).
@@ -222,6 +223,8 @@ class CompiledQuery:
         are collected in the returned `StreamRun.rows`. Late and malformed rows go to `late`, with the reason.
         `once` processes what is there and stops; `StreamRun.stop(drain=True)` ends the stream, emitting
         every open window. `on_trigger(Trigger)` hears each trigger's counts, punctuation and state size.
+        A checkpoint whose stream was drained refuses to run (it has ended); with `drain`, one whose drain
+        was stopped halfway gives a run that only finishes the drain.
         """
         from wql.runtime.streaming import start
 
@@ -242,6 +245,7 @@ class CompiledQuery:
             on_trigger=on_trigger,
             max_files=max_files,
             interval=interval,
+            drain=drain,
         )
 
     def in_window_order(self, result: Any) -> Any:

@@ -130,6 +130,7 @@ def run_stream(
             on_trigger=terminal.status,
             max_files=args.max_files,
             interval=args.interval,
+            drain=args.drain,
             **paths,
         )
         live = out.is_terminal and not args.output

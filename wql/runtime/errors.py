@@ -36,6 +36,10 @@ def translate(error: BaseException, context: str = "") -> WQLError:
         return WQLRuntimeError(prefix + text)
     name = type(error).__name__
     first = _first_meaningful_line(text)
+    if not type(error).__module__.startswith(("pyspark", "py4j")):  # not Spark's: the job's own code failed
+        return WQLRuntimeError(
+            f"{prefix}{name}: {first}", hint="an error in the job WQL generated, not in the data: please report it"
+        )
     hint = "run with --verbose to see Spark's log" if name in {"Py4JJavaError", "PythonException"} else None
     return WQLRuntimeError(f"{prefix}Spark failed: {first}", hint=hint)
 

@@ -68,7 +68,7 @@ class StreamRun:
 
     spark: Any
     module: Any
-    query: Any  # pyspark.sql.streaming.StreamingQuery
+    query: Any  # pyspark.sql.streaming.StreamingQuery; None for a run that only finishes a stopped drain
     checkpoint: str
     emit: Callable[[Any, str], int]
     temporary: bool = False
@@ -79,22 +79,32 @@ class StreamRun:
 
     @property
     def active(self) -> bool:
-        return bool(self.query.isActive)
+        return self.query is not None and bool(self.query.isActive)
 
     def wait(self, idle: float | None = None) -> None:
-        """Until the query stops (a `once` run ends by itself) or, with `idle`, until no rows came for that long."""
-        self.module.await_stream(self.query, idle)
+        """Until the query stops (a `once` run ends by itself) or, with `idle`, until no rows came for that long.
+        A trigger's failure is raised as WQLRuntimeError naming the trigger and its cause."""
+        if self.query is None:
+            return
+        try:
+            self.module.await_stream(self.query, idle)
+        except self.module.TriggerFailed as failed:
+            raise trigger_failure(failed) from None
 
     def stop(self, *, drain: bool = False) -> None:
         """Stop the query; with `drain`, end the stream: every open window is emitted, once."""
-        if self.query.isActive:
+        if self.query is not None and self.query.isActive:
             self.query.stop()
         if drain:
             self.drain()
 
     def drain(self) -> int:
-        """Emit every window still open (the punctuation goes to +∞); later rows on this checkpoint are late."""
-        return int(self.module.drain_stream(self.spark, self.checkpoint, self.emit, self._report))
+        """End the stream: emit every window still open (the punctuation goes to +∞), once. The checkpoint
+        then refuses to run again. Refused, in one line, while a trigger Spark logged has not finished."""
+        try:
+            return int(self.module.drain_stream(self.spark, self.checkpoint, self.emit, self._report))
+        except self.module.TriggerUnfinished as unfinished:
+            raise WQLRuntimeError(str(unfinished)) from None
 
     def close(self) -> None:
         """Stop, and remove the checkpoint if it was a temporary one."""
@@ -124,9 +134,11 @@ def start(
     on_trigger: Callable[[Trigger], None] | None = None,
     max_files: int | None = None,
     interval: float | None = None,
+    drain: bool = False,
 ) -> StreamRun:
     """Start a streaming job's query. Windows go to `output` (files, exactly once, with `checkpoint`), to
-    `sink(windows, trigger)`, or are collected in `StreamRun.rows`."""
+    `sink(windows, trigger)`, or are collected in `StreamRun.rows`. On a checkpoint whose drain was stopped
+    halfway, `drain` gives a run with no query, whose drain() finishes it."""
     if output is not None and checkpoint is None:
         raise WQLRuntimeError(
             "a streaming output directory needs a checkpoint directory",
@@ -164,6 +176,17 @@ def start(
         run.query = module.start_stream(
             spark, emit, checkpoint, paths or {}, late, fmt, once, run._report, max_files, interval
         )
+    except module.StreamEnded as ended:
+        if not drain or ended.finished:
+            raise WQLRuntimeError(str(ended)) from None
     except ValueError as error:
         raise WQLRuntimeError(str(error)) from None
     return run
+
+
+def trigger_failure(failed: Any) -> WQLRuntimeError:
+    """A trigger's failure as one line: the trigger and its cause, told as a Spark error is."""
+    from wql.runtime.errors import translate
+
+    cause = translate(failed.error)
+    return WQLRuntimeError(f"trigger {failed.trigger} failed: {cause.message}", hint=cause.hint)

@@ -201,7 +201,8 @@ def retain(cells, punctuation):
 def missed(late, punctuation):
     """CONSISTENT: a late tuple is in no window; it misses every window it belongs to."""
     t = window_attribute(late)
-    return late.withColumn("_missed", F.format_string("windows %d to %d", F.floor((t - ORIGIN) / SLIDE), F.floor((t - ORIGIN + RANGE) / SLIDE) - 1))
+    first, last = F.floor((t - ORIGIN) / SLIDE), F.floor((t - ORIGIN + RANGE) / SLIDE) - 1
+    return late.withColumn("_missed", F.when(first <= last, F.format_string("windows %d to %d", first, last)).otherwise("none: it belongs to no window"))
 
 
 def show_point(value):

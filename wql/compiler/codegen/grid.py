@@ -446,14 +446,22 @@ def missed_rule(ctx: Context, windows: Callable[[Context, str, bool], str] | Non
     if window.kind is WindowKind.LANDMARK:
         first = f"F.greatest({_first(ctx, 't')}, F.lit(0))"
         if generous:
-            text = f'F.format_string("windows %d to %d", {first}, {closed})'
+            code(f"first, last = {first}, {closed}")
+            nothing = "none: it joined the open windows it belongs to"
+            text = f'F.when(first <= last, F.format_string("windows %d to %d", first, last)).otherwise({py(nothing)})'
         else:
             text = f'F.format_string("windows %d and every later one", {first})'
     elif windows is not None:
         text = windows(ctx, closed, generous)
     else:
-        last = f"F.least({_last(ctx, 't')}, {closed})" if generous else _last(ctx, "t")
-        text = f'F.format_string("windows %d to %d", {_first(ctx, "t")}, {last})'
+        last = _last(ctx, "t")
+        if window.kind is WindowKind.CUMULATE:  # up to the last window of t's period
+            last = "F.floor((t - ORIGIN) / RANGE) * PERIOD + PERIOD - 1"
+        code(f"first, last = {_first(ctx, 't')}, {f'F.least({last}, {closed})' if generous else last}")
+        # A tuple in a gap between windows (SLIDE > RANGE) belongs to none; GENEROUS placed one whose windows
+        # are all open in them, and it missed none.
+        nothing = "none: it joined the open windows it belongs to" if generous else "none: it belongs to no window"
+        text = f'F.when(first <= last, F.format_string("windows %d to %d", first, last)).otherwise({py(nothing)})'
     code(f'return late.withColumn("_missed", {text})')
     code.dedent()
     code.blank(2)

@@ -455,15 +455,17 @@ def stream_rules(ctx: Context) -> None:
         named = "windows named in [%s, %s)"
     if generous:
         code('"""GENEROUS: a late tuple still joins open windows; it misses those the punctuation had closed."""')
+        # Kafka's [x, x + RANGE] is final once x + RANGE < punctuation: the last missed x is a tick below.
         high = (
             f"F.least({high}, F.lit(punctuation))"
             if mode != "kafka"
-            else f"F.least({high}, F.lit(punctuation) - RANGE)"
+            else f"F.least({high}, F.lit(punctuation) - RANGE - TICK)"
         )
     else:
         code('"""CONSISTENT: a late tuple is in no window; it misses every window it belongs to."""')
     code("t = window_attribute(late)")
-    text = f"F.format_string({py(named)}, {convert.format(low)}.cast('string'), {convert.format(high)}.cast('string'))"
+    shown = [f"({convert.format(bound)}).cast('string')" for bound in (low, high)]
+    text = f"F.format_string({py(named)}, {', '.join(shown)})"
     code(f'return late.withColumn("_missed", {text})')
     code.dedent()
     code.blank(2)

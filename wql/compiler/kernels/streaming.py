@@ -18,7 +18,10 @@ runs and replays an unfinished trigger with the same files and batch id. A
 trigger reads the state the trigger before it wrote, and writes its outputs
 under names made from its batch id, replacing what an interrupted attempt of
 the same trigger left: a replay writes the same files again, so every window
-is in the output once.
+is in the output once. A drain is a record of its own (CHECKPOINT/wql/drain.json),
+written before its windows: it refuses while a trigger Spark logged has not
+finished, and once it has begun the stream has ended, so no trigger runs on that
+checkpoint again and only a drain can be finished there.
 """
 
 STATE_DIR = "wql"
@@ -27,11 +30,29 @@ LATE_COLUMNS = ("wql_reason", "wql_missed", "wql_punctuation", "wql_trigger", "w
 
 
 def is_local(path):
-    return "://" not in path or path.startswith("file:")
+    """A plain path, written with Python's own file functions; a URL (file:, hdfs://, s3a://, …) goes through
+    Hadoop's FileSystem, as Spark reads it."""
+    return "://" not in path and not path.startswith("file:")
 
 
-def local_path(path):
-    return path[len("file:") :] if path.startswith("file:") else path
+def fault(point, batch=None):
+    """A fault a test injects at a named point of a trigger or a drain: WQL_FAULT="POINT[@TRIGGER][:kill]"
+    raises there, or with ":kill" ends the process group at once, as a crash would (docs/cli.md lists the
+    points). Unset, it does nothing."""
+    import os
+
+    wanted = os.environ.get("WQL_FAULT")
+    if not wanted:
+        return
+    spec, _, how = wanted.partition(":")
+    name, _, at = spec.partition("@")
+    if name != point or (at and at != str(batch)):
+        return
+    if how == "kill":
+        import signal
+
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    raise RuntimeError(f"WQL_FAULT: a fault injected at {point}" + ("" if batch is None else f" ({batch})"))
 
 
 def hadoop_fs(spark, path):
@@ -46,7 +67,6 @@ def put_text(spark, path, text):
     import os
 
     if is_local(path):
-        path = local_path(path)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path + ".tmp", "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -62,7 +82,6 @@ def get_text(spark, path):
     import os
 
     if is_local(path):
-        path = local_path(path)
         if not os.path.exists(path):
             return None
         with open(path, encoding="utf-8") as handle:
@@ -86,7 +105,6 @@ def list_names(spark, path):
     import os
 
     if is_local(path):
-        path = local_path(path)
         return sorted(os.listdir(path)) if os.path.isdir(path) else []
     fs, target = hadoop_fs(spark, path)
     if not fs.exists(target):
@@ -99,7 +117,6 @@ def remove(spark, path):
     import shutil
 
     if is_local(path):
-        path = local_path(path)
         if os.path.isdir(path):
             shutil.rmtree(path, ignore_errors=True)
         elif os.path.exists(path):
@@ -109,11 +126,12 @@ def remove(spark, path):
     fs.delete(target, True)
 
 
-def publish(result, directory, fmt, name):
+def publish(result, directory, fmt, name, point="write"):
     """Write one trigger's rows as DIRECTORY/NAME.FMT, replacing what an earlier attempt wrote; the row count.
 
-    Locally the file appears whole (written aside, then renamed into place);
-    elsewhere Spark writes DIRECTORY/NAME/ with its own commit protocol.
+    The file appears whole or not at all: Spark writes it aside (DIRECTORY/_wql_staging/NAME), then it is
+    renamed into place, with Python's file functions for a plain path and Hadoop's FileSystem for a URL
+    (HDFS, S3, file:). A trigger that emits nothing removes what an interrupted attempt left under NAME.
     """
     import glob
     import os
@@ -129,24 +147,33 @@ def publish(result, directory, fmt, name):
         )
     counted = Observation(f"wql_{name}")
     result = result.observe(counted, F.count(F.lit(1)).alias("rows"))
-    if not is_local(directory):
-        writer = result.write.mode("overwrite").format(fmt)
-        writer = writer.option("header", True) if fmt == "csv" else writer
-        writer.save(f"{directory.rstrip('/')}/{name}")
-        return counted.get["rows"]
-    directory = local_path(directory)
-    staging = os.path.join(directory, STAGING, name)
+    root = directory.rstrip("/")
     writer = result.coalesce(1).write.mode("overwrite").format(fmt)
     writer = writer.option("header", True) if fmt == "csv" else writer
-    writer.save(staging)
+    writer.save(f"{root}/{STAGING}/{name}")
     rows = counted.get["rows"]
-    target = os.path.join(directory, f"{name}.{fmt}")
+    number = name.rsplit("-", 1)[-1]
+    fault(point, int(number) if number.isdigit() else name)
+    if not is_local(directory):
+        session = result.sparkSession
+        fs, target = hadoop_fs(session, f"{root}/{name}.{fmt}")
+        staging = hadoop_fs(session, f"{root}/{STAGING}")[1]
+        written = [status.getPath() for status in fs.listStatus(hadoop_fs(session, f"{root}/{STAGING}/{name}")[1])]
+        produced = sorted((path for path in written if path.getName().startswith("part-")), key=lambda p: p.getName())
+        if fs.exists(target):
+            fs.delete(target, False)
+        if rows and produced and not fs.rename(produced[0], target):
+            raise OSError(f"could not move {produced[0].toString()} to {target.toString()}")
+        fs.delete(staging, True)
+        return rows
+    staging = os.path.join(root, STAGING, name)
+    target = os.path.join(root, f"{name}.{fmt}")
     produced = sorted(glob.glob(os.path.join(staging, "part-*")))
     if rows and produced:
         os.replace(produced[0], target)
     elif os.path.exists(target):
         os.remove(target)
-    shutil.rmtree(os.path.join(directory, STAGING), ignore_errors=True)
+    shutil.rmtree(os.path.join(root, STAGING), ignore_errors=True)
     return rows
 
 
@@ -169,8 +196,59 @@ def newest_meta(spark, checkpoint, before=None):
     )
     versions = [v for v in versions if before is None or v < before]
     if not versions:
-        return {"batch": None, "punctuation": None, "max_seen": None, "next_row": 0, "state": None, "drained": False}
+        return {"batch": None, "punctuation": None, "max_seen": None, "next_row": 0, "state": None}
     return json.loads(get_text(spark, f"{root}/meta-{versions[-1]:08d}.json"))
+
+
+class StreamEnded(ValueError):
+    """A run on a checkpoint whose stream was drained (`finished`) or was being drained when it stopped."""
+
+    def __init__(self, message, finished):
+        super().__init__(message)
+        self.finished = finished
+
+
+class TriggerUnfinished(ValueError):
+    """A drain asked for while a trigger Spark logged has not finished."""
+
+
+def drain_record(spark, checkpoint):
+    """What a drain of this checkpoint recorded (after which trigger, when, whether it finished), or None.
+    A checkpoint drained before drains had a record of their own says so in its newest meta."""
+    import json
+
+    text = get_text(spark, f"{state_root(checkpoint)}/drain.json")
+    if text is not None:
+        return json.loads(text)
+    meta = newest_meta(spark, checkpoint)
+    if meta.get("drained"):
+        return {"after": meta["batch"], "at": "an unknown time", "status": "done"}
+    return None
+
+
+def ended(spark, checkpoint):
+    """StreamEnded when the stream on this checkpoint has been drained (or a drain of it began), else None."""
+    record = drain_record(spark, checkpoint)
+    if record is None:
+        return None
+    after = "before its first trigger" if record["after"] is None else f"after trigger {record['after']}"
+    if record["status"] == "done":
+        return StreamEnded(
+            f"the stream in {checkpoint} was drained at {record['at']}, {after}: it has ended. Start a new stream "
+            "with another --checkpoint directory (and --output directory)",
+            True,
+        )
+    return StreamEnded(
+        f"the stream in {checkpoint} was being drained at {record['at']}, {after}, when it stopped: run it "
+        "again with --drain to finish the drain",
+        False,
+    )
+
+
+def logged_triggers(spark, checkpoint):
+    """The triggers Spark has planned on this checkpoint (its offsets log), in order."""
+    names = list_names(spark, checkpoint.rstrip("/") + "/offsets")
+    return sorted(int(name) for name in names if name.isdigit())
 
 
 def save_meta(spark, checkpoint, meta, previous=None):
@@ -224,6 +302,7 @@ def save_state(spark, checkpoint, frame, part, batch, one_file=True):
     frame.observe(counted, F.count(F.lit(1)).alias("rows")).write.mode("overwrite").parquet(
         f"{state_root(checkpoint)}/{name}"
     )
+    fault("state-part", batch)
     return {"name": name, "rows": counted.get["rows"], "schema": frame.schema.json()}
 
 
@@ -267,6 +346,7 @@ def open_stream(spark, name, stream, path=None, max_files=None):
         raise ValueError(f"stream {name!r} has no FROM path; give one with --input {name}=PATH")
     textual = stream["format"] in ("csv", "json")
     schema = stream["schema"] + (f", `{CORRUPT}` STRING" if textual else "")
+    path = in_name_order(path)
     reader = spark.readStream.format(stream["format"]).schema(schema)
     if textual:
         reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
@@ -286,6 +366,30 @@ def open_stream(spark, name, stream, path=None, max_files=None):
     return frame
 
 
+def in_name_order(path):
+    """The path to give Spark's file source so that files landing together are read in name order.
+
+    Spark takes a directory's files by modification time, and files with equal times in the order it lists
+    them, which on a local disk is the directory's own order, not the names'. A glob over the directory's
+    files (DIR/*) is listed by name. Not for a path that is already a glob, a directory on HDFS or S3 (listed
+    by name already), or one with subdirectories, which a glob would read into: that one keeps Spark's
+    listing order, and a line on stderr says so."""
+    import os
+    import sys
+
+    local = path.removeprefix("file://") if path.startswith("file://") else path.removeprefix("file:")
+    if "://" in local or any(c in path for c in "*?[]{}") or not os.path.isdir(local):
+        return path
+    if any(e.is_dir() and not e.name.startswith(("_", ".")) for e in os.scandir(local)):
+        print(
+            f"wql: {path} has subdirectories: files that land in it with the same modification time are read "
+            "in the order Spark lists them, not by name",
+            file=sys.stderr,
+        )
+        return path
+    return path.rstrip("/") + "/*"
+
+
 # ------------------------------------------------------------------ one trigger
 
 
@@ -298,9 +402,12 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     # The state is read in the micro-batch's session: an Observation reports only to queries of the session
     # it was made in, and a relation read through another session would take the trigger's job there.
     session = frame.sparkSession
+    stopped = ended(spark, checkpoint)
+    if stopped is not None:  # a drained stream has ended: no trigger runs on its checkpoint again
+        raise stopped
+    fault("trigger", batch)
     meta = newest_meta(spark, checkpoint, before=batch)
     before = meta["punctuation"]
-    ended = meta["drained"]
     # The micro-batch is not cached: Spark's sources give the same rows for the same batch, and caching half a
     # million rows costs more than reading them twice (cell plans read them once; see `held_state`). Row
     # numbers and first arrivals are the exception: they follow the rows' order, which one copy fixes.
@@ -319,9 +426,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     elif STREAMING["numbered"]:
         rows = number(rows, next_row, offsets)
     t = window_attribute(rows)
-    if ended:
-        is_late = t.isNotNull()
-    elif before is None or STREAMING["positions"]:
+    if before is None or STREAMING["positions"]:
         is_late = F.lit(False)  # rows arrive in row order: never late
     else:
         # A tuple with no window attribute is never late: it is in no window, but it still holds its place
@@ -347,7 +452,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     # Cell plans count it while they build the trigger's cells, the one job that reads the micro-batch
     # (an Observation): the cells do not depend on the punctuation after the trigger, only on the one before
     # (`counted_with_cells`).
-    observed = counted_with_cells() and not ended
+    observed = counted_with_cells()
     seen = None
     if observed:
         seen = Observation(f"wql_trigger_{batch}")
@@ -367,17 +472,13 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         if STREAMING["slack"] is not None and max_seen is not None:
             after = _larger(after, max_seen - STREAMING["slack"])
         after = _larger(after, stats["marked"])
-        unchanged = (
-            not ended
-            and after == before
-            and (
-                stats["rows"] == 0
-                or (
-                    stats["rows"] == stats["late"]
-                    and STREAMING["mode"] == "consistent"
-                    and not STREAMING["positions"]
-                    and not STREAMING["anchored"]
-                )
+        unchanged = after == before and (
+            stats["rows"] == 0
+            or (
+                stats["rows"] == stats["late"]
+                and STREAMING["mode"] == "consistent"
+                and not STREAMING["positions"]
+                and not STREAMING["anchored"]
             )
         )
         return max_seen, after, unchanged
@@ -398,10 +499,9 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     closings = None
     if closing_keys is not None:
         # Sessions and frames, GENEROUS: a late tuple joins the windows only after the point its key's last
-        # final window closes the key's history up to; at or before it (_closed), it is in no window, and
-        # after the drain every tuple is.
-        closings = None if ended else load_state(session, checkpoint, meta, "closings")
-        rows = rows.withColumn("_closed", F.lit(True)) if ended else closed(rows, closings)
+        # final window closes the key's history up to; at or before it (_closed), it is in no window.
+        closings = load_state(session, checkpoint, meta, "closings")
+        rows = closed(rows, closings)
         admitted = rows.where(~is_late | ~F.col("_closed"))
     else:
         admitted = rows if STREAMING["mode"] == "generous" else rows.where(~is_late)
@@ -440,7 +540,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     emitted = 0
     computed = None
     saved = {}
-    if not ended and not unchanged:
+    if not unchanged:
         if cached is not None:
             computed = windows(same_keys(kept, touched, keyed, "left_semi"))
             computed = computed.unionByName(same_keys(cached, touched, keyed, "left_anti")).persist()
@@ -468,13 +568,16 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         parts = state_parts(kept, computed, touched, cached, closings, offsets, positions, after, held_state)
         saving = {name: beside(save_part(spark, checkpoint, batch, name, *part)) for name, part in parts.items()}
         try:
+            fault("emit", batch)
             emitted = emit(finish(chosen.drop("_before", "_after")), f"batch-{batch:08d}")
+            fault("emitted", batch)
         finally:
             for wait in saving.values():  # every part's job ends before the trigger goes on, or fails with
                 wait(quiet=True)  # the emit's error
         saved = {name: wait() for name, wait in saving.items()}  # or the first part's error
         if keyed:
             computed.unpersist()
+    fault("state", batch)
 
     if late is not None and stats["late"] + stats["malformed"]:
         rejected = rows.where(is_late).unionByName(frame.where(malformed), allowMissingColumns=True)
@@ -487,7 +590,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
             F.lit(batch).alias("wql_trigger"),
             (F.col(CORRUPT) if CORRUPT in frame.columns else F.lit(None).cast("string")).alias("wql_record"),
         )
-        publish(described, late, late_format, f"batch-{batch:08d}")
+        publish(described, late, late_format, f"batch-{batch:08d}", "late-write")
 
     # A trigger that changes nothing names the files of the trigger before it.
     state = meta["state"] if unchanged else saved.get("state")
@@ -503,6 +606,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     if held:
         frame.unpersist()
     point = None if STREAMING["positions"] else after
+    fault("meta", batch)
     save_meta(
         spark,
         checkpoint,
@@ -516,10 +620,10 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
             "closings": kept_closings,
             "positions": kept_positions,
             "anchors": kept_anchors,
-            "drained": ended,
         },
         previous=meta,
     )
+    fault("committed", batch)
     if report is not None:
         report(
             {
@@ -530,11 +634,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
                 "nulls": stats["nulls"],
                 "punctuations": stats["punctuations"],
                 "windows": emitted,
-                "punctuation": "end of stream"
-                if ended
-                else "rows counted per partition"
-                if STREAMING["positions"]
-                else show_point(after),
+                "punctuation": "rows counted per partition" if STREAMING["positions"] else show_point(after),
                 "state_rows": 0 if state is None else state["rows"],
             }
         )
@@ -720,13 +820,33 @@ def _larger(a, b):
 
 
 def drain_stream(spark, checkpoint, emit, report=None):
-    """End the stream: the punctuation goes to +∞, so every window still open is emitted, once. Later
-    rows on the same checkpoint are all late. Returns the number of windows emitted."""
+    """End the stream: the punctuation goes to +∞, so every window still open is emitted, once. Returns the
+    number of windows emitted.
+
+    The drain is recorded (drain.json) before its windows are written, so that from then on the stream has
+    ended: no trigger runs on the checkpoint again, and a drain that was stopped halfway is finished by
+    draining again (it writes the same windows under the same name). It refuses while a trigger Spark
+    logged has not finished: that trigger's rows would otherwise be lost, or come out twice."""
+    import datetime
+    import json
+
     from pyspark.sql import functions as F
 
-    meta = newest_meta(spark, checkpoint)
-    if meta["batch"] is None or meta["drained"]:
+    record = drain_record(spark, checkpoint)
+    if record is not None and record["status"] == "done":
         return 0
+    meta = newest_meta(spark, checkpoint)
+    logged = logged_triggers(spark, checkpoint)
+    if record is None and logged and (meta["batch"] is None or logged[-1] > meta["batch"]):
+        raise TriggerUnfinished(
+            f"trigger {logged[-1]} of the stream in {checkpoint} stopped before it finished, so the stream "
+            "was not drained: run it again (it finishes that trigger first) with --drain"
+        )
+    if record is None:
+        at = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        record = {"after": meta["batch"], "at": at, "status": "begun"}
+        put_text(spark, f"{state_root(checkpoint)}/drain.json", json.dumps(record, sort_keys=True))
+    fault("drain", meta["batch"])
     before = meta["punctuation"]
     emitted = 0
     kept = load_state(spark, checkpoint, meta, "state")
@@ -738,7 +858,9 @@ def drain_stream(spark, checkpoint, emit, report=None):
             before = F.col("_before")
         chosen = everything if before is None else everything.where(~is_final(before))
         emitted = emit(finish(chosen.drop("_before", "_after")), f"drain-{meta['batch']:08d}")
-    save_meta(spark, checkpoint, {**meta, "state": None, "windows": None, "drained": True}, previous=meta)
+    fault("drained", meta["batch"])
+    record = {**record, "status": "done", "windows": emitted}
+    put_text(spark, f"{state_root(checkpoint)}/drain.json", json.dumps(record, sort_keys=True))
     if report is not None:
         report(
             {
@@ -757,10 +879,11 @@ def drain_stream(spark, checkpoint, emit, report=None):
 
 
 def file_sink(directory, fmt):
-    """Windows to DIRECTORY/batch-NNNNNNNN.FMT, one file per trigger, exactly once."""
+    """Windows to DIRECTORY/batch-NNNNNNNN.FMT, one file per trigger, and the drain's to drain-NNNNNNNN.FMT,
+    exactly once."""
 
     def emit(result, name):
-        return publish(result, directory, fmt, name)
+        return publish(result, directory, fmt, name, "drain-write" if name.startswith("drain") else "emit-write")
 
     return emit
 
@@ -791,38 +914,66 @@ def start_stream(
     interval=None,
 ):
     """Start the query on Structured Streaming, each micro-batch running run_trigger; Spark's
-    StreamingQuery. `once` processes the input that is there and stops (trigger availableNow)."""
+    StreamingQuery. `once` processes the input that is there and stops (trigger availableNow). Raises
+    StreamEnded on a checkpoint whose stream was drained."""
     paths = paths or {}
     unknown = sorted(set(paths) - set(STREAMS))
     if unknown:
         raise ValueError(f"unknown stream {unknown[0]!r}; the query reads {', '.join(STREAMS)}")
+    stopped = ended(spark, checkpoint)
+    if stopped is not None:
+        raise stopped
     [(name, stream)] = STREAMS.items()
     source = open_stream(spark, name, stream, paths.get(name), max_files)
+    failure = {}
 
     def on_batch(frame, batch):
-        run_trigger(spark, frame, batch, checkpoint, emit, late, late_format, report)
+        try:
+            run_trigger(spark, frame, batch, checkpoint, emit, late, late_format, report)
+        except BaseException as error:  # kept, so that the query's failure can name its cause (await_stream)
+            failure.setdefault("error", error)
+            failure.setdefault("trigger", batch)
+            raise
 
     writer = source.writeStream.foreachBatch(on_batch).option("checkpointLocation", checkpoint)
     if once:
         writer = writer.trigger(availableNow=True)
     elif interval:
         writer = writer.trigger(processingTime=f"{interval} seconds")
-    return writer.start()
+    running = writer.start()
+    running.wql_failure = failure
+    return running
+
+
+class TriggerFailed(Exception):
+    """A trigger's own error, which Spark reports only as the query's failure (STREAM_FAILED)."""
+
+    def __init__(self, trigger, error):
+        super().__init__(f"trigger {trigger} failed: {type(error).__name__}: {error}")
+        self.trigger = trigger
+        self.error = error
 
 
 def await_stream(running, idle=None, poll=0.5):
-    """Wait until the query stops or, with `idle`, until no new rows came for that many seconds."""
+    """Wait until the query stops or, with `idle`, until no new rows came for that many seconds. A query that
+    failed raises TriggerFailed with the trigger's own error, when a trigger failed, or Spark's."""
     import time
 
     quiet_since = time.monotonic()
     while running.isActive:
-        running.awaitTermination(poll)
+        try:
+            running.awaitTermination(poll)
+        except Exception:  # it failed: told below, with its cause
+            break
         progress = running.lastProgress
         if progress and progress.get("numInputRows"):
             quiet_since = time.monotonic()
         if idle is not None and time.monotonic() - quiet_since >= idle and not running.status["isTriggerActive"]:
             running.stop()
     if running.exception() is not None:
+        failure = getattr(running, "wql_failure", {})
+        if "error" in failure:
+            raise TriggerFailed(failure["trigger"], failure["error"]) from failure["error"]
         raise running.exception()
 
 
@@ -870,12 +1021,23 @@ def stream_main(argv=None):
         )
 
     once = args.once or (args.drain and args.idle is None)
-    running = start_stream(
-        spark, emit, checkpoint, paths, args.late, args.format, once, report, args.max_files, args.interval
-    )
-    await_stream(running, args.idle)
-    if args.drain:
-        drain_stream(spark, checkpoint, emit, report)
+    try:
+        try:
+            running = start_stream(
+                spark, emit, checkpoint, paths, args.late, args.format, once, report, args.max_files, args.interval
+            )
+        except StreamEnded as stopped:
+            if not args.drain or stopped.finished:
+                raise
+            running = None  # a drain that was stopped halfway: finish it
+        if running is not None:
+            await_stream(running, args.idle)
+        if args.drain:
+            drain_stream(spark, checkpoint, emit, report)
+    except (StreamEnded, TriggerUnfinished, TriggerFailed) as error:
+        print(f"wql: {error}", file=sys.stderr)
+        spark.stop()
+        return 1
     if args.output:
         print(f"wql: windows in {os.path.abspath(args.output)}", file=sys.stderr)
     spark.stop()

@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 JAR := wql/runtime/jvm/wql-kernels.jar
 JAVA_SOURCES := $(wildcard wql/runtime/jvm/wql/kernels/*.java)
 
-.PHONY: demo-stream demo test lint format bench clean check-python check-java jar
+.PHONY: demo-stream demo test test-deep mutants lint format bench clean check-python check-java jar
 
 jar: $(JAR)
 
@@ -45,8 +45,18 @@ demo-stream: $(STAMP) check-java $(JAR)
 	$(BIN)/wql run examples/streams/sensors.wql --stream --input readings=build/demo-stream/landing \
 	  --max-files 1 --late build/demo-stream/late --idle 8 --drain; status=$$?; wait; exit $$status
 
+# The suite as CI runs it: under ten minutes on two cores (the "dev" test profile, tests/conftest.py).
 test: $(STAMP) check-java lint $(JAR)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The thorough profile: more hypothesis examples, every seed, AQE on in the streaming harness, every
+# process-spawning test. Run it before changing plans, kernels or streaming.
+test-deep: $(STAMP) check-java lint $(JAR)
+	WQL_TEST_PROFILE=deep $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Each mutant in tests/mutants.py, applied to a scratch copy, must make `make test` fail.
+mutants: $(STAMP) check-java $(JAR)
+	$(BIN)/python tests/mutants.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check wql tests benchmarks

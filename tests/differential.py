@@ -17,6 +17,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 import wql
+from tests.conftest import PACKED
 from wql.runtime.reference import evaluate_query
 
 EPOCH = datetime(1970, 1, 1)
@@ -57,8 +58,9 @@ def cases(draw: st.DrawFn, count: int = 6, max_rows: int = 14, specials: bool = 
     """Rows of `count` random streams, with many values on window edges and some NULLs.
 
     With `specials`, v is sometimes NaN or an infinity: each must reach the windows
-    that hold it and no others.
+    that hold it and no others. The profile packs more streams into a run with fewer runs (PACKED).
     """
+    count *= PACKED
     values = st.integers(-20, 20).map(lambda q: q / 4)
     if specials:
         values = st.one_of(values, st.sampled_from([math.nan, math.inf, -math.inf]))
@@ -92,6 +94,7 @@ def runs(draw: st.DrawFn, count: int = 5, max_rows: int = 18, specials: bool = F
 
     With `specials`, v is sometimes NaN or an infinity.
     """
+    count *= PACKED
     values = st.integers(-8, 8).map(lambda q: q / 4)
     if specials:
         values = st.one_of(values, st.sampled_from([math.nan, math.inf, -math.inf]))

@@ -29,6 +29,7 @@ from __future__ import annotations
 import datetime
 import itertools
 import math
+import os
 import re
 import shutil
 import tempfile
@@ -55,6 +56,7 @@ from wql.runtime.reference import (
     to_base,
 )
 
+DEEP = os.environ.get("WQL_TEST_PROFILE") == "deep"
 STREAM = "CREATE STREAM s (case_id INT, k STRING, v DOUBLE, n INT, ts TIMESTAMP, x BIGINT, y BIGINT, d DOUBLE){};\n"
 SCHEMA = "case_id INT, k STRING, v DOUBLE, n INT, ts TIMESTAMP, x BIGINT, y BIGINT, d DOUBLE"
 COLUMNS = [c.split()[0] for c in SCHEMA.split(", ")]
@@ -135,6 +137,12 @@ def run(
     module = load_job(compiled.stream_code)
     checkpoint = tempfile.mkdtemp(prefix="wql-test-stream-")
     kept = tempfile.mkdtemp(prefix="wql-test-late-") if late is not None else None
+    # Triggers of a few rows: AQE's extra stage jobs and a second shuffle partition cost more than they
+    # save (jobs per trigger 7 -> 3 for pane, 14-18 -> 4 for sessions). The deep profile keeps both.
+    quick = {"spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": "1"} if not DEEP else {}
+    saved = {key: spark.conf.get(key) for key in quick}
+    for key, value in quick.items():
+        spark.conf.set(key, value)
     textual = any(CORRUPT in row for batch in batches for row in batch)
     emitted: list[dict[str, Any]] = []
     reports: list[dict[str, Any]] = []
@@ -154,6 +162,8 @@ def run(
         if late is not None:
             late.extend(read_late(kept))
     finally:
+        for key, value in saved.items():
+            spark.conf.set(key, value)
         shutil.rmtree(checkpoint, ignore_errors=True)
         if kept is not None:
             shutil.rmtree(kept, ignore_errors=True)

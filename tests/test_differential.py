@@ -11,21 +11,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.conftest import SPARK
 from tests.differential import cases, combined_in, compare
 
 pytestmark = pytest.mark.spark
 
 SHARED = "count(*) AS n, count(v) AS nv, sum(v) AS sv, avg(v) AS av, min(v) AS lo, max(v) AS hi, stddev(v) AS sd"
 HOLISTIC = "median(v) AS med, count(DISTINCT k) AS dk"
-SETTINGS = settings(
-    max_examples=4,
-    deadline=None,
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],  # no shrinking: each step is a Spark job
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
-)
+SETTINGS = SPARK  # the profile's examples (tests/conftest.py), no shrinking
 WHERES = st.sampled_from(["", "WHERE v IS NULL OR v > -2", "WHERE n <> 3"])
 
 

@@ -24,6 +24,7 @@ import pytest
 
 import wql
 from tests import test_streaming_frames as hand_worked
+from tests.conftest import seeds
 from tests.differential import combined_in, normalized, physical_plan
 from wql.compiler.kernels.frame_windows import (
     frame_closings,
@@ -265,7 +266,7 @@ def test_states_and_labels_by_batches_equal_one_batch(rule: dict[str, Any], clos
     """frame_states and frame_labels over batches of 1 to 4 rows give, window for window, what they give
     over the partition as one batch: the same numbers, bounds, lengths, closing tuples and states (sums
     and moments merged across batches up to rounding)."""
-    for seed in range(8):
+    for seed in seeds(8, 3):
         table = sorted_partition(seed, rule)
         fold = frame_states(["k"], STATES, rule, minimum=2, minimum_rows=True, closes=closes)
         scan = frame_labels(["k"], rule, closes=closes)
@@ -365,7 +366,7 @@ def test_a_streams_state_cut_by_batches_equals_a_model(rule: dict[str, Any], gen
     anywhere, so the window in flight, a key's cut found in an earlier batch, rows in no frame waiting for
     a later final window, and a key's closing point carried to its last batch are all crossed."""
     checked = 0
-    for seed in range(6):
+    for seed in seeds(6, 2):
         table = sorted_partition(seed, rule)
         for point in (-5, 12, 25, 40, 75):
             want_kept, want_closings = state_model(table, rule, point, generous)

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 import wql
+from tests.conftest import DEEP
 from tests.differential import in_jvm_and_numpy, kernel_metrics, normalized, physical_plan
 from wql.runtime.reference import evaluate_query
 
@@ -46,6 +47,9 @@ def shuffled_rows(seed: int, per_key: int) -> list[dict[str, Any]]:
     return rows
 
 
+# Tuples per key: the reference's aggregate frames are quadratic in a frame's length; the deep profile takes
+# keys five times as long.
+PER_KEY = 3_000 if DEEP else 600
 WINDOWS = [
     "SESSION GAP 1 SECOND",
     "SESSION GAP 2 SECONDS MAX 9 SECONDS",
@@ -63,9 +67,9 @@ WINDOWS = [
 
 @pytest.mark.parametrize("window", WINDOWS)
 def test_out_of_order_keys_over_several_batches_equal_numpy_and_the_reference(spark: Any, window: str) -> None:
-    """Keys of 3,000 tuples (several batches each) arrive shuffled over 4 partitions, ties of ts everywhere:
-    the kernel takes the query (no Spark sort of the tuples), and equals numpy and the reference."""
-    rows = shuffled_rows(11, 3_000)
+    """Keys of PER_KEY tuples (in batches on each of 4 partitions) arrive shuffled, ties of ts everywhere: the
+    kernel takes the query (no Spark sort of the tuples), and equals numpy and the reference."""
+    rows = shuffled_rows(11, PER_KEY)
     frame = spark.createDataFrame([tuple(r[c] for c in ("k", "seq", "v", "q", "ts")) for r in rows], SCHEMA)
     frame = frame.repartition(4)
     compiled = wql.compile(STREAM + f"SELECT {AGGREGATES} FROM s [{window} WATTR ts PATTR k] WHERE q <> 7")
@@ -167,7 +171,7 @@ def test_partitions_past_the_memory_limit_fold_in_chunks_through_the_sorter(spar
     sorter, which spills sorted runs (here every 500 tuples), and each key's tuples come back in chunks of
     3, so most windows span chunks and go on in the next: the same windows and states, to the bit, as in
     memory (ties, NULL times, values and predicates, WHERE), and the reference's."""
-    rows = shuffled_rows(11, 3_000)
+    rows = shuffled_rows(11, PER_KEY)
     frame = spark.createDataFrame([tuple(r[c] for c in ("k", "seq", "v", "q", "ts")) for r in rows], SCHEMA)
     frame = frame.repartition(4)
     compiled = wql.compile(STREAM + f"SELECT {AGGREGATES} FROM s [{window} WATTR ts PATTR k] WHERE q <> 7")

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import wql
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, SPARK
 from tests.differential import BASE, STREAM, combined_in, compare, frame, normalized, row, runs
 from wql.runtime.reference import evaluate_query
 
@@ -30,12 +30,7 @@ pytestmark = pytest.mark.spark
 DISTRIBUTIVE = "count(*) AS n, count(v) AS nv, sum(v) AS sv, min(v) AS lo, max(x) AS hi"
 ALGEBRAIC = "avg(v) AS av, stddev(v) AS sd"
 HOLISTIC = "median(v) AS med, count(DISTINCT k) AS dk"
-SETTINGS = settings(
-    max_examples=3,
-    deadline=None,
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],  # no shrinking: each step is a Spark job
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
-)
+SETTINGS = SPARK  # the profile's examples (tests/conftest.py), no shrinking
 WHERES = st.sampled_from(["", "", "WHERE v IS NULL OR v > -1", "WHERE n <> 2"])
 
 

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, example, find, given, settings
 from hypothesis import strategies as st
 
 import wql
-from tests.conftest import EXAMPLES
+from tests.conftest import DEEP, EXAMPLES
 from wql.grammar.ast import Script
 from wql.grammar.errors import Span, WQLError
 
@@ -70,7 +70,7 @@ WORDS = [
     "\n", "'", '"', "`", "::", "->", "<=>", "||",
 ]  # fmt: skip
 
-N = int(os.environ.get("WQL_FUZZ_EXAMPLES", "300"))
+N = int(os.environ.get("WQL_FUZZ_EXAMPLES", "1200" if DEEP else "150"))
 FUZZ = settings(max_examples=N, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -204,7 +204,7 @@ def test_seeds_are_valid() -> None:
 
 
 def test_mutations_change_the_text() -> None:
-    changed = find(mutated(), lambda text: text not in SEEDS and not wql.check(text))
+    changed = find(mutated(), lambda text: text not in SEEDS and not wql.check(text), settings=FUZZ)
     assert changed not in SEEDS
 
 

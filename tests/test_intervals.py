@@ -12,10 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import wql
+from tests.conftest import SPARK
 from tests.differential import combined_in
 from tests.intervals import compare, events, frame
 from wql.compiler.optimizer import choose
@@ -23,12 +24,7 @@ from wql.compiler.plans import PlanKind, Statistics
 
 pytestmark = pytest.mark.spark
 
-SETTINGS = settings(
-    max_examples=3,
-    deadline=None,
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],  # no shrinking: each step is a Spark job
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
-)
+SETTINGS = SPARK  # the profile's examples (tests/conftest.py), no shrinking
 CUMULATIVE = (
     "count(*) AS c, count(v) AS nv, sum(v) AS sv, avg(v) AS av, stddev(v) AS sd, var_pop(v) AS vp, sum(n) AS sn"
 )

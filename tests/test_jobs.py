@@ -95,6 +95,7 @@ def test_job_runs_with_plain_python(job: Path) -> None:
     assert "wql: traffic: 1,920 rows read" in done.stderr
 
 
+@pytest.mark.deep  # make test runs a streaming job under spark-submit (tests/test_stream_faults.py)
 def test_job_runs_under_spark_submit(job: Path) -> None:
     run_job(job, [str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[2]", str(job)])
 
@@ -180,6 +181,7 @@ def cluster(job: Path, tmp_path: Path) -> Iterator[str]:
                     process.kill()
 
 
+@pytest.mark.deep
 def test_job_runs_on_a_standalone_cluster(job: Path, cluster: str, tmp_path: Path) -> None:
     submit = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", cluster]
     run_job(job, [*submit, "--total-executor-cores", "2", "--executor-memory", "1g", str(job)], timeout=900)

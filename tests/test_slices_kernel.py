@@ -16,10 +16,11 @@ import random
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import wql
+from tests.conftest import PACKED, SPARK
 from tests.differential import combined_in, in_jvm_and_numpy, normalized
 from tests.intervals import compare, events
 from wql.runtime.reference import evaluate_query
@@ -44,13 +45,8 @@ def long_events_apart(spark: Any) -> Any:
         spark.conf.unset(LONGER)
 
 
-@settings(
-    max_examples=6,
-    deadline=None,
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
-)
-@given(data=st.data(), rows=events(max_rows=16))
+@SPARK
+@given(data=st.data(), rows=events(max_rows=16 * PACKED))
 @pytest.mark.parametrize("kernel", ["auto", "arrow"])
 def test_long_events_equal_the_reference(
     long_events_apart: Any, kernel: str, data: st.DataObject, rows: list[dict[str, Any]]

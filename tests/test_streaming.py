@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.conftest import SPARK
 from tests.differential import cases, normalized, runs
 from tests.streaming import (
     CORRUPT,
@@ -34,12 +35,7 @@ SUMS = (
     "count(*) AS n, count(v) AS nv, sum(v) AS sv, avg(v) AS av, min(v) AS lo, max(v) AS hi, "
     "count_if(v > 0) AS pos, sum(v) FILTER (WHERE v > 1) AS big, max(ts) AS last"
 )
-SETTINGS = settings(
-    max_examples=int(__import__("os").environ.get("WQL_STREAM_EXAMPLES", "3")),
-    deadline=None,
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
-)
+SETTINGS = SPARK  # the profile's examples (tests/conftest.py), no shrinking
 SLACKS = st.sampled_from(["", "SLACK 0 SECONDS", "SLACK 3 SECONDS", "SLACK 4 SECONDS GENEROUS", "SLACK 1 SECONDS"])
 # The window attribute's type: TIMESTAMP (ts, with SECONDS), BIGINT (x) or DOUBLE (d), in bare units.
 TYPES = {"TIMESTAMP": ("ts", " SECONDS"), "BIGINT": ("x", ""), "DOUBLE": ("d", "")}

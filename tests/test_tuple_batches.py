@@ -26,6 +26,7 @@ import pyarrow as pa
 import pytest
 
 import wql
+from tests.conftest import seeds
 from tests.differential import normalized
 from tests.test_frame_batches import COLUMNS, SCHEMA, run_in_numpy, shuffled_rows
 from wql.compiler.kernels.tuple_windows import tuple_windows
@@ -236,7 +237,7 @@ def test_windows_by_chunks_equal_each_windows_tuples(mode: str, step: int, float
     counts, sums (of DOUBLE with NaN and infinities, and of BIGINT), extremes of both, and moments."""
     size = 2.5 if floating else 4
     kernel = tuple_windows(["k"], ["g"] if grouped else [], STATES, size, step, mode, 1)
-    for seed in range(10):
+    for seed in seeds(10, 3):
         rows = tuples(seed, floating)
         table = sorted_input(rows, mode, step, floating)
         want = in_order(brute_force(rows, mode, size, step, grouped))

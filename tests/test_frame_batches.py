@@ -366,7 +366,8 @@ def test_a_streams_state_cut_by_batches_equals_a_model(rule: dict[str, Any], gen
     anywhere, so the window in flight, a key's cut found in an earlier batch, rows in no frame waiting for
     a later final window, and a key's closing point carried to its last batch are all crossed."""
     checked = 0
-    for seed in seeds(6, 2):
+    chosen = seeds(6, 2)
+    for seed in chosen:
         table = sorted_partition(seed, rule)
         for point in (-5, 12, 25, 40, 75):
             want_kept, want_closings = state_model(table, rule, point, generous)
@@ -384,4 +385,4 @@ def test_a_streams_state_cut_by_batches_equals_a_model(rule: dict[str, Any], gen
                         found[r["k"]] = (r["_closed_t"], r["_closed_pos"])
                 assert found == want_closings, (seed, point, size)
             checked += bool(want_kept) + bool(want_closings) + (0 < len(want_kept) < table.num_rows)
-    assert checked > 40
+    assert checked > 6 * len(chosen)  # the cases come up: non-empty states, closings, partial cuts

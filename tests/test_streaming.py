@@ -46,9 +46,9 @@ def typed(
 ) -> tuple[str, str]:
     """`text` (written over ts in SECONDS) over a window attribute of a drawn type: (text, attribute)."""
     attr, unit = TYPES[data.draw(st.sampled_from(types))]
-    return text.replace("WATTR ts", f"WATTR {attr}").replace("RATTR ts", f"RATTR {attr}").replace(
-        " SECONDS", unit
-    ), attr
+    for clause in ("WATTR {}", "RATTR {}", "rank({})"):
+        text = text.replace(clause.format("ts"), clause.format(attr))
+    return text.replace(" SECONDS", unit), attr
 
 
 def check(

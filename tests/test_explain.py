@@ -25,7 +25,7 @@ PAPER = {"q1": "CF", "q2": "CF", "q3": "FCB", "q4": "FCF", "q5": "FCU"}
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.wql")) + sorted((EXAMPLES / "paper").glob("*.wql"))
 
 TOP_KEYS = {
-    "statement",
+    "number",
     "line",
     "query",
     "stream",
@@ -109,7 +109,7 @@ def test_cli_explain_json_classes(name: str, window_class: str, capsys: pytest.C
     assert set(report) >= TOP_KEYS
     assert set(report["window"]) >= WINDOW_KEYS
     assert report["stream"] == "traffic"
-    assert (report["statement"], report["line"]) == (2, 6)
+    assert (report["number"], report["line"]) == (1, 6)
     assert report["columns"][:3] == ["wid", "window_start", "window_end"]
     assert report["plans"] == [] or all({"plan", "cost", "note", "chosen"} <= set(p) for p in report["plans"])
 
@@ -177,7 +177,7 @@ def test_cli_explain_json_one_line_per_query(tmp_path: Path, capsys: pytest.Capt
     )
     assert main(["explain", "--json", str(path)]) == 0
     reports = json_lines(capsys.readouterr().out)
-    assert [(r["statement"], r["line"], r["class"]) for r in reports] == [(2, 2, "CF"), (3, 3, "FCF")]
+    assert [(r["number"], r["line"], r["class"]) for r in reports] == [(1, 2, "CF"), (2, 3, "FCF")]
     assert reports[0]["window"]["defaults"] == [
         "WATTR ts (the stream's only TIMESTAMP column)",
         "SLIDE = RANGE (tumbling: no SLIDE given)",
@@ -201,7 +201,7 @@ def test_cli_explain_json_slack(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_cli_explain_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explain", str(EXAMPLES / "paper" / "q4.wql")]) == 0
     out = capsys.readouterr().out
-    assert "query 2 (line 6) on stream traffic" in out
+    assert "query 1 (line 6) on stream traffic" in out
     assert "FCF" in out and "context: backward" in out
     assert "rank(t, row_num, seg_id)" in out
 

@@ -116,7 +116,7 @@ def explain_statement(statement: Statement, *, plan: str | None = None) -> Expla
         if plan not in (None, "auto"):
             raise
         choices = tuple(PlanChoice(c.kind.value, None, c.note) for c in candidates(statement.query))
-    return explain_query(statement.query, statement.number, statement.line, choices, chosen)
+    return explain_query(statement.query, statement.query_number or 1, statement.line, choices, chosen)
 
 
 class CompiledQuery:
@@ -270,7 +270,11 @@ def compile_statement(
     select = statement.query.select
     try:
         compiled = compile_query(
-            statement.query, plan=plan, statement=statement.number, line=statement.line, source_path=program.path
+            statement.query,
+            plan=plan,
+            number=statement.query_number or 1,
+            line=statement.line,
+            source_path=program.path,
         )
         result = CompiledQuery(compiled, program.path)
         if stream:
@@ -302,11 +306,9 @@ def compile(  # wql.compile is the natural name, shadowing the builtin here
         raise WQLSemanticError("no query to compile: the text has no SELECT")
     if query is None and len(queries) > 1:
         raise WQLSemanticError(f"the text has {len(queries)} queries; choose one with query=1…{len(queries)}")
-    index = (query or 1) - 1
-    if not 0 <= index < len(queries):
-        raise WQLSemanticError(f"there is no query {query}; the text has {len(queries)}")
+    chosen = program.query(query or 1)
     try:
-        return compile_statement(program, queries[index], plan=plan, stream=stream)
+        return compile_statement(program, chosen, plan=plan, stream=stream)
     except WQLError as error:
         raise error.with_source(text, path) from None
 

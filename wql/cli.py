@@ -136,9 +136,7 @@ def _chosen(program: wql.Program, number: int | None) -> list[wql.Statement]:
     queries = program.queries
     if number is None:
         return queries
-    if not 1 <= number <= len(queries):
-        raise wql.WQLSemanticError(f"there is no query {number}; {program.path} has {len(queries)}")
-    return [queries[number - 1]]
+    return [program.query(number)]
 
 
 def _compile(args: argparse.Namespace, out: Console, err: Console) -> int:

@@ -61,7 +61,7 @@ def explanation_renderable(explanation: Explanation) -> Group:
             facts.add_row(label, Text(f"{agg['call']} → {target}  ({kind})"))
     facts.add_row("columns", Text(", ".join(explanation.columns)))
     parts: list[Any] = [
-        Text(f"query {explanation.statement} (line {explanation.line}) on stream {explanation.stream}", style="bold"),
+        Text(f"query {explanation.number} (line {explanation.line}) on stream {explanation.stream}", style="bold"),
         facts,
     ]
     if explanation.plans:

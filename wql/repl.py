@@ -303,7 +303,7 @@ class Repl:
         compiled = self._compile(program, statement)
         self.last = compiled
         spark = self.spark.get(self.console)
-        number = f" {statement.number}" if len(program.queries) > 1 else ""
+        number = f" {statement.query_number}" if len(program.queries) > 1 else ""
         label = f"query{number} (plan {compiled.plan})"
         started = time.monotonic()
         columns, rows, total, report = self._execute(spark, compiled, label)

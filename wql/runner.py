@@ -62,9 +62,7 @@ def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
         return EXIT_ERRORS
     statements = program.queries
     if args.query is not None:
-        if not 1 <= args.query <= len(statements):
-            raise wql.WQLSemanticError(f"there is no query {args.query}; {args.file} has {len(statements)}")
-        statements = [statements[args.query - 1]]
+        statements = [program.query(args.query)]
     if not statements:
         err.print(f"{args.file} has no queries to run")
         return EXIT_OK
@@ -112,7 +110,7 @@ def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
         spark = start_session(args.master, remote, app_name=f"wql run {args.file}", verbose=args.verbose, jvm_log=log)
     try:
         for index, (statement, query) in enumerate(zip(runs, compiled, strict=True), start=1):
-            label = f"query {statement.number} (line {statement.line}, plan {query.plan})"
+            label = f"query {statement.query_number} (line {statement.line}, plan {query.plan})"
             try:
                 with spark_progress(spark, err, f"reading input for {label}"):
                     inputs, report = query.load_inputs(spark, **_for_stream(paths, query))

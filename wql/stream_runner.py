@@ -116,7 +116,7 @@ def run_stream(
             args.master or DEFAULT_MASTER, app_name=f"wql run --stream {args.file}", verbose=args.verbose, jvm_log=log
         )
     terminal = Terminal(compiled.columns, out, err, args.limit)
-    label = f"query {statement.number} (line {statement.line}, plan {compiled.plan})"
+    label = f"query {statement.query_number} (line {statement.line}, plan {compiled.plan})"
     once = args.once or (args.drain and args.idle is None)
     try:
         run = compiled.start(

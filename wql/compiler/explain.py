@@ -29,7 +29,7 @@ class PlanChoice:
 
 @dataclass(frozen=True)
 class Explanation:
-    statement: int
+    number: int  # the query's number among the file's queries (what `--query N` takes)
     line: int
     query: str
     stream: str
@@ -50,7 +50,7 @@ class Explanation:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "statement": self.statement,
+            "number": self.number,
             "line": self.line,
             "query": self.query,
             "stream": self.stream,
@@ -184,12 +184,12 @@ def _aggregate_facts(query: Query, call: AggregateCall) -> dict[str, Any]:
 
 
 def explain_query(
-    query: Query, statement: int, line: int, plans: tuple[PlanChoice, ...] = (), plan: Plan | None = None
+    query: Query, number: int, line: int, plans: tuple[PlanChoice, ...] = (), plan: Plan | None = None
 ) -> Explanation:
     classification = query.classification
     chosen = next((p.name for p in plans if p.chosen), None)
     return Explanation(
-        statement=statement,
+        number=number,
         line=line,
         query=query.text,
         stream=query.stream.name,

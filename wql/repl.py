@@ -37,6 +37,7 @@ from wql.compiler.schema import Catalog, Stream
 from wql.display import error_renderable, explanation_renderable, results_table
 from wql.grammar.errors import did_you_mean
 from wql.highlight import WQLLexer, format_names, keywords, type_names, units
+from wql.runtime.errors import locate_in
 from wql.runtime.jobs import run_in_job_group
 
 PROMPT = "wql> "
@@ -306,7 +307,9 @@ class Repl:
         number = f" {statement.query_number}" if len(program.queries) > 1 else ""
         label = f"query{number} (plan {compiled.plan})"
         started = time.monotonic()
-        columns, rows, total, report = self._execute(spark, compiled, label)
+        span = statement.node.span
+        locate = locate_in(program.source, span.start, span.end)
+        columns, rows, total, report = self._execute(spark, compiled, label, locate)
         elapsed = time.monotonic() - started
         for line in report:
             style = "yellow" if ("malformed" in line or "NULL" in line) else "dim"
@@ -316,7 +319,7 @@ class Repl:
             self.console.print(Text(f"time: {elapsed:.3f} s", style="dim"))
 
     def _execute(
-        self, spark: Any, compiled: wql.CompiledQuery, label: str
+        self, spark: Any, compiled: wql.CompiledQuery, label: str, locate: Callable[[str], Any] | None = None
     ) -> tuple[list[str], list[tuple[Any, ...]], int, list[str]]:
         from wql.runtime.errors import translate
         from wql.runtime.progress import spark_progress
@@ -341,9 +344,7 @@ class Repl:
         except wql.WQLError:
             raise
         except Exception as error:  # Spark and Py4J errors become one clear message
-            message = translate(error, label)
-            message.hint = (message.hint + " " if message.hint else "") + f"(Spark's log: {default_jvm_log()})"
-            raise message from None
+            raise translate(error, label, locate=locate, log=default_jvm_log()) from None
 
     # ------------------------------------------------------------ commands
 

@@ -51,7 +51,7 @@ def _preflight(compiled: list[wql.CompiledQuery], paths: dict[str, str], remote:
 
 
 def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from wql.runtime.errors import translate
+    from wql.runtime.errors import locate_in, translate
     from wql.runtime.progress import spark_progress
     from wql.runtime.session import default_jvm_log, remote_url, start_session
 
@@ -135,10 +135,9 @@ def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
             except wql.WQLError:
                 raise
             except Exception as error:  # Spark and Py4J errors become one clear line
-                message = translate(error, label)
-                if log:
-                    message.hint = (message.hint or "") + f" (Spark's log: {log})"
-                raise message from None
+                span = statement.node.span
+                locate = locate_in(program.source, span.start, span.end)
+                raise translate(error, label, locate=locate, log=log) from None
     finally:
         if owned:
             spark.stop()

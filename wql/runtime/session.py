@@ -16,6 +16,7 @@ from importlib import resources
 from typing import Any
 
 from wql.grammar.errors import WQLRuntimeError
+from wql.runtime.errors import quiet_query_context_logs
 
 DEFAULT_MASTER = "local[*]"
 
@@ -125,6 +126,8 @@ def local_session(
             ) from None
         raise WQLRuntimeError(f"cannot start Spark: {message.splitlines()[0] if message else error}") from None
     spark.sparkContext.setLogLevel("INFO" if verbose else "ERROR")
+    if not verbose:
+        quiet_query_context_logs()
     return spark
 
 
@@ -160,6 +163,7 @@ def remote_session(url: str, *, app_name: str = "wql", seconds: float = 10) -> A
 
         spark = SparkSession.builder.remote(url).appName(app_name).create()  # its own, never a shared one
         spark.conf.set("spark.sql.session.timeZone", "UTC")
+        quiet_query_context_logs()
     except ImportError as error:
         raise WQLRuntimeError(
             f"Spark Connect's client packages are missing ({error})", hint="pip install 'wql[connect]'"

@@ -27,6 +27,16 @@ def _consoles() -> tuple[Console, Console]:
     return out, Console(stderr=True, highlight=False, soft_wrap=True)  # messages stay on one line
 
 
+def _add_spark_options(parser: argparse.ArgumentParser) -> None:
+    """Spark settings as spark-submit spells them, for the commands that start Spark."""
+    group = parser.add_argument_group("Spark", "settings for the Spark session WQL starts (as spark-submit takes them)")
+    group.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting (repeatable)")
+    group.add_argument(
+        "--packages", metavar="G:A:V,…", help="Maven coordinates of packages to add (spark.jars.packages)"
+    )
+    group.add_argument("--jars", metavar="JAR,…", help="jars to add to the classpath (spark.jars)")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="wql",
@@ -63,7 +73,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--plan", choices=PLAN_CHOICES, help="force a plan instead of the cheapest")
     run.add_argument("--query", type=int, metavar="N", help="run only this query (1-based)")
     run.add_argument("--limit", type=int, default=20, metavar="N", help="rows to print (default 20)")
-    run.add_argument("--verbose", action="store_true", help="show Spark's own log")
+    run.add_argument("--verbose", action="store_true", help="show Spark's own log and the settings given")
+    _add_spark_options(run)
     stream = run.add_argument_group("streams", "run the query continuously on Spark Structured Streaming")
     stream.add_argument("--stream", action="store_true", help="read the stream's directory as files land in it")
     stream.add_argument("--checkpoint", metavar="DIR", help="progress and open windows (needed with --output)")
@@ -77,6 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     repl = commands.add_parser("repl", help="an interactive shell: type statements, see tables")
     repl.add_argument("files", nargs="*", metavar="FILE", help=".wql files to run first")
     repl.add_argument("--remote", default=None, metavar="sc://HOST:PORT", help=REMOTE_HELP)
+    _add_spark_options(repl)
     return parser
 
 
@@ -100,8 +112,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_file(args, out, err)
         if args.command == "repl":
             from wql.repl import main as repl_main
+            from wql.runtime.session import spark_settings
 
-            return repl_main(args.files, remote=args.remote)
+            return repl_main(args.files, remote=args.remote, conf=spark_settings(args.conf, args.packages, args.jars))
     except wql.WQLError as error:
         err.print(error_renderable(error))
         return EXIT_ERRORS

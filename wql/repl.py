@@ -199,11 +199,11 @@ class SparkStarter:
             self._session = None
 
 
-def _default_session(remote: str | None = None) -> Any:
-    """A local session, or a Spark Connect one with `remote` (or $SPARK_REMOTE)."""
+def _default_session(remote: str | None = None, conf: dict[str, str] | None = None) -> Any:
+    """A local session, or a Spark Connect one with `remote` (or $SPARK_REMOTE); `conf`: --conf and the like."""
     from wql.runtime.session import default_jvm_log, start_session
 
-    return start_session(None, remote, app_name="wql repl", jvm_log=default_jvm_log())
+    return start_session(None, remote, app_name="wql repl", jvm_log=default_jvm_log(), extra=conf)
 
 
 # ---------------------------------------------------------------- the session
@@ -782,12 +782,13 @@ def banner(console: Console) -> None:
     )
 
 
-def main(files: Sequence[str] = (), remote: str | None = None) -> int:
-    """`wql repl [FILE...] [--remote sc://…]`: load the files, then read entries until \\quit or end of input."""
+def main(files: Sequence[str] = (), remote: str | None = None, conf: dict[str, str] | None = None) -> int:
+    """`wql repl [FILE...] [--remote sc://…] [--conf k=v …]`: load the files, then read entries until \\quit
+    or end of input."""
     console = Console(highlight=False)
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console = Console(highlight=False, width=200)  # piped: tables as wide as they need
-    repl = Repl(console, SparkStarter(lambda: _default_session(remote)))
+    repl = Repl(console, SparkStarter(lambda: _default_session(remote, conf)))
     try:
         for path in files:
             repl.handle(f"\\load {path}")

@@ -53,7 +53,7 @@ def _preflight(compiled: list[wql.CompiledQuery], paths: dict[str, str], remote:
 def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
     from wql.runtime.errors import locate_in, translate
     from wql.runtime.progress import spark_progress
-    from wql.runtime.session import default_jvm_log, remote_url, start_session
+    from wql.runtime.session import default_jvm_log, remote_url, spark_settings, start_session
 
     program = wql.load(args.file)
     for error in program.errors:
@@ -102,12 +102,18 @@ def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
     _preflight(compiled, paths, remote is not None)
 
     log = None if args.verbose else default_jvm_log()
-    from pyspark.sql import SparkSession
-
-    # An embedding session (e.g. tests) stays up; a Spark Connect session is always this run's own.
-    owned = remote is not None or SparkSession.getActiveSession() is None
+    settings = spark_settings(args.conf, args.packages, args.jars)
     with err.status("starting Spark…", spinner="dots"):
-        spark = start_session(args.master, remote, app_name=f"wql run {args.file}", verbose=args.verbose, jvm_log=log)
+        from pyspark.sql import SparkSession
+
+        # An embedding session (e.g. tests) stays up; a Spark Connect session is always this run's own.
+        owned = remote is not None or SparkSession.getActiveSession() is None
+        spark = start_session(
+            args.master, remote, app_name=f"wql run {args.file}", verbose=args.verbose, jvm_log=log, extra=settings
+        )
+    if args.verbose and settings:
+        shown = ", ".join(f"{key}={spark.conf.get(key, None)}" for key in settings)
+        err.print(Text(f"Spark settings given: {shown}", style="dim"))
     try:
         for index, (statement, query) in enumerate(zip(runs, compiled, strict=True), start=1):
             label = f"query {statement.query_number} (line {statement.line}, plan {query.plan})"

@@ -73,7 +73,7 @@ def run_stream(
     args: argparse.Namespace, statements: list[wql.Statement], program: wql.Program, out: Console, err: Console
 ) -> int:
     from wql.runtime.errors import translate
-    from wql.runtime.session import DEFAULT_MASTER, default_jvm_log, local_session
+    from wql.runtime.session import DEFAULT_MASTER, default_jvm_log, local_session, spark_settings
 
     if len(statements) != 1:
         raise wql.WQLSemanticError(
@@ -113,7 +113,11 @@ def run_stream(
     owned = SparkSession.getActiveSession() is None
     with err.status("starting Spark…", spinner="dots"):
         spark = local_session(
-            args.master or DEFAULT_MASTER, app_name=f"wql run --stream {args.file}", verbose=args.verbose, jvm_log=log
+            args.master or DEFAULT_MASTER,
+            app_name=f"wql run --stream {args.file}",
+            verbose=args.verbose,
+            jvm_log=log,
+            extra=spark_settings(args.conf, args.packages, args.jars),
         )
     terminal = Terminal(compiled.columns, out, err, args.limit)
     label = f"query {statement.query_number} (line {statement.line}, plan {compiled.plan})"

@@ -336,7 +336,7 @@ class WQLMagics(Magics):
                 )
 
         def sink(windows: Any, trigger: int | str) -> int:
-            rows = [tuple(r) for r in windows.collect()]
+            rows = [tuple(r) for r in compiled.in_window_order(windows).collect()]  # by wid, then the keys
             with lock:
                 shown["columns"] = list(windows.columns)
                 shown["rows"].extend(rows)

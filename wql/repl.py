@@ -497,7 +497,7 @@ class Repl:
             number = self.stream_count
             query.stream_code  # noqa: B018 - refusals (LIMIT, EMIT EMPTY, …) before anything starts
             try:
-                run = query.start(spark, sink=self._stream_sink(number), on_trigger=self._stream_status(number))
+                run = query.start(spark, sink=self._stream_sink(number, query), on_trigger=self._stream_status(number))
             except wql.WQLError:
                 raise
             except Exception as error:
@@ -512,11 +512,11 @@ class Repl:
                 )
             )
 
-    def _stream_sink(self, number: int) -> Callable[[Any, int | str], int]:
+    def _stream_sink(self, number: int, query: wql.CompiledQuery) -> Callable[[Any, int | str], int]:
         limit = self.settings.limit
 
         def show(windows: Any, trigger: int | str) -> int:
-            rows = windows.collect()
+            rows = query.in_window_order(windows).collect()  # by wid, then the keys, as a batch query shows them
             if rows:
                 shown = [tuple(r) for r in rows[:limit]]
                 label = "drain" if trigger == "drain" else f"trigger {trigger}"

@@ -28,8 +28,9 @@ EXIT_OK, EXIT_ERRORS = 0, 1
 class Terminal:
     """The windows emitted so far (the newest `limit`) and one status line per trigger."""
 
-    def __init__(self, columns: tuple[str, ...], out: Console, err: Console, limit: int) -> None:
+    def __init__(self, columns: tuple[str, ...], out: Console, err: Console, limit: int, order: Any = None) -> None:
         self.columns = columns
+        self.order = order or (lambda result: result)  # windows as batch shows them: by wid, then the keys
         self.out, self.err = out, err
         self.recent: collections.deque[tuple[Any, ...]] = collections.deque(maxlen=limit)
         self.total = 0
@@ -38,7 +39,7 @@ class Terminal:
         self.live: Live | None = None
 
     def sink(self, result: Any, trigger: int | str) -> int:
-        rows = [tuple(r) for r in result.collect()]
+        rows = [tuple(r) for r in self.order(result).collect()]
         with self.lock:
             self.recent.extend(rows)
             self.total += len(rows)
@@ -119,7 +120,7 @@ def run_stream(
             jvm_log=log,
             extra=spark_settings(args.conf, args.packages, args.jars),
         )
-    terminal = Terminal(compiled.columns, out, err, args.limit)
+    terminal = Terminal(compiled.columns, out, err, args.limit, compiled.in_window_order)
     label = f"query {statement.query_number} (line {statement.line}, plan {compiled.plan})"
     once = args.once or (args.drain and args.idle is None)
     try:

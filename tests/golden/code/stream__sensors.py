@@ -49,6 +49,8 @@ STREAMS = {
         "columns": [["ts", "TIMESTAMP"], ["sensor", "STRING"], ["temp", "DOUBLE"], ["marker", "STRING"]],
     },
 }
+# Printed rows are in window order: by wid, then the keys (the query has no ORDER BY).
+SHOWN_IN = ("wid", "sensor")
 
 # On a stream: what is kept between triggers, how time advances, what is emitted.
 STREAMING = {
@@ -643,6 +645,15 @@ def continue_positions(rows, offsets, partitions):
     joined = rows.alias("r").join(F.broadcast(offsets.alias("o")), match, "left")
     shifted = F.col("r._pos") + F.coalesce(F.col("o._first"), F.lit(0))
     return joined.select(*(F.col(f"r.`{c}`") for c in rows.columns if c != "_pos"), shifted.alias("_pos"))
+
+
+def shown_in_order(result):
+    """The rows as a person reads windows (SHOWN_IN: wid, then the keys), or the query's own ORDER BY."""
+    from pyspark.sql import functions as F
+
+    if not SHOWN_IN:
+        return result
+    return result.orderBy(*(F.col("`" + name.replace("`", "``") + "`").asc_nulls_first() for name in SHOWN_IN))
 
 
 def merged_moments(n, mean, m2):
@@ -1277,7 +1288,7 @@ def console_sink(limit=20):
     """Windows printed as each trigger closes them (a job run without --output)."""
 
     def emit(result, name):
-        rows = result.collect()
+        rows = shown_in_order(result).collect()  # by window, then keys, as batch prints them
         if rows:
             print(f"-- {name}: {len(rows):,} window row{'s' if len(rows) != 1 else ''}", flush=True)
             result.sparkSession.createDataFrame(rows, result.schema).show(limit, truncate=False)

@@ -42,6 +42,7 @@ STREAMS = {
         "window_attributes": ["ts_ms"],
     },
 }
+SHOWN_IN = ()  # printed rows keep the query's ORDER BY
 
 
 def prepare(views: DataFrame) -> DataFrame:
@@ -213,6 +214,15 @@ def write_result(result, path, fmt="csv"):
     return target
 
 
+def shown_in_order(result):
+    """The rows as a person reads windows (SHOWN_IN: wid, then the keys), or the query's own ORDER BY."""
+    from pyspark.sql import functions as F
+
+    if not SHOWN_IN:
+        return result
+    return result.orderBy(*(F.col("`" + name.replace("`", "``") + "`").asc_nulls_first() for name in SHOWN_IN))
+
+
 def main(argv=None):
     """Run the query as a job: python job.py [--input STREAM=PATH] [--output PATH] [--format csv]."""
     import argparse
@@ -241,7 +251,7 @@ def main(argv=None):
         written = write_result(result, args.output, args.format)
         print(f"wql: wrote {written}", file=sys.stderr)
     else:
-        result.show(args.show, truncate=False)
+        shown_in_order(result).show(args.show, truncate=False)
     spark.stop()
     return 0
 

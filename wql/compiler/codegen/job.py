@@ -48,6 +48,8 @@ _NEEDS = {
     "sliding_combine": ("batch_chunks", "held_row"),
     "tuple_windows": ("batch_chunks",),
     "key_changes": ("window_keys", "key_ids"),
+    "main": ("shown_in_order",),
+    "console_sink": ("shown_in_order",),
 }
 
 # Support functions, in the order a reader meets them.
@@ -97,6 +99,7 @@ _SUPPORT_ORDER = (
     "inspect_stream",
     "load_inputs",
     "write_result",
+    "shown_in_order",
     "main",
 )
 
@@ -234,6 +237,11 @@ def generate_job(
     code.comment("The streams the query reads: where, in which format, with which schema.")
     declaration = {query.stream.name: stream_declaration(query, parameter, stream=stream)}
     _dictionary(code, "STREAMS", declaration)
+    if query.order_by:
+        code("SHOWN_IN = ()  # printed rows keep the query's ORDER BY")
+    else:
+        code.comment("Printed rows are in window order: by wid, then the keys (the query has no ORDER BY).")
+        code(f"SHOWN_IN = {py(('wid', *query.key_names))}")
     if stream:
         code.blank()
         code.comment("On a stream: what is kept between triggers, how time advances, what is emitted.")

@@ -173,14 +173,15 @@ class CompiledQuery:
             self._module = load_job(self.code)
         return self._module
 
-    def load_inputs(self, spark: Any, **paths: str) -> tuple[dict[str, Any], list[str]]:
+    def load_inputs(self, spark: Any, late: str | None = None, /, **paths: str) -> tuple[dict[str, Any], list[str]]:
         """Read the declared streams (FROM paths, or these overrides) as the job does: DataFrames by
-        stream name, and report lines (rows read, malformed rows skipped, NULL window attributes)."""
+        stream name, and report lines (rows read, malformed rows skipped, NULL window attributes). With
+        `late`, a directory, malformed rows are kept there with the reason, as a stream keeps them."""
         from wql.runtime.errors import translate
 
         module = self.module()
         try:
-            frames, report = module.load_inputs(spark, module.STREAMS, paths)
+            frames, report = module.load_inputs(spark, module.STREAMS, paths, late)
         except Exception as error:
             raise translate(error, f"stream {self.stream.name}") from None
         by_name = {name: frames[spec["parameter"]] for name, spec in module.STREAMS.items()}

@@ -73,12 +73,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--plan", choices=PLAN_CHOICES, help="force a plan instead of the cheapest")
     run.add_argument("--query", type=int, metavar="N", help="run only this query (1-based)")
     run.add_argument("--limit", type=int, default=20, metavar="N", help="rows to print (default 20)")
+    run.add_argument(
+        "--late", metavar="DIR", help="keep malformed rows (and on a stream, late rows) here, with the reason"
+    )
     run.add_argument("--verbose", action="store_true", help="show Spark's own log and the settings given")
     _add_spark_options(run)
     stream = run.add_argument_group("streams", "run the query continuously on Spark Structured Streaming")
     stream.add_argument("--stream", action="store_true", help="read the stream's directory as files land in it")
     stream.add_argument("--checkpoint", metavar="DIR", help="progress and open windows (needed with --output)")
-    stream.add_argument("--late", metavar="DIR", help="write late and malformed rows here, with the reason")
     stream.add_argument("--once", action="store_true", help="process the input that is there, then stop")
     stream.add_argument("--drain", action="store_true", help="then end the stream: emit every open window")
     stream.add_argument("--idle", type=float, metavar="SECONDS", help="stop after this long without new input")

@@ -553,7 +553,8 @@ class Repl:
             Text.assemble(
                 ("✓ ", "green"),
                 (f"stream {number}", "bold"),
-                f" stopped after {len(run.triggers)} triggers, {windows:,} windows",
+                f" stopped after {len(run.triggers)} trigger{'' if len(run.triggers) == 1 else 's'},"
+                f" {windows:,} window{'' if windows == 1 else 's'}",
             )
         )
 

@@ -68,9 +68,7 @@ def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
         return EXIT_OK
 
     stream_only = [
-        name
-        for name in ("checkpoint", "late", "once", "drain", "idle", "max_files", "interval")
-        if getattr(args, name, None)
+        name for name in ("checkpoint", "once", "drain", "idle", "max_files", "interval") if getattr(args, name, None)
     ]
     if not getattr(args, "stream", False) and stream_only:
         option = "--" + stream_only[0].replace("_", "-")
@@ -100,6 +98,7 @@ def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
     paths = _paths(args.input)
     remote = remote_url(getattr(args, "remote", None))
     _preflight(compiled, paths, remote is not None)
+    output = _client_path(args.output) if remote is not None and args.output else args.output
 
     log = None if args.verbose else default_jvm_log()
     settings = spark_settings(args.conf, args.packages, args.jars)
@@ -119,13 +118,13 @@ def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
             label = f"query {statement.query_number} (line {statement.line}, plan {query.plan})"
             try:
                 with spark_progress(spark, err, f"reading input for {label}"):
-                    inputs, report = query.load_inputs(spark, **_for_stream(paths, query))
+                    inputs, report = query.load_inputs(spark, getattr(args, "late", None), **_for_stream(paths, query))
                 for line in report:
                     style = "yellow" if ("malformed" in line or "NULL" in line) else "dim"
                     err.print(Text(line, style=style))
                 result = query.run(spark, **inputs)
-                if args.output:
-                    target = args.output if len(compiled) == 1 else _numbered(args.output, index)
+                if output:
+                    target = output if len(compiled) == 1 else _numbered(output, index)
                     with spark_progress(spark, err, f"running {label}"):
                         written = query.write(result, target, args.format)
                     err.print(Text.assemble(("✓ ", "green"), f"{label}: wrote {written}"))
@@ -148,6 +147,14 @@ def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
         if owned:
             spark.stop()
     return EXIT_OK
+
+
+def _client_path(output: str) -> str:
+    """--output with --remote: a relative path means where the user is, not the Connect server's working
+    directory (where Spark would write it, and where WQL's assembling of one csv file would look)."""
+    if "://" in output or output.startswith("file:") or os.path.isabs(output):
+        return output
+    return os.path.abspath(output)
 
 
 def _for_stream(paths: dict[str, str], query: wql.CompiledQuery) -> dict[str, str]:

@@ -159,10 +159,10 @@ def run_stream(
         late = sum(t.late for t in triggers)
         malformed = sum(t.malformed for t in triggers)
         windows = sum(t.windows for t in triggers)
-        summary = f"{label}: {len(triggers)} trigger{'s' if len(triggers) != 1 else ''}, {windows:,} windows"
+        summary = f"{label}: {len(triggers)} trigger{'s' if len(triggers) != 1 else ''}, {_count(windows, 'window')}"
         if late or malformed:
             kept = f" (written to {args.late})" if args.late else " (pass --late DIR to keep them)"
-            summary += f", {late:,} late and {malformed:,} malformed rows{kept}"
+            summary += f", {_count(late, 'late row')} and {_count(malformed, 'malformed row')}{kept}"
         if args.output:
             summary += f"; windows in {args.output}"
         err.print(Text.assemble(("✓ ", "green"), summary))
@@ -177,6 +177,10 @@ def run_stream(
         if owned:
             spark.stop()
     return EXIT_OK
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
 __all__ = ["error_renderable", "run_stream"]

@@ -460,7 +460,13 @@ class Repl:
         else:
             raise wql.WQLSemanticError("no query yet", hint="run one, or give it: \\code SELECT …;")
         for query in compiled:
-            self.console.print(Syntax(query.code, "python", theme="ansi_dark", background_color="default"))
+            code = Syntax(query.code, "python", theme="ansi_dark", background_color="default")
+            if self.console.is_terminal and query.code.count("\n") >= self.console.height:
+                # A program is hundreds of lines: page it ($PAGER, else less) rather than scroll it past.
+                with self.console.pager(styles=True):
+                    self.console.print(code)
+            else:
+                self.console.print(code)
 
     def _cmd_plan(self, argument: str) -> None:
         if argument:
@@ -632,9 +638,28 @@ def completer(repl: Repl) -> Any:
             if not prefix and not complete_event.completion_requested:
                 return
             before = text[: len(text) - len(prefix)]
+            if _naming_attribute(before):
+                yield from self._attributes(prefix, text)
+                return
             previous = re.findall(r"[A-Za-z_]+", before[-40:])
             after_from = bool(previous) and previous[-1].upper() in {"FROM", "STREAM", "DESCRIBE"}
             yield from self._words(prefix, text, after_from)
+
+        def _attributes(self, prefix: str, text: str) -> Iterator[Completion]:
+            """After WATTR, RATTR, SATTR or PATTR: the columns of the stream the query reads (and row_num,
+            which orders windows), never window columns, stream names or keywords."""
+            mentioned = {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)}
+            streams = [s for s in repl.catalog if s.name.lower() in mentioned] or list(repl.catalog)
+            names = [(c.name, f"{c.type} in {s.name}") for s in streams for c in s.columns]
+            partitioning = re.search(r"\bPATTR\b([^\]]*)$", text, re.IGNORECASE)
+            if partitioning is None:
+                names.append(("row_num", "arrival position"))
+            listed = re.findall(r"[A-Za-z_][A-Za-z0-9_]*(?=\s*,)", partitioning.group(1)) if partitioning else []
+            seen: set[str] = {name.lower() for name in listed}  # PATTR names a column once
+            for name, meta in names:
+                if name.lower().startswith(prefix.lower()) and name != prefix and name.lower() not in seen:
+                    seen.add(name.lower())
+                    yield Completion(name, start_position=-len(prefix), display_meta=meta)
 
         def _words(self, prefix: str, text: str, streams_only: bool) -> Iterator[Completion]:
             key = prefix.lower()
@@ -702,6 +727,14 @@ def completer(repl: Repl) -> Any:
                 yield from self._words(prefix, text, bool(previous) and previous[-1].upper() == "FROM")
 
     return WQLCompleter()
+
+
+def _naming_attribute(before: str) -> bool:
+    """Whether the cursor is where a window spec names an attribute: right after WATTR, RATTR, SATTR
+    (or inside its rank(…)) or PATTR, or after a comma of PATTR's list, or in WATTR's (start, end)."""
+    clause = r"\b(?:WATTR|RATTR|SATTR|PATTR)\s*"
+    listed = r"(?:\(\s*|rank\s*\(\s*)?(?:[A-Za-z_][A-Za-z0-9_]*\s*,\s*)*"
+    return re.search(clause + listed + r"$", before, re.IGNORECASE) is not None
 
 
 # ---------------------------------------------------------------- the prompt

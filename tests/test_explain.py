@@ -393,3 +393,19 @@ def test_prefix_plan_needs_a_whole_range_on_doubles() -> None:
     [fractional] = wql.explain(READINGS + "SELECT sum(v) AS s FROM r [RANGE 2.5 RATTR d SLIDE 1 ROW]")
     [prefix] = [p for p in fractional.plans if p.name == "prefix"]
     assert prefix.cost is None and "whole number" in prefix.note
+
+
+def test_explain_says_which_rows_windows_are_partial() -> None:
+    """A ROWS window's first windows start before the first row and its last run past the last (§2.4)."""
+    streams = {"s": {"k": "STRING", "v": "DOUBLE"}}
+    [sliding] = wql.explain("SELECT count(*) AS n FROM s [RANGE 3 ROWS SLIDE 1 ROW]", streams=streams)
+    assert sliding.edges is not None and sliding.edges.startswith("the first 2 windows start before the stream's")
+    assert "partial     the first 2 windows" in plain_text(explanation_renderable(sliding))
+    assert sliding.to_dict()["edges"] == sliding.edges
+    [partitioned] = wql.explain("SELECT count(*) AS n FROM s [RANGE 3 ROWS PATTR k]", streams=streams)
+    assert (
+        partitioned.edges
+        == "the last window of each partition may hold fewer than 3 rows: the partition's data ends inside it"
+    )
+    [timed] = wql.explain("SELECT count(*) AS n FROM s [RANGE 3 SLIDE 1 WATTR v]", streams=streams)
+    assert timed.edges is None

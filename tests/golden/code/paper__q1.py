@@ -665,6 +665,7 @@ def main(argv=None):
     import argparse
     import sys
 
+    from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0] if __doc__ else None)
@@ -680,7 +681,11 @@ def main(argv=None):
         if not sep:
             parser.error(f"--input takes STREAM=PATH, got {item!r}")
         paths[name] = path
-    spark = SparkSession.builder.appName(APP_NAME).config("spark.sql.session.timeZone", "UTC").getOrCreate()
+    builder = SparkSession.builder.appName(APP_NAME).config("spark.sql.session.timeZone", "UTC")
+    SparkContext._ensure_initialized()  # the JVM's settings, so that spark-submit's --conf can be read
+    if SparkConf().get("spark.log.level", None) is None:  # spark-submit --conf spark.log.level=INFO overrides
+        builder = builder.config("spark.log.level", "WARN")  # not spark-submit's hundreds of INFO lines
+    spark = builder.getOrCreate()
     inputs, report = load_inputs(spark, STREAMS, paths, args.late)
     for line in report:
         print(f"wql: {line}", file=sys.stderr)

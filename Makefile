@@ -39,11 +39,14 @@ demo: $(STAMP) check-java $(JAR)
 
 # A stream: a generator lands csv files while wql prints windows as they close; it stops by itself
 # 8 s after the last file, draining the open windows. Late and malformed rows go to build/demo-stream/late.
+# The generator follows the stream's checkpoint: each file lands once the trigger over the last is done.
 demo-stream: $(STAMP) check-java $(JAR)
 	@rm -rf build/demo-stream && mkdir -p build/demo-stream
-	@$(BIN)/python examples/streams/generate.py build/demo-stream/landing --files 8 --pause 2 & \
+	@$(BIN)/python examples/streams/generate.py build/demo-stream/landing --files 8 --pause 2 \
+	  --follow build/demo-stream/checkpoint & \
 	$(BIN)/wql run examples/streams/sensors.wql --stream --input readings=build/demo-stream/landing \
-	  --max-files 1 --late build/demo-stream/late --idle 8 --drain; status=$$?; wait; exit $$status
+	  --max-files 1 --checkpoint build/demo-stream/checkpoint --late build/demo-stream/late --idle 8 --drain; \
+	  status=$$?; wait; exit $$status
 
 test: $(STAMP) check-java lint $(JAR)
 	$(BIN)/python -m pytest

@@ -119,6 +119,21 @@ def explain_statement(statement: Statement, *, plan: str | None = None) -> Expla
     return explain_query(statement.query, statement.query_number or 1, statement.line, choices, chosen)
 
 
+def draw_statement(statement: Statement, *, path: str | None = None, windows: int = 12) -> Any:
+    """A picture (SVG) of the query's first `windows` windows over a sample of its stream (the FROM path,
+    or `path`; a synthetic sample where neither can be read here), from the reference evaluator,
+    without Spark: a `Drawing` with `.svg`, `.windows` and `.summary()`."""
+    assert statement.query is not None
+    return _draw(statement.query, path, windows)
+
+
+def _draw(query: Any, path: str | None, windows: int) -> Any:
+    from wql.runtime.drawing import draw
+    from wql.runtime.sample import sample
+
+    return draw(query, sample(query, path), windows)
+
+
 class CompiledQuery:
     """One query, planned and turned into a PySpark program.
 
@@ -245,6 +260,10 @@ class CompiledQuery:
             interval=interval,
         )
 
+    def draw(self, *, path: str | None = None, windows: int = 12) -> Any:
+        """A picture of the first windows over a sample of the stream (see `draw_statement`)."""
+        return _draw(self.query, path, windows)
+
     def in_window_order(self, result: Any) -> Any:
         """The result as a person reads windows: by wid, then the keys, when the query has no ORDER BY.
 
@@ -339,6 +358,7 @@ __all__ = [
     "check",
     "compile",
     "compile_statement",
+    "draw_statement",
     "explain",
     "format",
     "load",

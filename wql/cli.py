@@ -55,6 +55,11 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("file", metavar="FILE")
     explain.add_argument("--json", action="store_true", help="one JSON object per query, one per line")
     explain.add_argument("--plan", choices=PLAN_CHOICES, help="explain as if this plan were forced")
+    explain.add_argument(
+        "--draw",
+        metavar="FILE.svg",
+        help="also draw the first windows over a sample of the stream (several queries: FILE_1.svg, …)",
+    )
 
     compile_ = commands.add_parser("compile", help="print the PySpark program for a query")
     compile_.add_argument("file", metavar="FILE")
@@ -105,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "check":
             return _check(args.files, out, err)
         if args.command == "explain":
-            return _explain(args.file, args.json, args.plan, out, err)
+            return _explain(args.file, args.json, args.plan, out, err, args.draw)
         if args.command == "compile":
             return _compile(args, out, err)
         if args.command == "run":
@@ -179,13 +184,22 @@ def _compile(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
-def _explain(path: str, as_json: bool, plan: str | None, out: Console, err: Console) -> int:
+def _explain(path: str, as_json: bool, plan: str | None, out: Console, err: Console, draw: str | None = None) -> int:
     program = wql.load(path)
     for error in program.errors:
         err.print(error_renderable(error))
     if program.errors:
         return EXIT_ERRORS
     for index, statement in enumerate(program.queries):
+        if draw:
+            target = draw if len(program.queries) == 1 else _numbered(draw, statement.query_number or index + 1)
+            drawing = wql.draw_statement(statement)
+            try:
+                with open(target, "w", encoding="utf-8") as handle:
+                    handle.write(drawing.svg)
+            except OSError as error:
+                raise wql.WQLRuntimeError(f"cannot write {target}: {error.strerror}") from None
+            err.print(Text.assemble(("✓ ", "green"), f"drew {target}: {drawing.summary()}"))
         explanation = wql.explain_statement(statement, plan=plan)
         if as_json:
             sys.stdout.write(json.dumps(explanation.to_dict(), ensure_ascii=False) + "\n")
@@ -194,6 +208,11 @@ def _explain(path: str, as_json: bool, plan: str | None, out: Console, err: Cons
             out.print()
         out.print(explanation_renderable(explanation))
     return EXIT_OK
+
+
+def _numbered(path: str, number: int) -> str:
+    root, ext = os.path.splitext(path)
+    return f"{root}_{number}{ext}"
 
 
 def run() -> None:

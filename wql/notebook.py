@@ -8,11 +8,12 @@ runs, so a bad statement changes nothing. Queries run through
 `CompiledQuery.load_inputs`/`.run`, the path `wql run` takes, so a magic returns
 the rows `wql run` prints.
 
-    %%wql [-o NAME] [--explain] [--code] [--plan PLAN] [--limit N] [--quiet] [--stream]
+    %%wql [-o NAME] [--explain] [--code] [--draw] [--plan PLAN] [--limit N] [--quiet] [--stream]
           [--conf KEY=VALUE]... [--packages G:A:V,…] [--jars JAR,…]
     %wql [options] SELECT …;        (returns the result DataFrame)
 
-`--explain` and `--code` show how a query would run instead of running it. `--conf` sets a Spark
+`--explain` and `--code` show how a query would run instead of running it; `--draw` shows its first
+windows over a sample of the stream. `--conf` sets a Spark
 setting on the session (a running one keeps it); `--packages` and `--jars` apply when the magic
 starts the session.
 """
@@ -54,6 +55,7 @@ class Options:
     output: str | None = None
     explain: bool = False
     code: bool = False
+    draw: bool = False
     plan: str | None = None
     limit: int = DEFAULT_LIMIT
     quiet: bool = False
@@ -63,7 +65,14 @@ class Options:
     jars: str | None = None
 
 
-_FLAGS = {"--explain": "explain", "--code": "code", "-q": "quiet", "--quiet": "quiet", "--stream": "stream"}
+_FLAGS = {
+    "--explain": "explain",
+    "--code": "code",
+    "--draw": "draw",
+    "-q": "quiet",
+    "--quiet": "quiet",
+    "--stream": "stream",
+}
 _VALUED = {
     "-o": "output",
     "--output": "output",
@@ -75,7 +84,7 @@ _VALUED = {
     "--jars": "jars",
 }
 USAGE = (
-    "%%wql [-o NAME] [--explain] [--code] [--plan PLAN] [--limit N] [--quiet] [--stream]"
+    "%%wql [-o NAME] [--explain] [--code] [--draw] [--plan PLAN] [--limit N] [--quiet] [--stream]"
     " [--conf KEY=VALUE]... [--packages G:A:V,…] [--jars JAR,…]"
 )
 
@@ -236,6 +245,9 @@ class WQLMagics(Magics):
                     wql_html(explanation.query) + rich_html(explanation_renderable(explanation)),
                     plain_text(explanation_renderable(explanation)),
                 )
+            elif options.draw:
+                drawing = wql.draw_statement(statement)
+                display({"image/svg+xml": drawing.svg, "text/plain": drawing.summary()}, raw=True)
             elif options.code:
                 compiled = self._compile(program, statement, options)
                 code = compiled.stream_code if options.stream else compiled.code

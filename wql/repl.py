@@ -55,6 +55,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("explain", "[QUERY;]", "how a query is evaluated (the last query, or this one, without running it)"),
     ("code", "[QUERY;]", "the PySpark program of the last query (or of this one)"),
     ("plan", f"[{'|'.join(PLAN_CHOICES)}]", "force a physical plan for the queries that follow"),
+    ("draw", "FILE.svg [QUERY;]", "draw the first windows of the last query (or this one) over a sample of its stream"),
     ("load", "FILE", "run the statements of a .wql file (its relative paths are relative to it)"),
     (
         "stream",
@@ -114,6 +115,9 @@ def is_complete(text: str) -> bool:
         command, _, rest = stripped[1:].partition(" ")
         if command.lower() in {"explain", "code"} and rest.strip():
             return is_complete(rest)
+        query = rest.strip().partition(" ")[2]  # \draw FILE [QUERY;]
+        if command.lower() == "draw" and query.strip():
+            return is_complete(query)
         return True
     code, unfinished = _code_only(stripped)
     return not unfinished and code.rstrip().endswith(";")
@@ -468,6 +472,28 @@ class Repl:
             else:
                 self.console.print(code)
 
+    def _cmd_draw(self, argument: str) -> None:
+        target, _, text = argument.strip().partition(" ")
+        if not target or target.endswith(";"):
+            raise wql.WQLSemanticError(
+                "\\draw needs a file to write", hint="\\draw windows.svg, or \\draw windows.svg SELECT …;"
+            )
+        if text.strip():
+            drawings = [wql.draw_statement(statement) for _, statement in self._compile_text(text)]
+        elif self.last is not None:
+            drawings = [self.last.draw()]
+        else:
+            raise wql.WQLSemanticError("no query yet", hint="run one, or give it: \\draw windows.svg SELECT …;")
+        for index, drawing in enumerate(drawings, start=1):
+            root, ext = os.path.splitext(os.path.expanduser(target))
+            path = f"{root}{ext}" if len(drawings) == 1 else f"{root}_{index}{ext}"
+            try:
+                with open(path, "w", encoding="utf-8") as handle:
+                    handle.write(drawing.svg)
+            except OSError as error:
+                raise wql.WQLRuntimeError(f"cannot write {path}: {error.strerror}") from None
+            self.console.print(Text.assemble(("✓ ", "green"), f"drew {path}: {drawing.summary()}"))
+
     def _cmd_plan(self, argument: str) -> None:
         if argument:
             choice = argument.lower().rstrip(";")
@@ -709,7 +735,7 @@ def completer(repl: Repl) -> Any:
                 choices = PLAN_CHOICES
             elif command == "timing":
                 choices = ("on", "off")
-            elif command == "load":
+            elif command in {"load", "draw"}:
                 yield from paths.get_completions(Document(argument, len(argument)), event)
                 return
             elif command in {"explain", "code"}:

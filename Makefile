@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 JAR := wql/runtime/jvm/wql-kernels.jar
 JAVA_SOURCES := $(wildcard wql/runtime/jvm/wql/kernels/*.java)
 
-.PHONY: demo-stream demo test lint format bench clean check-python check-java jar
+.PHONY: demo-stream demo test lint format bench bench-plots plots clean check-python check-java jar
 
 jar: $(JAR)
 
@@ -64,6 +64,21 @@ bench: $(STAMP) check-java $(JAR)
 	$(BIN)/python benchmarks/slide_by_tuple.py
 	$(BIN)/python benchmarks/sessions.py
 	$(BIN)/python benchmarks/streaming.py --skip-native-above 60
+
+# The charts of docs/performance.md: run the benchmarks' --json modes into benchmarks/results.jsonl
+# (an hour or more), then draw docs/images/*.png from it. `make plots` only redraws from the file.
+BENCH_STAMP := $(VENV)/.bench-installed
+
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	@touch $(BENCH_STAMP)
+
+bench-plots: $(BENCH_STAMP) check-java $(JAR)
+	$(BIN)/python benchmarks/record.py --results benchmarks/results.jsonl
+	$(BIN)/python benchmarks/plots.py --results benchmarks/results.jsonl --out docs/images
+
+plots: $(BENCH_STAMP)
+	$(BIN)/python benchmarks/plots.py --results benchmarks/results.jsonl --out docs/images
 
 clean:
 	rm -rf $(VENV) $(JAR) build *.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -190,15 +190,102 @@ def intervals(rows: list[dict[str, Any]], out: Path) -> bool:
 
 CHARTS = {"sliding": sliding, "slide_by_tuple": slide_by_tuple, "sessions": sessions, "intervals": intervals}
 
+# --tables: each benchmark's lines as a markdown table for docs/performance.md: (title, benchmarks, columns).
+TABLES = (
+    (
+        "sliding",
+        ("sliding",),
+        ("ratio", "case", "plan", "wql_s", "native_s", "tumbling_s", "native_over_wql", "wql_over_tumbling", "load"),
+    ),
+    (
+        "streaming",
+        ("streaming",),
+        (
+            "ratio",
+            "case",
+            "plan",
+            "wql_s",
+            "native_s",
+            "batch_s",
+            "floor_s",
+            "empty_stream_s",
+            "native_over_wql",
+            "wql_over_batch",
+            "state_rows",
+            "load",
+        ),
+    ),
+    (
+        "slide by tuple",
+        ("slide_by_tuple", "slide_by_tuple_max"),
+        (
+            "args",
+            "plan",
+            "wql_s",
+            "over_s",
+            "tumbling_s",
+            "over_over_wql",
+            "wql_over_tumbling",
+            "wql_over_tumbling_median",
+            "load",
+        ),
+    ),
+    (
+        "sessions",
+        ("sessions",),
+        ("case", "plan", "wql_s", "native_s", "tumbling_s", "native_over_wql", "wql_over_tumbling", "load"),
+    ),
+    (
+        "intervals",
+        ("intervals",),
+        (
+            "length",
+            "aggregate",
+            "plan",
+            "windows",
+            "wql_s",
+            "bucket_s",
+            "native_s",
+            "bucket_over_wql",
+            "native_over_wql",
+            "load",
+        ),
+    ),
+)
+
+
+def tables(rows: list[dict[str, Any]]) -> str:
+    out = []
+    for title, benchmarks, columns in TABLES:
+        data = [r for name in benchmarks for r in of(rows, name)]
+        if not data:
+            continue
+        out += [f"{title}:", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        out += ["| " + " | ".join(_cell(r.get(c)) for c in columns) + " |" for r in data]
+        out.append("")
+    return "\n".join(out)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return " ".join(map(str, value))
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", type=Path, default=RESULTS, help="the JSON lines (default %(default)s)")
     parser.add_argument("--out", type=Path, default=OUT, help="where the PNGs go (default %(default)s)")
+    parser.add_argument("--tables", action="store_true", help="print markdown tables of the results instead")
     args = parser.parse_args()
     if not args.results.exists():
         parser.error(f"{args.results} does not exist: run benchmarks/record.py (make bench-plots) first")
     rows = lines(args.results)
+    if args.tables:
+        print(tables(rows))
+        return 0
     args.out.mkdir(parents=True, exist_ok=True)
     drawn = [name for name, chart in CHARTS.items() if chart(rows, args.out)]
     missing = sorted(set(CHARTS) - set(drawn))

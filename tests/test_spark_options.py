@@ -103,3 +103,16 @@ def test_the_magic_sets_conf_on_the_running_session(spark: Any) -> None:
         _apply_settings(spark, Options(jars="x.jar"))
     with pytest.raises(wql.WQLRuntimeError, match=r"--conf spark\.driver\.memory: Spark cannot change it"):
         _apply_settings(spark, Options(conf=("spark.driver.memory=8g",)))
+
+
+def test_the_kafka_example_names_the_command_that_runs_it() -> None:
+    import shlex
+
+    import pyspark
+
+    text = (EXAMPLES / "streams" / "kafka.wql").read_text(encoding="utf-8")
+    [line] = [line for line in text.splitlines() if "wql run" in line and "--packages" in line]
+    argv = shlex.split(line.removeprefix("--").strip())
+    assert argv[:3] == ["wql", "run", "examples/streams/kafka.wql"] and (ROOT / argv[2]).exists()
+    args = _parser().parse_args(argv[1:])
+    assert args.stream and args.packages == f"org.apache.spark:spark-sql-kafka-0-10_2.13:{pyspark.__version__}"

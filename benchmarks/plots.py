@@ -63,6 +63,17 @@ def save(fig: Any, path: Path, note: str) -> None:
     print(f"wrote {path}", file=sys.stderr)
 
 
+def plain_log(axis: Any) -> None:
+    """Log axes with plain numbers (5, 10, 50), not powers of ten."""
+    from matplotlib.ticker import FuncFormatter
+
+    axis.set_xscale("log")
+    axis.set_yscale("log")
+    plain = FuncFormatter(lambda value, _: f"{value:g}")
+    axis.yaxis.set_major_formatter(plain)
+    axis.yaxis.set_minor_formatter(plain)
+
+
 def bars(axis: Any, groups: list[str], series: list[tuple[str, str, list[float | None]]]) -> None:
     """Grouped bars: one group per label, one bar per series (a missing value leaves a gap)."""
     width = 0.8 / len(series)
@@ -111,8 +122,7 @@ def sliding(rows: list[dict[str, Any]], out: Path) -> bool:
             points = [(r["ratio"], r[key]) for r in data if r.get(key) is not None]
             if points:
                 axis.plot(*zip(*points, strict=True), marker="o", label=label, color=color)
-        axis.set_xscale("log")
-        axis.set_yscale("log")
+        plain_log(axis)
         axis.set_xticks([r["ratio"] for r in data], [str(r["ratio"]) for r in data])
         axis.set_xlabel("RANGE / SLIDE")
         axis.set_ylabel("seconds (best run)")
@@ -177,8 +187,7 @@ def intervals(rows: list[dict[str, Any]], out: Path) -> bool:
             ("native_s", "Spark: explode the windows, group", NATIVE),
         ):
             axis.plot([r["length"] for r in points], [r[key] for r in points], marker="o", label=label, color=color)
-        axis.set_xscale("log")
-        axis.set_yscale("log")
+        plain_log(axis)
         axis.set_xticks([r["length"] for r in points], [f"{r['length']:g}" for r in points])
         axis.set_xlabel("mean event length, in slides")
         axis.set_ylabel("seconds (best run)")

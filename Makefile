@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 JAR := wql/runtime/jvm/wql-kernels.jar
 JAVA_SOURCES := $(wildcard wql/runtime/jvm/wql/kernels/*.java)
 
-.PHONY: demo-stream demo test test-deep mutants lint format bench clean check-python check-java jar
+.PHONY: demo-stream demo test test-deep mutants lint format bench bench-plots plots clean check-python check-java jar
 
 jar: $(JAR)
 
@@ -39,11 +39,14 @@ demo: $(STAMP) check-java $(JAR)
 
 # A stream: a generator lands csv files while wql prints windows as they close; it stops by itself
 # 8 s after the last file, draining the open windows. Late and malformed rows go to build/demo-stream/late.
+# The generator follows the stream's checkpoint: each file lands once the trigger over the last is done.
 demo-stream: $(STAMP) check-java $(JAR)
 	@rm -rf build/demo-stream && mkdir -p build/demo-stream
-	@$(BIN)/python examples/streams/generate.py build/demo-stream/landing --files 8 --pause 2 & \
+	@$(BIN)/python examples/streams/generate.py build/demo-stream/landing --files 8 --pause 2 \
+	  --follow build/demo-stream/checkpoint & \
 	$(BIN)/wql run examples/streams/sensors.wql --stream --input readings=build/demo-stream/landing \
-	  --max-files 1 --late build/demo-stream/late --idle 8 --drain; status=$$?; wait; exit $$status
+	  --max-files 1 --checkpoint build/demo-stream/checkpoint --late build/demo-stream/late --idle 8 --drain; \
+	  status=$$?; wait; exit $$status
 
 # The suite as CI runs it: under ten minutes on two cores (the "dev" test profile, tests/conftest.py).
 test: $(STAMP) check-java lint $(JAR)
@@ -71,6 +74,21 @@ bench: $(STAMP) check-java $(JAR)
 	$(BIN)/python benchmarks/slide_by_tuple.py
 	$(BIN)/python benchmarks/sessions.py
 	$(BIN)/python benchmarks/streaming.py --skip-native-above 60
+
+# The charts of docs/performance.md: run the benchmarks' --json modes into benchmarks/results.jsonl
+# (an hour or more), then draw docs/images/*.png from it. `make plots` only redraws from the file.
+BENCH_STAMP := $(VENV)/.bench-installed
+
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	@touch $(BENCH_STAMP)
+
+bench-plots: $(BENCH_STAMP) check-java $(JAR)
+	$(BIN)/python benchmarks/record.py --results benchmarks/results.jsonl
+	$(BIN)/python benchmarks/plots.py --results benchmarks/results.jsonl --out docs/images
+
+plots: $(BENCH_STAMP)
+	$(BIN)/python benchmarks/plots.py --results benchmarks/results.jsonl --out docs/images
 
 clean:
 	rm -rf $(VENV) $(JAR) build *.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -292,3 +292,30 @@ def test_explain_bracketed_alias_does_not_crash(in_tmp: Path, capsys: pytest.Cap
     assert "Traceback" not in out + err
     assert code == 0
     assert "[/x]" in out
+
+
+# ------------------------------------------------------------------ one numbering of queries
+
+ONE_QUERY = """\
+CREATE STREAM s (k STRING, v DOUBLE, ts TIMESTAMP)
+  FROM 'data.csv';
+
+SELECT k, sum(v) AS total
+FROM s [RANGE 5 MINUTES] GROUP BY k;
+"""
+
+
+def test_a_files_only_query_is_query_1_everywhere(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """explain, the job's header, the job's name and --query count queries, not statements: the
+    CREATE STREAM before the only query does not make it query 2."""
+    write(in_tmp, "f.wql", ONE_QUERY)
+    code, out, _ = run(["explain", "f.wql"], capsys)
+    assert code == 0 and out.startswith("query 1 (line 4) on stream s")
+    code, out, _ = run(["explain", "--json", "f.wql"], capsys)
+    assert code == 0 and '"number": 1' in out
+    code, out, _ = run(["compile", "f.wql", "--query", "1"], capsys)
+    assert code == 0
+    assert "from f.wql, query 1 (line 4)." in out and 'APP_NAME = "wql: f.wql #1"' in out
+    code, _, err = run(["compile", "f.wql", "--query", "2"], capsys)
+    assert code == 1 and "there is no query 2; f.wql has 1 query" in err
+    assert wql.load("f.wql").query(1).line == 4

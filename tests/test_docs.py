@@ -316,3 +316,20 @@ def test_the_examples_in_prose_are_what_wql_computes() -> None:
     assert set(reference("[RANGE 10 SATTR rank(m) SLIDE 2 ROWS]", rows=late)) == {3, 12, 21}
     kafka = reference("[RANGE 10 WATTR m SLIDE KAFKA]")  # §2.9
     assert sorted(kafka) == [0, 2, 4, 8, 10, 11, 13, 21] and kafka[0] == 3
+
+
+@pytest.mark.parametrize("heading", ["5.6 ALIGN", "5.13 CUMULATE", "5.14 KAFKA"])
+def test_the_language_reference_gives_the_syntax_of_every_clause(heading: str) -> None:
+    """CUMULATE, the KAFKA grid and ALIGN FIRST are written as the section's examples show, and they run."""
+    text = (DOCS / "language.md").read_text(encoding="utf-8")
+    section = text.split(f"### {heading}\n", 1)[1].split("\n### ", 1)[0]
+    examples = re.findall(r"^FROM (\w+) (\[[^\]]*\])", section, re.M)
+    assert examples, heading
+    streams = {
+        "traffic": {"seg_id": "STRING", "speed": "DOUBLE", "ts": "TIMESTAMP", "mile": "DOUBLE"},
+        "views": {"ts": "TIMESTAMP", "ts_ms": "BIGINT"},
+    }
+    for stream, spec in examples:
+        [explanation] = wql.explain(f"SELECT count(*) AS n FROM {stream} {spec}", streams=streams)
+        word = {"5.6 ALIGN": "first tuple", "5.13 CUMULATE": "CUMULATE", "5.14 KAFKA": "Kafka"}[heading]
+        assert word in explanation.kind, (spec, explanation.kind)

@@ -29,3 +29,49 @@ def test_other_failures_keep_their_first_meaningful_line() -> None:
     assert "Spark failed: boom: the disk is full" in str(error)
     error = translate(RuntimeError("Traceback (most recent call last):\nboom: the disk is full\n  at x"), "q")
     assert "q: RuntimeError: boom: the disk is full" in str(error) and "not in the data" in (error.hint or "")
+
+
+# ------------------------------------------------------------------ a data error, as Spark raises it
+
+CAST_ERROR = (
+    "An error occurred while calling o223.count.\n"
+    ": org.apache.spark.SparkNumberFormatException: [CAST_INVALID_INPUT] The value 'home' of the type "
+    '"STRING" cannot be cast to "INT" because it is malformed. Correct the value as per the syntax, or change '
+    "its target type. Use `try_cast` to tolerate malformed input and return NULL instead. SQLSTATE: 22018\n"
+    "== SQL (line 1, position 5) ==\n"
+    "SUM(CAST(page AS INT))\n"
+    "    ^^^^^^^^^^^^^^^^^\n"
+    "\n"
+    "\tat org.apache.spark.sql.errors.QueryExecutionErrors$.invalidInputInCastToNumberError(Unknown Source)\n"
+    "\tat org.apache.spark.sql.catalyst.util.UTF8StringUtils$.withException(UTF8StringUtils.scala:57)\n"
+)
+QUERY = "\n".join(
+    [
+        "CREATE STREAM clicks (page STRING, ts TIMESTAMP);",
+        "SELECT sum(cast( page as int )) AS s",
+        "FROM clicks [RANGE 1 HOUR];",
+    ]
+)
+
+
+def test_a_data_error_is_its_cause_with_its_position_and_a_hint() -> None:
+    from wql.runtime.errors import locate_in, spark_cause
+
+    cause = spark_cause(CAST_ERROR)
+    assert cause is not None
+    assert cause.condition == "CAST_INVALID_INPUT" and cause.fragment == "CAST(page AS INT)"
+    assert "Correct the value" not in cause.message and "SQLSTATE" not in cause.message
+    start = QUERY.index("SELECT")
+    error = translate(RuntimeError(CAST_ERROR), "query 1", locate=locate_in(QUERY, start, len(QUERY)), log="/tmp/x")
+    assert error.message == (
+        'query 1: The value \'home\' of the type "STRING" cannot be cast to "INT" because it is malformed, '
+        "in cast( page as int ) at line 2, column 12"
+    )
+    assert error.hint and "try_cast" in error.hint
+    rendered = error.render()
+    assert len(rendered.splitlines()) == 2 and "\tat " not in rendered and "org.apache" not in rendered
+
+
+def test_a_failure_without_a_cause_names_sparks_log_in_its_hint() -> None:
+    error = translate(RuntimeError("java.lang.OutOfMemoryError\n\tat x.y(Z.java:1)"), "query 1", log="/tmp/spark.log")
+    assert error.hint == "Spark's log has the details: /tmp/spark.log"

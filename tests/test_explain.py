@@ -25,7 +25,7 @@ PAPER = {"q1": "CF", "q2": "CF", "q3": "FCB", "q4": "FCF", "q5": "FCU"}
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.wql")) + sorted((EXAMPLES / "paper").glob("*.wql"))
 
 TOP_KEYS = {
-    "statement",
+    "number",
     "line",
     "query",
     "stream",
@@ -109,7 +109,7 @@ def test_cli_explain_json_classes(name: str, window_class: str, capsys: pytest.C
     assert set(report) >= TOP_KEYS
     assert set(report["window"]) >= WINDOW_KEYS
     assert report["stream"] == "traffic"
-    assert (report["statement"], report["line"]) == (2, 6)
+    assert (report["number"], report["line"]) == (1, 6)
     assert report["columns"][:3] == ["wid", "window_start", "window_end"]
     assert report["plans"] == [] or all({"plan", "cost", "note", "chosen"} <= set(p) for p in report["plans"])
 
@@ -177,7 +177,7 @@ def test_cli_explain_json_one_line_per_query(tmp_path: Path, capsys: pytest.Capt
     )
     assert main(["explain", "--json", str(path)]) == 0
     reports = json_lines(capsys.readouterr().out)
-    assert [(r["statement"], r["line"], r["class"]) for r in reports] == [(2, 2, "CF"), (3, 3, "FCF")]
+    assert [(r["number"], r["line"], r["class"]) for r in reports] == [(1, 2, "CF"), (2, 3, "FCF")]
     assert reports[0]["window"]["defaults"] == [
         "WATTR ts (the stream's only TIMESTAMP column)",
         "SLIDE = RANGE (tumbling: no SLIDE given)",
@@ -201,7 +201,7 @@ def test_cli_explain_json_slack(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_cli_explain_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explain", str(EXAMPLES / "paper" / "q4.wql")]) == 0
     out = capsys.readouterr().out
-    assert "query 2 (line 6) on stream traffic" in out
+    assert "query 1 (line 6) on stream traffic" in out
     assert "FCF" in out and "context: backward" in out
     assert "rank(t, row_num, seg_id)" in out
 
@@ -393,3 +393,19 @@ def test_prefix_plan_needs_a_whole_range_on_doubles() -> None:
     [fractional] = wql.explain(READINGS + "SELECT sum(v) AS s FROM r [RANGE 2.5 RATTR d SLIDE 1 ROW]")
     [prefix] = [p for p in fractional.plans if p.name == "prefix"]
     assert prefix.cost is None and "whole number" in prefix.note
+
+
+def test_explain_says_which_rows_windows_are_partial() -> None:
+    """A ROWS window's first windows start before the first row and its last run past the last (§2.4)."""
+    streams = {"s": {"k": "STRING", "v": "DOUBLE"}}
+    [sliding] = wql.explain("SELECT count(*) AS n FROM s [RANGE 3 ROWS SLIDE 1 ROW]", streams=streams)
+    assert sliding.edges is not None and sliding.edges.startswith("the first 2 windows start before the stream's")
+    assert "partial     the first 2 windows" in plain_text(explanation_renderable(sliding))
+    assert sliding.to_dict()["edges"] == sliding.edges
+    [partitioned] = wql.explain("SELECT count(*) AS n FROM s [RANGE 3 ROWS PATTR k]", streams=streams)
+    assert (
+        partitioned.edges
+        == "the last window of each partition may hold fewer than 3 rows: the partition's data ends inside it"
+    )
+    [timed] = wql.explain("SELECT count(*) AS n FROM s [RANGE 3 SLIDE 1 WATTR v]", streams=streams)
+    assert timed.edges is None

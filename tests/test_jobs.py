@@ -97,7 +97,12 @@ def test_job_runs_with_plain_python(job: Path) -> None:
 
 @pytest.mark.deep  # make test runs a streaming job under spark-submit (tests/test_stream_faults.py)
 def test_job_runs_under_spark_submit(job: Path) -> None:
-    run_job(job, [str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[2]", str(job)])
+    """Quietly (Spark's WARN level, not its hundreds of INFO lines), unless told otherwise."""
+    submit = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[2]"]
+    done = run_job(job, [*submit, str(job)])
+    assert sum(" INFO " in line for line in done.stderr.splitlines()) < 20, done.stderr[-3000:]
+    told = run_job(job, [*submit, "--conf", "spark.log.level=INFO", str(job)])
+    assert sum(" INFO " in line for line in told.stderr.splitlines()) > 50
 
 
 def free_port() -> int:

@@ -342,3 +342,15 @@ def test_a_stream_cell_shows_a_table_that_updates_as_windows_close(
     live.close()
     result, out = run(shell, f"%%wql --stream --code\n{query}", capsys)
     assert result.success and "def stream_main" in out
+
+
+def test_draw_shows_the_first_windows_inline(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(WQLMagics, "_session", lambda self, options=None: pytest.fail("Spark was asked for"))
+    shown: list[dict[str, str]] = []
+    monkeypatch.setattr("wql.notebook.display", lambda value, **kwargs: shown.append(value))
+    result, _ = run(shell, "%%wql --draw\n" + CREATE + Q1, capsys)
+    assert result.success
+    [picture] = [d for d in shown if "image/svg+xml" in d]
+    assert picture["image/svg+xml"].startswith("<svg ") and picture["text/plain"].startswith("the first 12 of")

@@ -545,3 +545,37 @@ def test_a_stream_starts_prints_windows_as_triggers_close_them_and_stops(
     assert not repl.running
     repl.handle("\\stop")
     assert "no stream is running" in said(out)
+
+
+def test_completion_after_an_attribute_clause_offers_the_streams_columns(session: tuple[Repl, io.StringIO]) -> None:
+    """WATTR takes a column of the stream (or row_num): not wid, not the stream's name, not a keyword."""
+    repl, _ = session
+    repl.handle(CREATE)
+    offered = completions(repl, "SELECT max(speed) AS m FROM traffic [RANGE 5 MINUTES WATTR ")
+    assert offered == ["seg_id", "speed", "ts", "row_num"]
+    assert completions(repl, "SELECT max(speed) AS m FROM traffic [RANGE 5 MINUTES WATTR s") == ["seg_id", "speed"]
+    assert completions(repl, "SELECT 1 AS x FROM traffic [RANGE 5 ROWS PATTR seg_id, s") == ["speed"]
+    assert "row_num" not in completions(repl, "SELECT 1 AS x FROM traffic [RANGE 5 ROWS PATTR ")
+    assert completions(repl, "SELECT 1 AS x FROM traffic [RANGE 5 ROWS SATTR rank(t") == ["ts"]
+    assert "wid" in completions(repl, "SELECT w")  # elsewhere window columns are still offered
+
+
+def test_code_pages_a_long_program_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(EXAMPLES)
+    monkeypatch.setenv("WQL_REPL_PRESTART", "0")
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=120, height=40, force_terminal=True, color_system=None)
+    paged: list[str] = []
+
+    class Pager:
+        def __enter__(self) -> None:
+            paged.append("open")
+
+        def __exit__(self, *exc: object) -> None:
+            paged.append("shown")
+
+    monkeypatch.setattr(console, "pager", lambda **kwargs: Pager())
+    repl = Repl(console, spark=NoSpark())
+    repl.handle(CREATE)
+    repl.handle("\\code " + Q1)
+    assert paged == ["open", "shown"] and "def query(traffic: DataFrame)" in buffer.getvalue()

@@ -62,7 +62,7 @@ def test_malformed_rows_are_counted_reported_and_skipped(spark: Any, tmp_path: P
     inputs, report = compiled.load_inputs(spark)
     assert report[0] == "s: 5 rows read"
     assert any(line.startswith("s: 2 malformed rows skipped") for line in report), report
-    assert "s: 1 rows with NULL ts belong to no window" in report
+    assert "s: 1 row with NULL ts belongs to no window" in report  # one row, not "1 rows"
     [row] = compiled.run(spark, **inputs).collect()
     assert row.n == 2
 

@@ -83,7 +83,7 @@ def test_a_drained_stream_writes_the_batch_windows_and_keeps_late_and_malformed_
     code = main(["run", str(script), "--stream", "--drain", "--max-files", "1", *arguments, *late])
     out, err = capsys.readouterr()
     assert code == 0, err
-    assert "1 late and 1 malformed" in out + err
+    assert "1 late row and 1 malformed row" in out + err
     kept = windows(tmp_path / "late")
     header = (tmp_path / "late").glob("*.csv").__next__().read_text().splitlines()[0].split(",")
     reasons = {row[header.index("wql_reason")]: row for row in kept}

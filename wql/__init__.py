@@ -116,7 +116,22 @@ def explain_statement(statement: Statement, *, plan: str | None = None) -> Expla
         if plan not in (None, "auto"):
             raise
         choices = tuple(PlanChoice(c.kind.value, None, c.note) for c in candidates(statement.query))
-    return explain_query(statement.query, statement.number, statement.line, choices, chosen)
+    return explain_query(statement.query, statement.query_number or 1, statement.line, choices, chosen)
+
+
+def draw_statement(statement: Statement, *, path: str | None = None, windows: int = 12) -> Any:
+    """A picture (SVG) of the query's first `windows` windows over a sample of its stream (the FROM path,
+    or `path`; a synthetic sample where neither can be read here), from the reference evaluator,
+    without Spark: a `Drawing` with `.svg`, `.windows` and `.summary()`."""
+    assert statement.query is not None
+    return _draw(statement.query, path, windows)
+
+
+def _draw(query: Any, path: str | None, windows: int) -> Any:
+    from wql.runtime.drawing import draw
+    from wql.runtime.sample import sample
+
+    return draw(query, sample(query, path), windows)
 
 
 class CompiledQuery:
@@ -173,14 +188,15 @@ class CompiledQuery:
             self._module = load_job(self.code)
         return self._module
 
-    def load_inputs(self, spark: Any, **paths: str) -> tuple[dict[str, Any], list[str]]:
+    def load_inputs(self, spark: Any, late: str | None = None, /, **paths: str) -> tuple[dict[str, Any], list[str]]:
         """Read the declared streams (FROM paths, or these overrides) as the job does: DataFrames by
-        stream name, and report lines (rows read, malformed rows skipped, NULL window attributes)."""
+        stream name, and report lines (rows read, malformed rows skipped, NULL window attributes). With
+        `late`, a directory, malformed rows are kept there with the reason, as a stream keeps them."""
         from wql.runtime.errors import translate
 
         module = self.module()
         try:
-            frames, report = module.load_inputs(spark, module.STREAMS, paths)
+            frames, report = module.load_inputs(spark, module.STREAMS, paths, late)
         except Exception as error:
             raise translate(error, f"stream {self.stream.name}") from None
         by_name = {name: frames[spec["parameter"]] for name, spec in module.STREAMS.items()}
@@ -248,6 +264,10 @@ class CompiledQuery:
             drain=drain,
         )
 
+    def draw(self, *, path: str | None = None, windows: int = 12) -> Any:
+        """A picture of the first windows over a sample of the stream (see `draw_statement`)."""
+        return _draw(self.query, path, windows)
+
     def in_window_order(self, result: Any) -> Any:
         """The result as a person reads windows: by wid, then the keys, when the query has no ORDER BY.
 
@@ -274,7 +294,11 @@ def compile_statement(
     select = statement.query.select
     try:
         compiled = compile_query(
-            statement.query, plan=plan, statement=statement.number, line=statement.line, source_path=program.path
+            statement.query,
+            plan=plan,
+            number=statement.query_number or 1,
+            line=statement.line,
+            source_path=program.path,
         )
         result = CompiledQuery(compiled, program.path)
         if stream:
@@ -306,11 +330,9 @@ def compile(  # wql.compile is the natural name, shadowing the builtin here
         raise WQLSemanticError("no query to compile: the text has no SELECT")
     if query is None and len(queries) > 1:
         raise WQLSemanticError(f"the text has {len(queries)} queries; choose one with query=1…{len(queries)}")
-    index = (query or 1) - 1
-    if not 0 <= index < len(queries):
-        raise WQLSemanticError(f"there is no query {query}; the text has {len(queries)}")
+    chosen = program.query(query or 1)
     try:
-        return compile_statement(program, queries[index], plan=plan, stream=stream)
+        return compile_statement(program, chosen, plan=plan, stream=stream)
     except WQLError as error:
         raise error.with_source(text, path) from None
 
@@ -340,6 +362,7 @@ __all__ = [
     "check",
     "compile",
     "compile_statement",
+    "draw_statement",
     "explain",
     "format",
     "load",

@@ -27,6 +27,16 @@ def _consoles() -> tuple[Console, Console]:
     return out, Console(stderr=True, highlight=False, soft_wrap=True)  # messages stay on one line
 
 
+def _add_spark_options(parser: argparse.ArgumentParser) -> None:
+    """Spark settings as spark-submit spells them, for the commands that start Spark."""
+    group = parser.add_argument_group("Spark", "settings for the Spark session WQL starts (as spark-submit takes them)")
+    group.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting (repeatable)")
+    group.add_argument(
+        "--packages", metavar="G:A:V,…", help="Maven coordinates of packages to add (spark.jars.packages)"
+    )
+    group.add_argument("--jars", metavar="JAR,…", help="jars to add to the classpath (spark.jars)")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="wql",
@@ -45,6 +55,11 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("file", metavar="FILE")
     explain.add_argument("--json", action="store_true", help="one JSON object per query, one per line")
     explain.add_argument("--plan", choices=PLAN_CHOICES, help="explain as if this plan were forced")
+    explain.add_argument(
+        "--draw",
+        metavar="FILE.svg",
+        help="also draw the first windows over a sample of the stream (several queries: FILE_1.svg, …)",
+    )
 
     compile_ = commands.add_parser("compile", help="print the PySpark program for a query")
     compile_.add_argument("file", metavar="FILE")
@@ -63,11 +78,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--plan", choices=PLAN_CHOICES, help="force a plan instead of the cheapest")
     run.add_argument("--query", type=int, metavar="N", help="run only this query (1-based)")
     run.add_argument("--limit", type=int, default=20, metavar="N", help="rows to print (default 20)")
-    run.add_argument("--verbose", action="store_true", help="show Spark's own log")
+    run.add_argument(
+        "--late", metavar="DIR", help="keep malformed rows (and on a stream, late rows) here, with the reason"
+    )
+    run.add_argument("--verbose", action="store_true", help="show Spark's own log and the settings given")
+    _add_spark_options(run)
     stream = run.add_argument_group("streams", "run the query continuously on Spark Structured Streaming")
     stream.add_argument("--stream", action="store_true", help="read the stream's directory as files land in it")
     stream.add_argument("--checkpoint", metavar="DIR", help="progress and open windows (needed with --output)")
-    stream.add_argument("--late", metavar="DIR", help="write late and malformed rows here, with the reason")
     stream.add_argument("--once", action="store_true", help="process the input that is there, then stop")
     stream.add_argument("--drain", action="store_true", help="then end the stream: emit every open window")
     stream.add_argument("--idle", type=float, metavar="SECONDS", help="stop after this long without new input")
@@ -77,6 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     repl = commands.add_parser("repl", help="an interactive shell: type statements, see tables")
     repl.add_argument("files", nargs="*", metavar="FILE", help=".wql files to run first")
     repl.add_argument("--remote", default=None, metavar="sc://HOST:PORT", help=REMOTE_HELP)
+    _add_spark_options(repl)
     return parser
 
 
@@ -91,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "check":
             return _check(args.files, out, err)
         if args.command == "explain":
-            return _explain(args.file, args.json, args.plan, out, err)
+            return _explain(args.file, args.json, args.plan, out, err, args.draw)
         if args.command == "compile":
             return _compile(args, out, err)
         if args.command == "run":
@@ -100,8 +119,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_file(args, out, err)
         if args.command == "repl":
             from wql.repl import main as repl_main
+            from wql.runtime.session import spark_settings
 
-            return repl_main(args.files, remote=args.remote)
+            return repl_main(args.files, remote=args.remote, conf=spark_settings(args.conf, args.packages, args.jars))
     except wql.WQLError as error:
         err.print(error_renderable(error))
         return EXIT_ERRORS
@@ -136,9 +156,7 @@ def _chosen(program: wql.Program, number: int | None) -> list[wql.Statement]:
     queries = program.queries
     if number is None:
         return queries
-    if not 1 <= number <= len(queries):
-        raise wql.WQLSemanticError(f"there is no query {number}; {program.path} has {len(queries)}")
-    return [queries[number - 1]]
+    return [program.query(number)]
 
 
 def _compile(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -166,13 +184,22 @@ def _compile(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
-def _explain(path: str, as_json: bool, plan: str | None, out: Console, err: Console) -> int:
+def _explain(path: str, as_json: bool, plan: str | None, out: Console, err: Console, draw: str | None = None) -> int:
     program = wql.load(path)
     for error in program.errors:
         err.print(error_renderable(error))
     if program.errors:
         return EXIT_ERRORS
     for index, statement in enumerate(program.queries):
+        if draw:
+            target = draw if len(program.queries) == 1 else _numbered(draw, statement.query_number or index + 1)
+            drawing = wql.draw_statement(statement)
+            try:
+                with open(target, "w", encoding="utf-8") as handle:
+                    handle.write(drawing.svg)
+            except OSError as error:
+                raise wql.WQLRuntimeError(f"cannot write {target}: {error.strerror}") from None
+            err.print(Text.assemble(("✓ ", "green"), f"drew {target}: {drawing.summary()}"))
         explanation = wql.explain_statement(statement, plan=plan)
         if as_json:
             sys.stdout.write(json.dumps(explanation.to_dict(), ensure_ascii=False) + "\n")
@@ -181,6 +208,11 @@ def _explain(path: str, as_json: bool, plan: str | None, out: Console, err: Cons
             out.print()
         out.print(explanation_renderable(explanation))
     return EXIT_OK
+
+
+def _numbered(path: str, number: int) -> str:
+    root, ext = os.path.splitext(path)
+    return f"{root}_{number}{ext}"
 
 
 def run() -> None:

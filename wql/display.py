@@ -53,6 +53,8 @@ def explanation_renderable(explanation: Explanation) -> Group:
     facts.add_row("why", Text(explanation.reason))
     facts.add_row("wids", Text(explanation.wids))
     facts.add_row("extent", Text(explanation.extent))
+    if explanation.edges:
+        facts.add_row("partial", Text(explanation.edges))
     if explanation.aggregates:
         for index, agg in enumerate(explanation.aggregates):
             label = "aggregates" if index == 0 else ""
@@ -61,7 +63,7 @@ def explanation_renderable(explanation: Explanation) -> Group:
             facts.add_row(label, Text(f"{agg['call']} → {target}  ({kind})"))
     facts.add_row("columns", Text(", ".join(explanation.columns)))
     parts: list[Any] = [
-        Text(f"query {explanation.statement} (line {explanation.line}) on stream {explanation.stream}", style="bold"),
+        Text(f"query {explanation.number} (line {explanation.line}) on stream {explanation.stream}", style="bold"),
         facts,
     ]
     if explanation.plans:

@@ -8,10 +8,14 @@ runs, so a bad statement changes nothing. Queries run through
 `CompiledQuery.load_inputs`/`.run`, the path `wql run` takes, so a magic returns
 the rows `wql run` prints.
 
-    %%wql [-o NAME] [--explain] [--code] [--plan PLAN] [--limit N] [--quiet]
+    %%wql [-o NAME] [--explain] [--code] [--draw] [--plan PLAN] [--limit N] [--quiet] [--stream]
+          [--conf KEY=VALUE]... [--packages G:A:V,…] [--jars JAR,…]
     %wql [options] SELECT …;        (returns the result DataFrame)
 
-`--explain` and `--code` show how a query would run instead of running it.
+`--explain` and `--code` show how a query would run instead of running it; `--draw` shows its first
+windows over a sample of the stream. `--conf` sets a Spark
+setting on the session (a running one keeps it); `--packages` and `--jars` apply when the magic
+starts the session.
 """
 
 from __future__ import annotations
@@ -51,15 +55,38 @@ class Options:
     output: str | None = None
     explain: bool = False
     code: bool = False
+    draw: bool = False
     plan: str | None = None
     limit: int = DEFAULT_LIMIT
     quiet: bool = False
     stream: bool = False
+    conf: tuple[str, ...] = ()  # --conf key=value, repeatable
+    packages: str | None = None
+    jars: str | None = None
 
 
-_FLAGS = {"--explain": "explain", "--code": "code", "-q": "quiet", "--quiet": "quiet", "--stream": "stream"}
-_VALUED = {"-o": "output", "--output": "output", "--plan": "plan", "--limit": "limit", "-n": "limit"}
-USAGE = "%%wql [-o NAME] [--explain] [--code] [--plan PLAN] [--limit N] [--quiet] [--stream]"
+_FLAGS = {
+    "--explain": "explain",
+    "--code": "code",
+    "--draw": "draw",
+    "-q": "quiet",
+    "--quiet": "quiet",
+    "--stream": "stream",
+}
+_VALUED = {
+    "-o": "output",
+    "--output": "output",
+    "--plan": "plan",
+    "--limit": "limit",
+    "-n": "limit",
+    "--conf": "conf",
+    "--packages": "packages",
+    "--jars": "jars",
+}
+USAGE = (
+    "%%wql [-o NAME] [--explain] [--code] [--draw] [--plan PLAN] [--limit N] [--quiet] [--stream]"
+    " [--conf KEY=VALUE]... [--packages G:A:V,…] [--jars JAR,…]"
+)
 
 
 def parse_options(line: str) -> tuple[Options, str]:
@@ -102,6 +129,12 @@ def _set(options: Options, field: str, value: str) -> None:
         if not value.isdigit() or int(value) < 1:
             raise UsageError(f"--limit takes a positive number of rows, not {value!r}")
         options.limit = int(value)
+    elif field == "conf":
+        if "=" not in value or value.startswith("="):
+            raise UsageError(f"--conf takes KEY=VALUE, not {value!r}")
+        options.conf = (*options.conf, value)
+    else:  # packages, jars
+        setattr(options, field, value)
 
 
 # ---------------------------------------------------------------- rendering
@@ -212,6 +245,9 @@ class WQLMagics(Magics):
                     wql_html(explanation.query) + rich_html(explanation_renderable(explanation)),
                     plain_text(explanation_renderable(explanation)),
                 )
+            elif options.draw:
+                drawing = wql.draw_statement(statement)
+                display({"image/svg+xml": drawing.svg, "text/plain": drawing.summary()}, raw=True)
             elif options.code:
                 compiled = self._compile(program, statement, options)
                 code = compiled.stream_code if options.stream else compiled.code
@@ -254,7 +290,9 @@ class WQLMagics(Magics):
     def _run(self, compiled: wql.CompiledQuery, frame: Any, options: Options) -> Any:
         from wql.runtime.errors import translate
 
-        spark = frame.sparkSession if frame is not None else self._session()
+        spark = frame.sparkSession if frame is not None else self._session(options)
+        if frame is not None:
+            _apply_settings(spark, options)
         label = f"query on stream {compiled.stream.name}"
 
         def work() -> tuple[Any, tuple[list[tuple[Any, ...]], int, list[str]] | None]:
@@ -294,7 +332,7 @@ class WQLMagics(Magics):
         from wql.runtime.errors import translate
 
         compiled.stream_code  # noqa: B018 - refusals (LIMIT, EMIT EMPTY, …) before anything starts
-        spark = self._session()
+        spark = self._session(options)
         handle = display({"text/plain": "stream starting…"}, raw=True, display_id=True)
         lock = threading.Lock()
         shown: dict[str, Any] = {"columns": [], "rows": [], "total": 0, "status": "waiting for the first trigger"}
@@ -310,7 +348,7 @@ class WQLMagics(Magics):
                 )
 
         def sink(windows: Any, trigger: int | str) -> int:
-            rows = [tuple(r) for r in windows.collect()]
+            rows = [tuple(r) for r in compiled.in_window_order(windows).collect()]  # by wid, then the keys
             with lock:
                 shown["columns"] = list(windows.columns)
                 shown["rows"].extend(rows)
@@ -336,28 +374,34 @@ class WQLMagics(Magics):
         )
         return run
 
-    def _session(self) -> Any:
-        """The notebook's SparkSession if it has one, else a local one started now (and kept)."""
+    def _session(self, options: Options | None = None) -> Any:
+        """The notebook's SparkSession if it has one (with --conf set on it), else a local one started now
+        with the cell's --conf, --packages and --jars (and kept)."""
         from pyspark import SparkContext
         from pyspark.sql import SparkSession
 
-        active = SparkSession.getActiveSession()  # local, or Spark Connect once the notebook made one
-        if active is not None:
-            return active
-        for value in self.shell.user_ns.values():
-            if isinstance(value, SparkSession) or _is_connect_session(value):
-                return value
-        if SparkContext._active_spark_context is not None:
-            return SparkSession.builder.getOrCreate()
-        from wql.runtime.session import default_jvm_log, remote_url, start_session
+        from wql.runtime.session import default_jvm_log, remote_url, spark_settings, start_session
 
+        options = options or Options()
+        active = SparkSession.getActiveSession()  # local, or Spark Connect once the notebook made one
+        if active is None:
+            active = next(
+                (v for v in self.shell.user_ns.values() if isinstance(v, SparkSession) or _is_connect_session(v)),
+                None,
+            )
+        if active is None and SparkContext._active_spark_context is not None:
+            active = SparkSession.builder.getOrCreate()
+        if active is not None:
+            _apply_settings(active, options)
+            return active
+        settings = spark_settings(options.conf, options.packages, options.jars)
         url = remote_url()
         if url is not None:  # SPARK_REMOTE, as PySpark's own builder reads it
-            spark = start_session(None, url, app_name="wql notebook")
+            spark = start_session(None, url, app_name="wql notebook", extra=settings)
             _publish(f'<div style="color: #777">connected to Spark Connect at {html.escape(url)}</div>', url)
             return spark
         log = default_jvm_log()
-        spark = start_session(None, None, app_name="wql notebook", jvm_log=log)
+        spark = start_session(None, None, app_name="wql notebook", jvm_log=log, extra=settings)
         _publish(
             f'<div style="color: #777">started a local Spark session (Spark\'s log: {html.escape(log)})</div>',
             f"started a local Spark session (Spark's log: {log})",
@@ -372,6 +416,28 @@ class WQLMagics(Magics):
         rows = [(s.name, ", ".join(f"{c.name} {c.type}" for c in s.columns), s.path or "") for s in self.catalog]
         columns = ("stream", "columns", "source")
         _publish(result_html(columns, rows, len(rows)), plain_text(results_table(columns, rows)))
+
+
+def _apply_settings(spark: Any, options: Options) -> None:
+    """A cell's --conf on a session that is already running: set on it, where it stays. --packages and
+    --jars cannot join a running session's classpath, and settings Spark fixes at start are refused."""
+    from wql.runtime.session import spark_settings
+
+    for option, given in (("--packages", options.packages), ("--jars", options.jars)):
+        if given:
+            raise wql.WQLRuntimeError(
+                f"{option}: the notebook's Spark session is already running, and its classpath is fixed",
+                hint=f"give {option} in the first %%wql cell that starts Spark, or to your SparkSession's builder",
+            )
+    for key, value in spark_settings(options.conf).items():
+        try:
+            spark.conf.set(key, value)
+        except Exception as error:
+            first = (str(error).strip().splitlines() or [""])[0]
+            raise wql.WQLRuntimeError(
+                f"--conf {key}: Spark cannot change it in a running session ({first[:200]})",
+                hint="set it when the session starts: in the first %%wql cell, or in your SparkSession's builder",
+            ) from None
 
 
 def _is_connect_session(value: Any) -> bool:

@@ -37,6 +37,7 @@ from wql.compiler.schema import Catalog, Stream
 from wql.display import error_renderable, explanation_renderable, results_table
 from wql.grammar.errors import did_you_mean
 from wql.highlight import WQLLexer, format_names, keywords, type_names, units
+from wql.runtime.errors import locate_in
 from wql.runtime.jobs import run_in_job_group
 
 PROMPT = "wql> "
@@ -54,6 +55,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("explain", "[QUERY;]", "how a query is evaluated (the last query, or this one, without running it)"),
     ("code", "[QUERY;]", "the PySpark program of the last query (or of this one)"),
     ("plan", f"[{'|'.join(PLAN_CHOICES)}]", "force a physical plan for the queries that follow"),
+    ("draw", "FILE.svg [QUERY;]", "draw the first windows of the last query (or this one) over a sample of its stream"),
     ("load", "FILE", "run the statements of a .wql file (its relative paths are relative to it)"),
     (
         "stream",
@@ -113,6 +115,9 @@ def is_complete(text: str) -> bool:
         command, _, rest = stripped[1:].partition(" ")
         if command.lower() in {"explain", "code"} and rest.strip():
             return is_complete(rest)
+        query = rest.strip().partition(" ")[2]  # \draw FILE [QUERY;]
+        if command.lower() == "draw" and query.strip():
+            return is_complete(query)
         return True
     code, unfinished = _code_only(stripped)
     return not unfinished and code.rstrip().endswith(";")
@@ -198,11 +203,11 @@ class SparkStarter:
             self._session = None
 
 
-def _default_session(remote: str | None = None) -> Any:
-    """A local session, or a Spark Connect one with `remote` (or $SPARK_REMOTE)."""
+def _default_session(remote: str | None = None, conf: dict[str, str] | None = None) -> Any:
+    """A local session, or a Spark Connect one with `remote` (or $SPARK_REMOTE); `conf`: --conf and the like."""
     from wql.runtime.session import default_jvm_log, start_session
 
-    return start_session(None, remote, app_name="wql repl", jvm_log=default_jvm_log())
+    return start_session(None, remote, app_name="wql repl", jvm_log=default_jvm_log(), extra=conf)
 
 
 # ---------------------------------------------------------------- the session
@@ -303,10 +308,12 @@ class Repl:
         compiled = self._compile(program, statement)
         self.last = compiled
         spark = self.spark.get(self.console)
-        number = f" {statement.number}" if len(program.queries) > 1 else ""
+        number = f" {statement.query_number}" if len(program.queries) > 1 else ""
         label = f"query{number} (plan {compiled.plan})"
         started = time.monotonic()
-        columns, rows, total, report = self._execute(spark, compiled, label)
+        span = statement.node.span
+        locate = locate_in(program.source, span.start, span.end)
+        columns, rows, total, report = self._execute(spark, compiled, label, locate)
         elapsed = time.monotonic() - started
         for line in report:
             style = "yellow" if ("malformed" in line or "NULL" in line) else "dim"
@@ -316,7 +323,7 @@ class Repl:
             self.console.print(Text(f"time: {elapsed:.3f} s", style="dim"))
 
     def _execute(
-        self, spark: Any, compiled: wql.CompiledQuery, label: str
+        self, spark: Any, compiled: wql.CompiledQuery, label: str, locate: Callable[[str], Any] | None = None
     ) -> tuple[list[str], list[tuple[Any, ...]], int, list[str]]:
         from wql.runtime.errors import translate
         from wql.runtime.progress import spark_progress
@@ -341,9 +348,7 @@ class Repl:
         except wql.WQLError:
             raise
         except Exception as error:  # Spark and Py4J errors become one clear message
-            message = translate(error, label)
-            message.hint = (message.hint + " " if message.hint else "") + f"(Spark's log: {default_jvm_log()})"
-            raise message from None
+            raise translate(error, label, locate=locate, log=default_jvm_log()) from None
 
     # ------------------------------------------------------------ commands
 
@@ -459,7 +464,35 @@ class Repl:
         else:
             raise wql.WQLSemanticError("no query yet", hint="run one, or give it: \\code SELECT …;")
         for query in compiled:
-            self.console.print(Syntax(query.code, "python", theme="ansi_dark", background_color="default"))
+            code = Syntax(query.code, "python", theme="ansi_dark", background_color="default")
+            if self.console.is_terminal and query.code.count("\n") >= self.console.height:
+                # A program is hundreds of lines: page it ($PAGER, else less) rather than scroll it past.
+                with self.console.pager(styles=True):
+                    self.console.print(code)
+            else:
+                self.console.print(code)
+
+    def _cmd_draw(self, argument: str) -> None:
+        target, _, text = argument.strip().partition(" ")
+        if not target or target.endswith(";"):
+            raise wql.WQLSemanticError(
+                "\\draw needs a file to write", hint="\\draw windows.svg, or \\draw windows.svg SELECT …;"
+            )
+        if text.strip():
+            drawings = [wql.draw_statement(statement) for _, statement in self._compile_text(text)]
+        elif self.last is not None:
+            drawings = [self.last.draw()]
+        else:
+            raise wql.WQLSemanticError("no query yet", hint="run one, or give it: \\draw windows.svg SELECT …;")
+        for index, drawing in enumerate(drawings, start=1):
+            root, ext = os.path.splitext(os.path.expanduser(target))
+            path = f"{root}{ext}" if len(drawings) == 1 else f"{root}_{index}{ext}"
+            try:
+                with open(path, "w", encoding="utf-8") as handle:
+                    handle.write(drawing.svg)
+            except OSError as error:
+                raise wql.WQLRuntimeError(f"cannot write {path}: {error.strerror}") from None
+            self.console.print(Text.assemble(("✓ ", "green"), f"drew {path}: {drawing.summary()}"))
 
     def _cmd_plan(self, argument: str) -> None:
         if argument:
@@ -496,7 +529,7 @@ class Repl:
             number = self.stream_count
             query.stream_code  # noqa: B018 - refusals (LIMIT, EMIT EMPTY, …) before anything starts
             try:
-                run = query.start(spark, sink=self._stream_sink(number), on_trigger=self._stream_status(number))
+                run = query.start(spark, sink=self._stream_sink(number, query), on_trigger=self._stream_status(number))
             except wql.WQLError:
                 raise
             except Exception as error:
@@ -511,11 +544,11 @@ class Repl:
                 )
             )
 
-    def _stream_sink(self, number: int) -> Callable[[Any, int | str], int]:
+    def _stream_sink(self, number: int, query: wql.CompiledQuery) -> Callable[[Any, int | str], int]:
         limit = self.settings.limit
 
         def show(windows: Any, trigger: int | str) -> int:
-            rows = windows.collect()
+            rows = query.in_window_order(windows).collect()  # by wid, then the keys, as a batch query shows them
             if rows:
                 shown = [tuple(r) for r in rows[:limit]]
                 label = "drain" if trigger == "drain" else f"trigger {trigger}"
@@ -552,7 +585,8 @@ class Repl:
             Text.assemble(
                 ("✓ ", "green"),
                 (f"stream {number}", "bold"),
-                f" stopped after {len(run.triggers)} triggers, {windows:,} windows",
+                f" stopped after {len(run.triggers)} trigger{'' if len(run.triggers) == 1 else 's'},"
+                f" {windows:,} window{'' if windows == 1 else 's'}",
             )
         )
 
@@ -630,9 +664,28 @@ def completer(repl: Repl) -> Any:
             if not prefix and not complete_event.completion_requested:
                 return
             before = text[: len(text) - len(prefix)]
+            if _naming_attribute(before):
+                yield from self._attributes(prefix, text)
+                return
             previous = re.findall(r"[A-Za-z_]+", before[-40:])
             after_from = bool(previous) and previous[-1].upper() in {"FROM", "STREAM", "DESCRIBE"}
             yield from self._words(prefix, text, after_from)
+
+        def _attributes(self, prefix: str, text: str) -> Iterator[Completion]:
+            """After WATTR, RATTR, SATTR or PATTR: the columns of the stream the query reads (and row_num,
+            which orders windows), never window columns, stream names or keywords."""
+            mentioned = {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)}
+            streams = [s for s in repl.catalog if s.name.lower() in mentioned] or list(repl.catalog)
+            names = [(c.name, f"{c.type} in {s.name}") for s in streams for c in s.columns]
+            partitioning = re.search(r"\bPATTR\b([^\]]*)$", text, re.IGNORECASE)
+            if partitioning is None:
+                names.append(("row_num", "arrival position"))
+            listed = re.findall(r"[A-Za-z_][A-Za-z0-9_]*(?=\s*,)", partitioning.group(1)) if partitioning else []
+            seen: set[str] = {name.lower() for name in listed}  # PATTR names a column once
+            for name, meta in names:
+                if name.lower().startswith(prefix.lower()) and name != prefix and name.lower() not in seen:
+                    seen.add(name.lower())
+                    yield Completion(name, start_position=-len(prefix), display_meta=meta)
 
         def _words(self, prefix: str, text: str, streams_only: bool) -> Iterator[Completion]:
             key = prefix.lower()
@@ -682,7 +735,7 @@ def completer(repl: Repl) -> Any:
                 choices = PLAN_CHOICES
             elif command == "timing":
                 choices = ("on", "off")
-            elif command == "load":
+            elif command in {"load", "draw"}:
                 yield from paths.get_completions(Document(argument, len(argument)), event)
                 return
             elif command in {"explain", "code"}:
@@ -700,6 +753,14 @@ def completer(repl: Repl) -> Any:
                 yield from self._words(prefix, text, bool(previous) and previous[-1].upper() == "FROM")
 
     return WQLCompleter()
+
+
+def _naming_attribute(before: str) -> bool:
+    """Whether the cursor is where a window spec names an attribute: right after WATTR, RATTR, SATTR
+    (or inside its rank(…)) or PATTR, or after a comma of PATTR's list, or in WATTR's (start, end)."""
+    clause = r"\b(?:WATTR|RATTR|SATTR|PATTR)\s*"
+    listed = r"(?:\(\s*|rank\s*\(\s*)?(?:[A-Za-z_][A-Za-z0-9_]*\s*,\s*)*"
+    return re.search(clause + listed + r"$", before, re.IGNORECASE) is not None
 
 
 # ---------------------------------------------------------------- the prompt
@@ -781,12 +842,13 @@ def banner(console: Console) -> None:
     )
 
 
-def main(files: Sequence[str] = (), remote: str | None = None) -> int:
-    """`wql repl [FILE...] [--remote sc://…]`: load the files, then read entries until \\quit or end of input."""
+def main(files: Sequence[str] = (), remote: str | None = None, conf: dict[str, str] | None = None) -> int:
+    """`wql repl [FILE...] [--remote sc://…] [--conf k=v …]`: load the files, then read entries until \\quit
+    or end of input."""
     console = Console(highlight=False)
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console = Console(highlight=False, width=200)  # piped: tables as wide as they need
-    repl = Repl(console, SparkStarter(lambda: _default_session(remote)))
+    repl = Repl(console, SparkStarter(lambda: _default_session(remote, conf)))
     try:
         for path in files:
             repl.handle(f"\\load {path}")

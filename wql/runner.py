@@ -51,9 +51,9 @@ def _preflight(compiled: list[wql.CompiledQuery], paths: dict[str, str], remote:
 
 
 def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from wql.runtime.errors import translate
+    from wql.runtime.errors import locate_in, translate
     from wql.runtime.progress import spark_progress
-    from wql.runtime.session import default_jvm_log, remote_url, start_session
+    from wql.runtime.session import default_jvm_log, remote_url, spark_settings, start_session
 
     program = wql.load(args.file)
     for error in program.errors:
@@ -62,17 +62,13 @@ def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
         return EXIT_ERRORS
     statements = program.queries
     if args.query is not None:
-        if not 1 <= args.query <= len(statements):
-            raise wql.WQLSemanticError(f"there is no query {args.query}; {args.file} has {len(statements)}")
-        statements = [statements[args.query - 1]]
+        statements = [program.query(args.query)]
     if not statements:
         err.print(f"{args.file} has no queries to run")
         return EXIT_OK
 
     stream_only = [
-        name
-        for name in ("checkpoint", "late", "once", "drain", "idle", "max_files", "interval")
-        if getattr(args, name, None)
+        name for name in ("checkpoint", "once", "drain", "idle", "max_files", "interval") if getattr(args, name, None)
     ]
     if not getattr(args, "stream", False) and stream_only:
         option = "--" + stream_only[0].replace("_", "-")
@@ -102,26 +98,33 @@ def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
     paths = _paths(args.input)
     remote = remote_url(getattr(args, "remote", None))
     _preflight(compiled, paths, remote is not None)
+    output = _client_path(args.output) if remote is not None and args.output else args.output
 
     log = None if args.verbose else default_jvm_log()
-    from pyspark.sql import SparkSession
-
-    # An embedding session (e.g. tests) stays up; a Spark Connect session is always this run's own.
-    owned = remote is not None or SparkSession.getActiveSession() is None
+    settings = spark_settings(args.conf, args.packages, args.jars)
     with err.status("starting Spark…", spinner="dots"):
-        spark = start_session(args.master, remote, app_name=f"wql run {args.file}", verbose=args.verbose, jvm_log=log)
+        from pyspark.sql import SparkSession
+
+        # An embedding session (e.g. tests) stays up; a Spark Connect session is always this run's own.
+        owned = remote is not None or SparkSession.getActiveSession() is None
+        spark = start_session(
+            args.master, remote, app_name=f"wql run {args.file}", verbose=args.verbose, jvm_log=log, extra=settings
+        )
+    if args.verbose and settings:
+        shown = ", ".join(f"{key}={spark.conf.get(key, None)}" for key in settings)
+        err.print(Text(f"Spark settings given: {shown}", style="dim"))
     try:
         for index, (statement, query) in enumerate(zip(runs, compiled, strict=True), start=1):
-            label = f"query {statement.number} (line {statement.line}, plan {query.plan})"
+            label = f"query {statement.query_number} (line {statement.line}, plan {query.plan})"
             try:
                 with spark_progress(spark, err, f"reading input for {label}"):
-                    inputs, report = query.load_inputs(spark, **_for_stream(paths, query))
+                    inputs, report = query.load_inputs(spark, getattr(args, "late", None), **_for_stream(paths, query))
                 for line in report:
                     style = "yellow" if ("malformed" in line or "NULL" in line) else "dim"
                     err.print(Text(line, style=style))
                 result = query.run(spark, **inputs)
-                if args.output:
-                    target = args.output if len(compiled) == 1 else _numbered(args.output, index)
+                if output:
+                    target = output if len(compiled) == 1 else _numbered(output, index)
                     with spark_progress(spark, err, f"running {label}"):
                         written = query.write(result, target, args.format)
                     err.print(Text.assemble(("✓ ", "green"), f"{label}: wrote {written}"))
@@ -137,14 +140,21 @@ def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
             except wql.WQLError:
                 raise
             except Exception as error:  # Spark and Py4J errors become one clear line
-                message = translate(error, label)
-                if log:
-                    message.hint = (message.hint or "") + f" (Spark's log: {log})"
-                raise message from None
+                span = statement.node.span
+                locate = locate_in(program.source, span.start, span.end)
+                raise translate(error, label, locate=locate, log=log) from None
     finally:
         if owned:
             spark.stop()
     return EXIT_OK
+
+
+def _client_path(output: str) -> str:
+    """--output with --remote: a relative path means where the user is, not the Connect server's working
+    directory (where Spark would write it, and where WQL's assembling of one csv file would look)."""
+    if "://" in output or output.startswith("file:") or os.path.isabs(output):
+        return output
+    return os.path.abspath(output)
 
 
 def _for_stream(paths: dict[str, str], query: wql.CompiledQuery) -> dict[str, str]:

@@ -28,8 +28,9 @@ EXIT_OK, EXIT_ERRORS = 0, 1
 class Terminal:
     """The windows emitted so far (the newest `limit`) and one status line per trigger."""
 
-    def __init__(self, columns: tuple[str, ...], out: Console, err: Console, limit: int) -> None:
+    def __init__(self, columns: tuple[str, ...], out: Console, err: Console, limit: int, order: Any = None) -> None:
         self.columns = columns
+        self.order = order or (lambda result: result)  # windows as batch shows them: by wid, then the keys
         self.out, self.err = out, err
         self.recent: collections.deque[tuple[Any, ...]] = collections.deque(maxlen=limit)
         self.total = 0
@@ -38,7 +39,7 @@ class Terminal:
         self.live: Live | None = None
 
     def sink(self, result: Any, trigger: int | str) -> int:
-        rows = [tuple(r) for r in result.collect()]
+        rows = [tuple(r) for r in self.order(result).collect()]
         with self.lock:
             self.recent.extend(rows)
             self.total += len(rows)
@@ -73,7 +74,7 @@ def run_stream(
     args: argparse.Namespace, statements: list[wql.Statement], program: wql.Program, out: Console, err: Console
 ) -> int:
     from wql.runtime.errors import translate
-    from wql.runtime.session import DEFAULT_MASTER, default_jvm_log, local_session
+    from wql.runtime.session import DEFAULT_MASTER, default_jvm_log, local_session, spark_settings
 
     if len(statements) != 1:
         raise wql.WQLSemanticError(
@@ -113,10 +114,14 @@ def run_stream(
     owned = SparkSession.getActiveSession() is None
     with err.status("starting Spark…", spinner="dots"):
         spark = local_session(
-            args.master or DEFAULT_MASTER, app_name=f"wql run --stream {args.file}", verbose=args.verbose, jvm_log=log
+            args.master or DEFAULT_MASTER,
+            app_name=f"wql run --stream {args.file}",
+            verbose=args.verbose,
+            jvm_log=log,
+            extra=spark_settings(args.conf, args.packages, args.jars),
         )
-    terminal = Terminal(compiled.columns, out, err, args.limit)
-    label = f"query {statement.number} (line {statement.line}, plan {compiled.plan})"
+    terminal = Terminal(compiled.columns, out, err, args.limit, compiled.in_window_order)
+    label = f"query {statement.query_number} (line {statement.line}, plan {compiled.plan})"
     once = args.once or (args.drain and args.idle is None)
     try:
         run = compiled.start(
@@ -155,24 +160,25 @@ def run_stream(
         late = sum(t.late for t in triggers)
         malformed = sum(t.malformed for t in triggers)
         windows = sum(t.windows for t in triggers)
-        summary = f"{label}: {len(triggers)} trigger{'s' if len(triggers) != 1 else ''}, {windows:,} windows"
+        summary = f"{label}: {len(triggers)} trigger{'s' if len(triggers) != 1 else ''}, {_count(windows, 'window')}"
         if late or malformed:
             kept = f" (written to {args.late})" if args.late else " (pass --late DIR to keep them)"
-            summary += f", {late:,} late and {malformed:,} malformed rows{kept}"
+            summary += f", {_count(late, 'late row')} and {_count(malformed, 'malformed row')}{kept}"
         if args.output:
             summary += f"; windows in {args.output}"
         err.print(Text.assemble(("✓ ", "green"), summary))
     except wql.WQLError:
         raise
     except Exception as error:  # Spark and Py4J errors become one clear line
-        message = translate(error, label)
-        if log:
-            message.hint = (message.hint or "") + f" (Spark's log: {log})"
-        raise message from None
+        raise translate(error, label, log=log) from None
     finally:
         if owned:
             spark.stop()
     return EXIT_OK
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
 __all__ = ["error_renderable", "run_stream"]

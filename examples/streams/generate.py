@@ -5,7 +5,11 @@ punctuation row follows now and then; one reading arrives far too late and one l
 malformed, so the demo shows what WQL does with them. Files are written under a temporary
 name and renamed, so a reader never sees half a file.
 
-    python examples/streams/generate.py DIR [--files N] [--pause SECONDS]
+    python examples/streams/generate.py DIR [--files N] [--pause SECONDS] [--follow CHECKPOINT]
+
+With --follow, each file after the first waits for the stream's trigger over the one before it (the
+checkpoint's commits/N, which Spark writes when trigger N is done), then the pause: the stream
+shows each file's windows as it lands, however long Spark takes to start or to run a trigger.
 """
 
 from __future__ import annotations
@@ -38,10 +42,15 @@ def main() -> None:
     parser.add_argument("directory", type=Path)
     parser.add_argument("--files", type=int, default=8)
     parser.add_argument("--pause", type=float, default=2.0, help="seconds between files")
+    parser.add_argument("--follow", type=Path, help="the stream's checkpoint: land a file once the last was read")
+    parser.add_argument("--patience", type=float, default=300.0, help="seconds to wait for a trigger at most")
     args = parser.parse_args()
     args.directory.mkdir(parents=True, exist_ok=True)
     rng = random.Random(7)
     for index in range(args.files):
+        if args.follow is not None and index:
+            waited(args.follow / "commits" / str(index - 1), args.patience)
+            time.sleep(args.pause)
         lines = readings(5 * index, rng)
         if index == 3:
             lines.append(f"{START:%Y-%m-%d %H:%M:%S},north,19.50,")  # a minute late: kept apart, counted
@@ -52,7 +61,19 @@ def main() -> None:
         hidden.write_text("ts,sensor,temp,marker\n" + "\n".join(lines) + "\n")
         os.replace(hidden, args.directory / f"part-{index:04d}.csv")
         print(f"generator: landed part-{index:04d}.csv ({len(lines)} rows)", flush=True)
-        time.sleep(args.pause)
+        if args.follow is None:
+            time.sleep(args.pause)
+
+
+def waited(commit: Path, patience: float) -> bool:
+    """Wait until Spark has committed a trigger (its commits/N file), at most `patience` seconds."""
+    deadline = time.monotonic() + patience
+    while not commit.exists():
+        if time.monotonic() > deadline:
+            print(f"generator: no trigger after {patience:.0f} s; landing the next file anyway", flush=True)
+            return False
+        time.sleep(0.2)
+    return True
 
 
 if __name__ == "__main__":

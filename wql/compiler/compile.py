@@ -17,11 +17,11 @@ class Compiled:
     plan: Plan
     choices: tuple[PlanChoice, ...]
     code: str
-    statement: int
+    number: int  # the query's number among the file's queries
     line: int
 
     def explain(self) -> Explanation:
-        return explain_query(self.query, self.statement, self.line, self.choices, self.plan)
+        return explain_query(self.query, self.number, self.line, self.choices, self.plan)
 
     def stream_code(self, source_path: str | None = None) -> str:
         """The Structured Streaming program of the same plan (its stages are the batch program's)."""
@@ -30,7 +30,7 @@ class Compiled:
             self.plan,
             self.choices,
             source_path=source_path,
-            statement=self.statement,
+            statement=self.number,
             line=self.line,
             stream=True,
         )
@@ -40,11 +40,11 @@ def compile_query(
     query: Query,
     *,
     plan: str | None = None,
-    statement: int = 1,
+    number: int = 1,
     line: int = 1,
     source_path: str | None = None,
     stats: Statistics | None = None,
 ) -> Compiled:
     chosen, choices = choose(query, plan, stats)
-    code = generate_job(query, chosen, choices, source_path=source_path, statement=statement, line=line)
-    return Compiled(query=query, plan=chosen, choices=choices, code=code, statement=statement, line=line)
+    code = generate_job(query, chosen, choices, source_path=source_path, statement=number, line=line)
+    return Compiled(query=query, plan=chosen, choices=choices, code=code, number=number, line=line)

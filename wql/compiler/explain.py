@@ -29,7 +29,7 @@ class PlanChoice:
 
 @dataclass(frozen=True)
 class Explanation:
-    statement: int
+    number: int  # the query's number among the file's queries (what `--query N` takes)
     line: int
     query: str
     stream: str
@@ -47,10 +47,12 @@ class Explanation:
     notes: tuple[str, ...] = field(default=())
     see: tuple[Section, ...] = ()  # the docs sections that define what this explanation shows
     stream_facts: dict[str, Any] = field(default_factory=dict)  # on a stream: emit, final, punctuation, late, state
+    edges: str | None = None  # which windows are partial at the data's edges (ROWS windows), said in words
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "statement": self.statement,
+            "number": self.number,
+            "edges": self.edges,
             "line": self.line,
             "query": self.query,
             "stream": self.stream,
@@ -184,12 +186,12 @@ def _aggregate_facts(query: Query, call: AggregateCall) -> dict[str, Any]:
 
 
 def explain_query(
-    query: Query, statement: int, line: int, plans: tuple[PlanChoice, ...] = (), plan: Plan | None = None
+    query: Query, number: int, line: int, plans: tuple[PlanChoice, ...] = (), plan: Plan | None = None
 ) -> Explanation:
     classification = query.classification
     chosen = next((p.name for p in plans if p.chosen), None)
     return Explanation(
-        statement=statement,
+        number=number,
         line=line,
         query=query.text,
         stream=query.stream.name,
@@ -206,4 +208,24 @@ def explain_query(
         plan=chosen,
         see=sections_for(query, chosen),
         stream_facts=stream_facts(query, plan),
+        edges=partial_windows(query),
+    )
+
+
+def partial_windows(query: Query) -> str | None:
+    """For windows that count rows: the first windows start before the first row and the last run past
+    the last row, so they hold fewer than RANGE rows (semantics §2.4), and are reported all the same."""
+    window = query.window
+    if window.kind is not WindowKind.SLIDING or not window.attr.is_row_num:
+        return None
+    assert window.range is not None and window.slide is not None
+    rows, step = int(window.range), int(window.slide)
+    where, whose = (" of each partition", "the partition's") if window.partition_by else ("", "the stream's")
+    if rows <= step and window.origin == 0:
+        return f"the last window{where} may hold fewer than {rows:,} rows: {whose} data ends inside it"
+    first = -(-rows // step) - 1  # ⌈n/m⌉ − 1 windows start before row 0, with the grid at 0
+    counted = f"the first {first:,} window{'s' if first != 1 else ''}" if window.origin == 0 else "the first windows"
+    return (
+        f"{counted}{where} start before {whose} first row and the last ones run past its last row: they "
+        f"hold fewer than {rows:,} rows, and are reported like every non-empty window"
     )

@@ -7,22 +7,25 @@ statement in a file, not just the first.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from wql.compiler.analysis import Query, analyze
 from wql.compiler.schema import Catalog, Stream, stream_from_ast
 from wql.grammar import ast
-from wql.grammar.errors import WQLError
+from wql.grammar.errors import WQLError, WQLSemanticError
 from wql.grammar.parser import parse
 
 
 @dataclass(frozen=True)
 class Statement:
-    number: int  # 1-based position in the script
+    number: int  # 1-based position in the script, CREATE STREAMs included
     node: ast.Statement
     query: Query | None = None  # for SELECT and EXPLAIN
     stream: Stream | None = None  # for CREATE STREAM
     error: WQLError | None = None
+    # 1-based among the script's SELECT and EXPLAIN statements (None for CREATE STREAM): the one number a
+    # user sees for a query, in explain, run, the job's header and `--query N`.
+    query_number: int | None = None
 
     @property
     def is_explain(self) -> bool:
@@ -51,6 +54,16 @@ class Program:
     def queries(self) -> list[Statement]:
         return [s for s in self.statements if s.query is not None]
 
+    def query(self, number: int) -> Statement:
+        """The query numbered `number` (1-based among SELECT and EXPLAIN statements, as explain and run
+        name it), or a WQLSemanticError that says how many there are."""
+        found = [s for s in self.statements if s.query_number is not None]
+        for statement in found:
+            if statement.query_number == number and statement.query is not None:
+                return statement
+        count = f"{len(found)} quer{'y' if len(found) == 1 else 'ies'}"
+        raise WQLSemanticError(f"there is no query {number}; {self.path or 'the text'} has {count}")
+
 
 def analyze_program(source: str, path: str | None = None, catalog: Catalog | None = None) -> Program:
     """Parse and analyze every statement; never raises for a bad query, it records the error."""
@@ -61,8 +74,13 @@ def analyze_program(source: str, path: str | None = None, catalog: Catalog | Non
     except WQLError as error:
         program.syntax_error = error
         return program
+    queries = 0
     for number, node in enumerate(script.statements, start=1):
-        program.statements.append(_analyze_statement(program, number, node, base_dir))
+        statement = _analyze_statement(program, number, node, base_dir)
+        if not isinstance(node, ast.CreateStream):
+            queries += 1
+            statement = replace(statement, query_number=queries)
+        program.statements.append(statement)
     return program
 
 

@@ -462,6 +462,16 @@ def extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
     return tuple_extents(window, tuples)
 
 
+def window_extents(query: Query, rows: Sequence[Mapping[str, Any]]) -> tuple[list[Extent], list[_Tuple]]:
+    """Every window of `query` over `rows` (in arrival order) with its members, and the tuples; WHERE is
+    not applied (each tuple says whether it `passes`): what `wql explain --draw` pictures."""
+    window = query.window
+    tuples = _prepare(query, rows)
+    if window.kind is WindowKind.KAFKA or (window.frame is not None and window.frame.kafka):
+        tuples = [t for t in tuples if t.passes]  # Kafka filters records before placing windows
+    return extents(window, tuples), tuples
+
+
 # ------------------------------------------------------------------ evaluation
 
 
@@ -594,4 +604,4 @@ def _order(query: Query, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-__all__ = ["Extent", "data_driven_final", "evaluate_query", "from_base", "to_base"]
+__all__ = ["Extent", "data_driven_final", "evaluate_query", "from_base", "to_base", "window_extents"]

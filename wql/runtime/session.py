@@ -11,11 +11,12 @@ import os
 import sys
 import tempfile
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from importlib import resources
 from typing import Any
 
 from wql.grammar.errors import WQLRuntimeError
+from wql.runtime.errors import quiet_query_context_logs
 
 DEFAULT_MASTER = "local[*]"
 
@@ -125,7 +126,26 @@ def local_session(
             ) from None
         raise WQLRuntimeError(f"cannot start Spark: {message.splitlines()[0] if message else error}") from None
     spark.sparkContext.setLogLevel("INFO" if verbose else "ERROR")
+    if not verbose:
+        quiet_query_context_logs()
     return spark
+
+
+def spark_settings(conf: Sequence[str] = (), packages: str | None = None, jars: str | None = None) -> dict[str, str]:
+    """Spark settings from the command line's `--conf key=value` (repeatable), `--packages` and `--jars`,
+    as spark-submit takes them: the same words mean the same settings in `wql run`, `wql repl` and the
+    notebook magic. Raises WQLRuntimeError for a --conf without `=`."""
+    settings: dict[str, str] = {}
+    for item in conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise WQLRuntimeError(f"--conf takes key=value, got '{item}'", hint="--conf spark.sql.shuffle.partitions=8")
+        settings[key.strip()] = value.strip()
+    if packages:
+        settings["spark.jars.packages"] = packages
+    if jars:
+        settings["spark.jars"] = jars
+    return settings
 
 
 def remote_url(explicit: str | None = None) -> str | None:
@@ -133,7 +153,7 @@ def remote_url(explicit: str | None = None) -> str | None:
     return explicit or os.environ.get("SPARK_REMOTE") or None
 
 
-def remote_session(url: str, *, app_name: str = "wql", seconds: float = 10) -> Any:
+def remote_session(url: str, *, app_name: str = "wql", seconds: float = 10, extra: dict[str, str] | None = None) -> Any:
     """A Spark Connect session to `url` (sc://host:port), in UTC. Raises WQLRuntimeError when the
     client packages are missing or nothing answers there (checked first: the client itself retries
     for minutes)."""
@@ -158,8 +178,12 @@ def remote_session(url: str, *, app_name: str = "wql", seconds: float = 10) -> A
         check_dependencies()
         from pyspark.sql import SparkSession
 
-        spark = SparkSession.builder.remote(url).appName(app_name).create()  # its own, never a shared one
+        builder = SparkSession.builder.remote(url).appName(app_name)
+        for key, value in (extra or {}).items():  # session settings the server lets a client set
+            builder = builder.config(key, value)
+        spark = builder.create()  # its own, never a shared one
         spark.conf.set("spark.sql.session.timeZone", "UTC")
+        quiet_query_context_logs()
     except ImportError as error:
         raise WQLRuntimeError(
             f"Spark Connect's client packages are missing ({error})", hint="pip install 'wql[connect]'"
@@ -179,16 +203,24 @@ def start_session(
     app_name: str = "wql",
     verbose: bool = False,
     jvm_log: str | None = None,
+    extra: dict[str, str] | None = None,
 ) -> Any:
     """The session a shell asks for: Spark Connect with `remote` (or $SPARK_REMOTE), else a local one
-    (`master`, default local[*])."""
+    (`master`, default local[*]); `extra` are the user's Spark settings (`spark_settings`)."""
     url = remote_url(remote)
     if url is not None and master is not None:
         source = "--remote" if remote else "SPARK_REMOTE"
         raise WQLRuntimeError(f"give --master or a Spark Connect server ({source}), not both")
     if url is not None:
-        return remote_session(url, app_name=app_name)
-    return local_session(master or DEFAULT_MASTER, app_name=app_name, verbose=verbose, jvm_log=jvm_log)
+        shipped = [key for key in ("spark.jars", "spark.jars.packages") if key in (extra or {})]
+        if shipped:
+            raise WQLRuntimeError(
+                f"--{'jars' if shipped[0] == 'spark.jars' else 'packages'} with a Spark Connect server: the server's "
+                "classpath is fixed when it starts",
+                hint="start the Connect server with them (start-connect-server.sh --jars/--packages)",
+            )
+        return remote_session(url, app_name=app_name, extra=extra)
+    return local_session(master or DEFAULT_MASTER, app_name=app_name, verbose=verbose, jvm_log=jvm_log, extra=extra)
 
 
 def is_remote(spark: Any) -> bool:
@@ -205,10 +237,17 @@ def _stderr_to(path: str | None) -> Iterator[None]:
     sys.stderr.flush()
     saved = os.dup(2)
     target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    # Python's own writes (the "starting Spark…" status the shells show meanwhile) still reach the
+    # terminal: sys.stderr writes to a copy of the old descriptor while 2 points at the log.
+    python_stderr = sys.stderr
+    terminal = os.fdopen(os.dup(saved), "w", encoding=getattr(python_stderr, "encoding", None) or "utf-8")
     try:
         os.dup2(target, 2)
+        sys.stderr = terminal
         yield
     finally:
+        sys.stderr = python_stderr
+        terminal.close()
         os.dup2(saved, 2)
         os.close(saved)
         os.close(target)

@@ -32,8 +32,15 @@ def read_stream(spark, name, stream, path=None):
     return frame
 
 
-def inspect_stream(name, frame, stream):
-    """Count what the query will not see, and drop malformed rows; returns (frame, report lines)."""
+def inspect_stream(name, frame, stream, late=None):
+    """Count what the query will not see, and drop malformed rows; returns (frame, report lines).
+
+    With `late` (a directory), the malformed rows are kept there as NAME.csv, with the columns a stream
+    writes for its late and malformed rows: the stream's columns as far as they parsed, wql_reason
+    ("malformed"), wql_missed, wql_punctuation and wql_trigger (NULL in a batch run) and wql_record,
+    the line as read."""
+    import os
+
     from pyspark.sql import functions as F
 
     frame = frame.cache()
@@ -45,17 +52,34 @@ def inspect_stream(name, frame, stream):
     for attribute in stream["window_attributes"]:
         checks.append(F.count_if(ok & F.col(f"`{attribute}`").isNull()).alias(f"null:{attribute}"))
     stats = frame.agg(*checks).first().asDict()
-    report = [f"{name}: {stats['rows']:,} rows read"]
+    report = [f"{name}: {stats['rows']:,} row{'s' if stats['rows'] != 1 else ''} read"]
     if textual:
         malformed = stats["malformed"]
         if malformed:
             sample = frame.where(F.col(CORRUPT).isNotNull()).select(CORRUPT).first()[0]
-            report.append(f"{name}: {malformed:,} malformed rows skipped (e.g. {sample.strip()[:80]!r})")
+            rows = f"{malformed:,} malformed row{'s' if malformed != 1 else ''}"
+            if late is None:
+                report.append(f"{name}: {rows} skipped (e.g. {sample.strip()[:80]!r})")
+            else:
+                columns = [c for c in frame.columns if c != CORRUPT and not c.startswith("__wql_")]
+                kept = frame.where(F.col(CORRUPT).isNotNull()).select(
+                    *(F.col(f"`{c}`") for c in columns),
+                    F.lit("malformed").alias("wql_reason"),
+                    F.lit(None).cast("string").alias("wql_missed"),
+                    F.lit(None).cast("string").alias("wql_punctuation"),
+                    F.lit(None).cast("bigint").alias("wql_trigger"),
+                    F.col(CORRUPT).alias("wql_record"),
+                )
+                if "://" not in late or late.startswith("file:"):
+                    os.makedirs(late[len("file:") :] if late.startswith("file:") else late, exist_ok=True)
+                written = write_result(kept, f"{late.rstrip('/')}/{name}.csv", "csv")
+                report.append(f"{name}: {rows} skipped, kept in {written}")
         frame = frame.where(ok).drop(CORRUPT)
     for attribute in stream["window_attributes"]:
         nulls = stats[f"null:{attribute}"]
         if nulls:
-            report.append(f"{name}: {nulls:,} rows with NULL {attribute} belong to no window")
+            rows = f"{nulls:,} row{'s' if nulls != 1 else ''} with NULL {attribute}"
+            report.append(f"{name}: {rows} belong{'s' if nulls == 1 else ''} to no window")
     return frame, report
 
 
@@ -95,8 +119,9 @@ def arrival_order(frame):
     return frame.withColumn("row_num", F.monotonically_increasing_id())
 
 
-def load_inputs(spark, streams, paths=None):
-    """Read and inspect every stream; returns ({parameter: DataFrame}, report lines)."""
+def load_inputs(spark, streams, paths=None, late=None):
+    """Read and inspect every stream; returns ({parameter: DataFrame}, report lines). With `late`, a
+    directory, malformed rows are kept there (inspect_stream)."""
     paths = paths or {}
     unknown = sorted(set(paths) - set(streams))
     if unknown:
@@ -104,7 +129,7 @@ def load_inputs(spark, streams, paths=None):
     inputs, report = {}, []
     for name, stream in streams.items():
         frame = read_stream(spark, name, stream, paths.get(name))
-        frame, lines = inspect_stream(name, frame, stream)
+        frame, lines = inspect_stream(name, frame, stream, late)
         inputs[stream["parameter"]] = frame
         report.extend(lines)
     return inputs, report
@@ -149,11 +174,21 @@ def write_result(result, path, fmt="csv"):
     return target
 
 
+def shown_in_order(result):
+    """The rows as a person reads windows (SHOWN_IN: wid, then the keys), or the query's own ORDER BY."""
+    from pyspark.sql import functions as F
+
+    if not SHOWN_IN:
+        return result
+    return result.orderBy(*(F.col("`" + name.replace("`", "``") + "`").asc_nulls_first() for name in SHOWN_IN))
+
+
 def main(argv=None):
     """Run the query as a job: python job.py [--input STREAM=PATH] [--output PATH] [--format csv]."""
     import argparse
     import sys
 
+    from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0] if __doc__ else None)
@@ -161,6 +196,7 @@ def main(argv=None):
     parser.add_argument("--output", metavar="PATH", help="write the result here instead of printing it")
     parser.add_argument("--format", choices=("csv", "json", "parquet"), default="csv")
     parser.add_argument("--show", type=int, default=20, metavar="N", help="rows to print without --output")
+    parser.add_argument("--late", metavar="DIR", help="keep malformed rows here, with the reason")
     args = parser.parse_args(argv)
     paths = {}
     for item in args.input:
@@ -168,8 +204,12 @@ def main(argv=None):
         if not sep:
             parser.error(f"--input takes STREAM=PATH, got {item!r}")
         paths[name] = path
-    spark = SparkSession.builder.appName(APP_NAME).config("spark.sql.session.timeZone", "UTC").getOrCreate()
-    inputs, report = load_inputs(spark, STREAMS, paths)
+    builder = SparkSession.builder.appName(APP_NAME).config("spark.sql.session.timeZone", "UTC")
+    SparkContext._ensure_initialized()  # the JVM's settings, so that spark-submit's --conf can be read
+    if SparkConf().get("spark.log.level", None) is None:  # spark-submit --conf spark.log.level=INFO overrides
+        builder = builder.config("spark.log.level", "WARN")  # not spark-submit's hundreds of INFO lines
+    spark = builder.getOrCreate()
+    inputs, report = load_inputs(spark, STREAMS, paths, args.late)
     for line in report:
         print(f"wql: {line}", file=sys.stderr)
     result = query(**inputs)
@@ -177,7 +217,7 @@ def main(argv=None):
         written = write_result(result, args.output, args.format)
         print(f"wql: wrote {written}", file=sys.stderr)
     else:
-        result.show(args.show, truncate=False)
+        shown_in_order(result).show(args.show, truncate=False)
     spark.stop()
     return 0
 

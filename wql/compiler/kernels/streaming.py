@@ -892,7 +892,7 @@ def console_sink(limit=20):
     """Windows printed as each trigger closes them (a job run without --output)."""
 
     def emit(result, name):
-        rows = result.collect()
+        rows = shown_in_order(result).collect()  # by window, then keys, as batch prints them
         if rows:
             print(f"-- {name}: {len(rows):,} window row{'s' if len(rows) != 1 else ''}", flush=True)
             result.sparkSession.createDataFrame(rows, result.schema).show(limit, truncate=False)

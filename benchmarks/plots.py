@@ -1,0 +1,307 @@
+"""Draw docs/performance.md's charts from the benchmarks' saved JSON lines (benchmarks/record.py writes them).
+
+    python benchmarks/plots.py [--results benchmarks/results.jsonl] [--out docs/images]
+
+Nothing is run: the charts are redrawn from the file, so they change only when the measurements do.
+One PNG per benchmark, each named after it; a benchmark with no lines in the file is skipped:
+
+- sliding.png:        seconds against RANGE/SLIDE, batch (WQL, window(), tumbling) and stream (WQL's
+                      streaming job, streaming window(), WQL's batch run over the same files);
+- slide_by_tuple.png: a window at every tuple: WQL, the OVER frame, tumbling, for sum and for max;
+- sessions.png:       sessions and frames: WQL, Spark's session_window (sessions only), tumbling;
+- intervals.png:      interval events: seconds against mean event length, WQL, bucket, explode.
+
+Needs matplotlib (`pip install -e '.[bench]'`; `make bench-plots` installs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results.jsonl"
+OUT = HERE.parent / "docs" / "images"
+
+WQL, NATIVE, TUMBLING, OTHER = "#1f77b4", "#d62728", "#7f7f7f", "#2ca02c"
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def of(rows: Iterable[dict[str, Any]], benchmark: str) -> list[dict[str, Any]]:
+    return [row for row in rows if row.get("benchmark") == benchmark]
+
+
+def loads(rows: list[dict[str, Any]]) -> str:
+    values = [row["load"] for row in rows if "load" in row]
+    if not values:
+        return ""
+    low, high = min(values), max(values)
+    return f"load average {low:.1f}" if low == high else f"load average {low:.1f}–{high:.1f}"
+
+
+def figure(columns: int = 1) -> tuple[Any, Any]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"font.size": 10, "axes.spines.top": False, "axes.spines.right": False})
+    return plt.subplots(1, columns, figsize=(6.2 * columns, 4.2), squeeze=False)
+
+
+def save(fig: Any, path: Path, note: str) -> None:
+    fig.text(0.01, 0.01, note, fontsize=8, color="#555555")
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    fig.savefig(path, dpi=110, metadata={"Software": None})  # no version stamp: a redraw of the same data is equal
+    print(f"wrote {path}", file=sys.stderr)
+
+
+def plain_log(axis: Any) -> None:
+    """Log axes with plain numbers (5, 10, 50), not powers of ten."""
+    from matplotlib.ticker import FuncFormatter
+
+    axis.set_xscale("log")
+    axis.set_yscale("log")
+    plain = FuncFormatter(lambda value, _: f"{value:g}")
+    axis.yaxis.set_major_formatter(plain)
+    axis.yaxis.set_minor_formatter(plain)
+
+
+def bars(axis: Any, groups: list[str], series: list[tuple[str, str, list[float | None]]]) -> None:
+    """Grouped bars: one group per label, one bar per series (a missing value leaves a gap)."""
+    width = 0.8 / len(series)
+    for index, (label, color, values) in enumerate(series):
+        xs = [g + (index - (len(series) - 1) / 2) * width for g in range(len(groups))]
+        present = [(x, v) for x, v in zip(xs, values, strict=True) if v is not None]
+        if present:
+            axis.bar([x for x, _ in present], [v for _, v in present], width, label=label, color=color)
+            for x, v in present:
+                axis.annotate(
+                    f"{v:.2g}", (x, v), ha="center", va="bottom", fontsize=7, xytext=(0, 1), textcoords="offset points"
+                )
+    axis.set_xticks(range(len(groups)), groups)
+    axis.set_ylabel("seconds (best run)")
+    axis.legend(frameon=False, fontsize=8)
+
+
+def sliding(rows: list[dict[str, Any]], out: Path) -> bool:
+    batch = sorted((r for r in of(rows, "sliding") if "case" not in r), key=lambda r: r["ratio"])
+    stream = sorted((r for r in of(rows, "streaming") if "case" not in r), key=lambda r: r["ratio"])
+    if not batch and not stream:
+        return False
+    fig, axes = figure(2)
+    for axis, data, title, curves in (
+        (
+            axes[0][0],
+            batch,
+            "batch: 5,000,000 rows, 100 keys, SLIDE 1 minute",
+            (("wql_s", "WQL", WQL), ("native_s", "Spark window()", NATIVE), ("tumbling_s", "tumbling", TUMBLING)),
+        ),
+        (
+            axes[0][1],
+            stream,
+            "stream: the same rows in 10 files, one a trigger",
+            (
+                ("wql_s", "WQL stream", WQL),
+                ("native_s", "streaming window()", NATIVE),
+                ("batch_s", "WQL batch", TUMBLING),
+            ),
+        ),
+    ):
+        if not data:
+            axis.set_axis_off()
+            continue
+        for key, label, color in curves:
+            points = [(r["ratio"], r[key]) for r in data if r.get(key) is not None]
+            if points:
+                axis.plot(*zip(*points, strict=True), marker="o", label=label, color=color)
+        plain_log(axis)
+        axis.set_xticks([r["ratio"] for r in data], [str(r["ratio"]) for r in data])
+        axis.set_xlabel("RANGE / SLIDE")
+        axis.set_ylabel("seconds (best run)")
+        axis.set_title(title, fontsize=10)
+        axis.legend(frameon=False, fontsize=8)
+    save(fig, out / "sliding.png", f"local[*], 2 shared cores; {loads(batch + stream)}")
+    return True
+
+
+def slide_by_tuple(rows: list[dict[str, Any]], out: Path) -> bool:
+    data = of(rows, "slide_by_tuple") + of(rows, "slide_by_tuple_max")
+    if not data:
+        return False
+    fig, axes = figure()
+    groups = [f"{'max' if 'max' in r['args'] else 'sum'} ({r['plan']})" for r in data]
+    bars(
+        axes[0][0],
+        groups,
+        [
+            ("WQL", WQL, [r["wql_s"] for r in data]),
+            ("OVER (… RANGE BETWEEN …)", NATIVE, [r["over_s"] for r in data]),
+            ("tumbling", TUMBLING, [r["tumbling_s"] for r in data]),
+        ],
+    )
+    axes[0][0].set_title("a window at every tuple: 2,000,000 rows, ~1,000 tuples a window", fontsize=10)
+    save(fig, out / "slide_by_tuple.png", f"local[*], 2 shared cores; {loads(data)}")
+    return True
+
+
+def sessions(rows: list[dict[str, Any]], out: Path) -> bool:
+    data = of(rows, "sessions")
+    if not data:
+        return False
+    fig, axes = figure()
+    bars(
+        axes[0][0],
+        [f"{r['case']} ({r['plan']})" for r in data],
+        [
+            ("WQL", WQL, [r["wql_s"] for r in data]),
+            ("Spark session_window", NATIVE, [r.get("native_s") for r in data]),
+            ("tumbling", TUMBLING, [r["tumbling_s"] for r in data]),
+        ],
+    )
+    axes[0][0].set_title("sessions and frames: 5,000,000 rows, 100 keys", fontsize=10)
+    save(fig, out / "sessions.png", f"local[*], 2 shared cores; {loads(data)}")
+    return True
+
+
+def intervals(rows: list[dict[str, Any]], out: Path) -> bool:
+    data = of(rows, "intervals")
+    if not data:
+        return False
+    aggregates = sorted({r["aggregate"] for r in data}, reverse=True)
+    fig, axes = figure(len(aggregates))
+    names = {"sum": "count, sum, avg", "max": "min, max"}
+    for axis, aggregate in zip(axes[0], aggregates, strict=True):
+        points = sorted((r for r in data if r["aggregate"] == aggregate), key=lambda r: r["length"])
+        plan = points[0]["plan"] if points else ""
+        for key, label, color in (
+            ("wql_s", f"WQL ({plan})", WQL),
+            ("bucket_s", "bucket (an event in every window)", OTHER),
+            ("native_s", "Spark: explode the windows, group", NATIVE),
+        ):
+            axis.plot([r["length"] for r in points], [r[key] for r in points], marker="o", label=label, color=color)
+        plain_log(axis)
+        axis.set_xticks([r["length"] for r in points], [f"{r['length']:g}" for r in points])
+        axis.set_xlabel("mean event length, in slides")
+        axis.set_ylabel("seconds (best run)")
+        axis.set_title(f"interval events, {names.get(aggregate, aggregate)}: 2,000,000 events", fontsize=10)
+        axis.legend(frameon=False, fontsize=8)
+    save(fig, out / "intervals.png", f"local[*], 2 shared cores; {loads(data)}")
+    return True
+
+
+CHARTS = {"sliding": sliding, "slide_by_tuple": slide_by_tuple, "sessions": sessions, "intervals": intervals}
+
+# --tables: each benchmark's lines as a markdown table for docs/performance.md: (title, benchmarks, columns).
+TABLES = (
+    (
+        "sliding",
+        ("sliding",),
+        ("ratio", "case", "plan", "wql_s", "native_s", "tumbling_s", "native_over_wql", "wql_over_tumbling", "load"),
+    ),
+    (
+        "streaming",
+        ("streaming",),
+        (
+            "ratio",
+            "case",
+            "plan",
+            "wql_s",
+            "native_s",
+            "batch_s",
+            "floor_s",
+            "empty_stream_s",
+            "native_over_wql",
+            "wql_over_batch",
+            "state_rows",
+            "load",
+        ),
+    ),
+    (
+        "slide by tuple",
+        ("slide_by_tuple", "slide_by_tuple_max"),
+        (
+            "args",
+            "plan",
+            "wql_s",
+            "over_s",
+            "tumbling_s",
+            "over_over_wql",
+            "wql_over_tumbling",
+            "wql_over_tumbling_median",
+            "load",
+        ),
+    ),
+    (
+        "sessions",
+        ("sessions",),
+        ("case", "plan", "wql_s", "native_s", "tumbling_s", "native_over_wql", "wql_over_tumbling", "load"),
+    ),
+    (
+        "intervals",
+        ("intervals",),
+        (
+            "length",
+            "aggregate",
+            "plan",
+            "windows",
+            "wql_s",
+            "bucket_s",
+            "native_s",
+            "bucket_over_wql",
+            "native_over_wql",
+            "load",
+        ),
+    ),
+)
+
+
+def tables(rows: list[dict[str, Any]]) -> str:
+    out = []
+    for title, benchmarks, columns in TABLES:
+        data = [r for name in benchmarks for r in of(rows, name)]
+        if not data:
+            continue
+        out += [f"{title}:", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        out += ["| " + " | ".join(_cell(r.get(c)) for c in columns) + " |" for r in data]
+        out.append("")
+    return "\n".join(out)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return " ".join(map(str, value))
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--results", type=Path, default=RESULTS, help="the JSON lines (default %(default)s)")
+    parser.add_argument("--out", type=Path, default=OUT, help="where the PNGs go (default %(default)s)")
+    parser.add_argument("--tables", action="store_true", help="print markdown tables of the results instead")
+    args = parser.parse_args()
+    if not args.results.exists():
+        parser.error(f"{args.results} does not exist: run benchmarks/record.py (make bench-plots) first")
+    rows = lines(args.results)
+    if args.tables:
+        print(tables(rows))
+        return 0
+    args.out.mkdir(parents=True, exist_ok=True)
+    drawn = [name for name, chart in CHARTS.items() if chart(rows, args.out)]
+    missing = sorted(set(CHARTS) - set(drawn))
+    if missing:
+        print(f"no results for {', '.join(missing)}: not drawn", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,243 @@
+"""Frames: threshold, delta and aggregate (docs/semantics.md §2.17).
+
+- `FRAME THRESHOLD (p) [MIN n [ROWS | unit]]`: maximal runs where p is true; a tuple where p is false
+  or NULL ends the run and is in no frame.
+- `FRAME DELTA d ON x`: a frame keeps every following tuple whose x is within d of its first x.
+- `FRAME AGGREGATE (c)`: the tuple at which c, over the frame's aggregates so far, first holds is the
+  frame's last.
+Ties of the attribute are broken by row_num (arrival). The window is [u₁.a, uₙ.a].
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from wql.compiler.kinds.base import Extent, Member, Sql, amount
+from wql.compiler.kinds.data_driven import DataDriven, Run, frame_of, ordering
+from wql.compiler.schema import Domain
+from wql.compiler.units import Number, number_text, quantity_text
+from wql.compiler.windows import WindowKind
+
+if TYPE_CHECKING:
+    from wql.compiler.sections import Section
+    from wql.compiler.windows import Frame, Window
+
+
+class Frames(DataDriven):
+    """What the three frame kinds share: their words, and when a frame is final."""
+
+    noun = "frame"
+    closer_text = ""  # the tuple that closes a frame, in words
+
+    def partitioned(self, window: Window) -> str:
+        return f", per {', '.join(window.partition_by)}" if window.partition_by else ""
+
+    def extent_text(self, window: Window, rule: str) -> str:
+        a = window.attr.name
+        return f"extent(w) = {self.run_text(window)}, u₁.{a} = w, {rule}, maximal; window [u₁.{a}, uₙ.{a}]"
+
+    def cited(self, window: Window) -> tuple[Section, ...]:
+        from wql.compiler import sections
+
+        return (sections.FRAMES,)
+
+    def final(self, window: Window, extent: Extent, point: Number) -> bool:
+        """A frame is final once `point` is past the value of the tuple that closed it: every tuple before that
+        one in (value, arrival) order is known, and the frame depends on nothing after it. Not at that value:
+        the closing tuple itself may still arrive there, after the punctuation did."""
+        return extent.closer is not None and extent.closer.a is not None and point > extent.closer.a
+
+    def final_text(self, window: Window) -> str:
+        return f"a frame once the punctuation is past the tuple that closed it: {self.closer_text}"
+
+
+class Threshold(Frames):
+    name = "threshold-frames"
+    closer_text = "the tuple after it (its predicate false or NULL)"
+
+    def matches(self, window: Window) -> bool:
+        return window.kind is WindowKind.THRESHOLD
+
+    def reason(self, window: Window) -> str:
+        return (
+            f"t's frame is the run of tuples around t in {self.order(window)} where the predicate holds; a later "
+            "tuple can join two runs or split one, so no bound on t's window-id is known until its neighbours "
+            "are all in"
+        )
+
+    def describe(self, window: Window) -> str:
+        frame = frame_of(window)
+        text = f"{ordering(window)} threshold frame (runs where {frame.expression_text()} holds"
+        if frame.minimum is not None:
+            size = f"{int(frame.minimum)} rows" if frame.minimum_rows else amount(frame.minimum, window.attr.domain)
+            text += f", at least {size}"
+        return text + ")" + self.partitioned(window)
+
+    def extent(self, window: Window) -> str:
+        frame, a = frame_of(window), window.attr.name
+        rule = f"p(uᵢ) for p = {frame.expression_text()} (false or NULL ends the run and is in no frame)"
+        if frame.minimum is not None:
+            rule += (
+                f", n ≥ {int(frame.minimum)}"
+                if frame.minimum_rows
+                else f", uₙ.{a} − u₁.{a} ≥ {amount(frame.minimum, window.attr.domain)}"
+            )
+        return self.extent_text(window, rule)
+
+    def rule(self, window: Window) -> dict[str, Any]:
+        frame = frame_of(window)
+        minimum = None
+        if frame.minimum is not None:
+            domain = Domain.ROW_NUM if frame.minimum_rows else window.attr.domain
+            minimum = quantity_text(frame.minimum, domain, frame.units[0])
+        return {"predicate": frame.condition, "minimum": minimum}
+
+    def runs(self, window: Window, ordered: list[Member], sql: Sql) -> list[Run]:
+        condition = frame_of(window).condition
+        assert condition is not None
+        runs: list[Run] = []
+        current: list[Member] = []
+        for u in ordered:
+            if sql.evaluate(condition, u.row) is True:
+                current.append(u)
+            elif current:  # a false or NULL predicate ends the run, and the tuple is in no frame
+                runs.append((current, u))
+                current = []
+        if current:
+            runs.append((current, None))
+        return runs
+
+    def kept(self, window: Window, run: list[Member]) -> bool:
+        frame = frame_of(window)
+        if frame.minimum is None:
+            return True
+        size = len(run) if frame.minimum_rows else run[-1].a - run[0].a  # type: ignore[operator]
+        return size >= frame.minimum  # a shorter run is no frame
+
+
+class Delta(Frames):
+    name = "delta-frames"
+    closer_text = "the tuple after it (the next frame's first, or a NULL x)"
+
+    def matches(self, window: Window) -> bool:
+        return window.kind is WindowKind.DELTA
+
+    def reason(self, window: Window) -> str:
+        return (
+            f"a frame is anchored at its first tuple in {self.order(window)}; a later tuple that lands before t can "
+            "move every anchor after it, so no bound on t's window-id is known until the tuples before t are all in"
+        )
+
+    def describe(self, window: Window) -> str:
+        frame = frame_of(window)
+        assert frame.delta is not None
+        return (
+            f"{ordering(window)} delta frame ({frame.expression_text()} within {number_text(frame.delta)} "
+            f"of the frame's first tuple){self.partitioned(window)}"
+        )
+
+    def extent(self, window: Window) -> str:
+        frame = frame_of(window)
+        assert frame.delta is not None
+        x = frame.expression_text()
+        rule = f"|uᵢ.x − u₁.x| ≤ {number_text(frame.delta)} for x = {x} (a NULL x ends the frame and is in no frame)"
+        return self.extent_text(window, rule)
+
+    def rule(self, window: Window) -> dict[str, Any]:
+        frame = frame_of(window)
+        return {"delta": frame.delta, "on": frame.on}
+
+    def runs(self, window: Window, ordered: list[Member], sql: Sql) -> list[Run]:
+        frame = frame_of(window)
+        assert frame.on is not None and frame.delta is not None
+        runs: list[Run] = []
+        current: list[Member] = []
+        anchor: Any = None  # the frame's first x
+        for u in ordered:
+            x = sql.evaluate(frame.on, u.row)
+            if x is None or (isinstance(x, float) and math.isnan(x)):
+                if current:  # a NULL x ends the frame, and the tuple is in no frame
+                    runs.append((current, u))
+                current = []
+                continue
+            if not current or not (x == anchor or abs(x - anchor) <= frame.delta):
+                if current:
+                    runs.append((current, u))
+                current = []
+                anchor = x
+            current.append(u)
+        if current:
+            runs.append((current, None))
+        return runs
+
+
+class Aggregate(Frames):
+    name = "aggregate-frames"
+    closer_text = "its last tuple (where the condition held)"
+
+    def matches(self, window: Window) -> bool:
+        return window.kind is WindowKind.AGGREGATE
+
+    def reason(self, window: Window) -> str:
+        return (
+            f"a frame ends where the running aggregate of its tuples in {self.order(window)} first meets the "
+            "condition; a later tuple that lands before t changes every running aggregate after it, so no bound "
+            "on t's window-id is known until the tuples before t are all in"
+        )
+
+    def describe(self, window: Window) -> str:
+        return (
+            f"{ordering(window)} aggregate frame (until {frame_of(window).expression_text()}){self.partitioned(window)}"
+        )
+
+    def extent(self, window: Window) -> str:
+        a = window.attr.name
+        rule = (
+            f"c(u₁ … uᵢ) false for i < n and true for i = n, c = {frame_of(window).expression_text()} "
+            "(the stream's last frame may end without c)"
+        )
+        return (
+            f"extent(w) = {self.run_text(window)}, u₁.{a} = w after the previous frame's last tuple, {rule}; "
+            f"window [u₁.{a}, uₙ.{a}]"
+        )
+
+    def rule(self, window: Window) -> dict[str, Any]:
+        frame = frame_of(window)
+        return {"condition": frame.condition, "running_aggregates": [r.sql for r in frame.running]}
+
+    def runs(self, window: Window, ordered: list[Member], sql: Sql) -> list[Run]:
+        frame = frame_of(window)
+        runs: list[Run] = []
+        current: list[Member] = []
+        for u in ordered:
+            current.append(u)
+            if condition_holds(frame, current, sql):
+                runs.append((current, u))  # the tuple at which the condition first holds is the frame's last
+                current = []
+        if current:
+            runs.append((current, None))
+        return runs
+
+
+def condition_holds(frame: Frame, members: list[Member], sql: Sql) -> bool:
+    """A FRAME AGGREGATE condition over the frame so far: each aggregate computed afresh, SQL's rules."""
+    from sqlglot import exp
+
+    from wql.grammar.expressions import parse_sql_expression, render_sql
+
+    assert frame.condition is not None
+    values = {f"_running{i}": sql.aggregate(r.sql, [m.row for m in members]) for i, r in enumerate(frame.running)}
+    names = {r.sql: f"_running{i}" for i, r in enumerate(frame.running)}
+
+    def swap(node: exp.Expression) -> exp.Expression:
+        name = names.get(render_sql(node)) if isinstance(node, exp.AggFunc) else None
+        return exp.column(name) if name else node
+
+    condition = render_sql(parse_sql_expression(frame.condition).transform(swap))
+    return sql.evaluate(condition, values) is True
+
+
+THRESHOLD = Threshold()
+DELTA = Delta()
+AGGREGATE = Aggregate()

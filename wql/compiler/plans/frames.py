@@ -57,10 +57,6 @@ HOLDS = (
 )
 
 
-def applies(window: Window) -> bool:
-    return window.is_data_driven
-
-
 def chained(window: Window) -> str | None:
     """Why a window's starts depend on earlier starts (so neighbouring tuples cannot mark them), or None."""
     frame = window.frame

@@ -29,10 +29,6 @@ from wql.compiler.schema import Domain
 from wql.compiler.windows import Window, WindowKind
 
 
-def applies(window: Window) -> bool:
-    return window.is_grid and not window.is_interval
-
-
 def pane_grid(window: Window) -> Grid | None:
     """Panes of gcd(RANGE, SLIDE), or None when the edges are not whole numbers (see grid_exact)."""
     assert window.slide is not None

@@ -69,10 +69,6 @@ from wql.compiler.windows import Window, WindowKind
 from wql.grammar.expressions import parse_sql_expression
 
 
-def applies(window: Window) -> bool:
-    return window.is_interval
-
-
 def slices(window: Window) -> Grid:
     """The SE-slices grid: Pairs (two slices per slide) unless SLIDE divides RANGE, then one per slide.
 

@@ -29,10 +29,6 @@ from wql.compiler.schema import Domain
 from wql.compiler.windows import SlideOn, Window, WindowKind
 
 
-def applies(window: Window) -> bool:
-    return window.kind in {WindowKind.SLIDE_BY_TUPLE, WindowKind.SLIDE_BY_RANK, WindowKind.KAFKA}
-
-
 def over_blocker(query: Query) -> str | None:
     """Why a Spark window frame cannot compute this query, or None if it can."""
     if query.window.attr.domain is Domain.FLOAT:

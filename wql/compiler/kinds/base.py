@@ -21,6 +21,7 @@ from wql.compiler.units import EPOCH_DATE, Number, format_date, format_timestamp
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
+    from wql.compiler.codegen.common import Context
     from wql.compiler.plans.base import Plan
     from wql.compiler.sections import Section
     from wql.compiler.windows import Window
@@ -237,6 +238,15 @@ class Kind:
 
     def refuse_on_stream(self, query: Query) -> None:
         """Raise WQLNotSupportedError, with the reason, for what a stream cannot run exactly yet."""
+
+    # ---------------------------------------------------------------- code generation
+    def declare(self, ctx: Context) -> None:
+        """Constants the generated code reads beyond RANGE, SLIDE and ORIGIN (`ctx.constant`)."""
+
+    def flags_where(self, query: Query) -> bool:
+        """Whether the prepared rows keep the tuples WHERE drops, flagged `_in` false: a window that ends where
+        the data does (a landmark window) takes that end from every tuple, WHERE or not."""
+        return False
 
     def cuts_from_windows(self, query: Query) -> bool:
         """Whether a stream's kept tuples follow from the windows a trigger computes (see the sessions kind)."""

@@ -18,6 +18,7 @@ from wql.grammar.errors import WQLNotSupportedError
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
+    from wql.compiler.codegen.common import Context
     from wql.compiler.plans.base import Plan
     from wql.compiler.windows import Frame, Window
 
@@ -51,6 +52,8 @@ class DataDriven(Kind):
     data_driven = True
     family = "frames"
     ties = True  # whether the order of tuples with equal values matters (frames: yes; sessions: no)
+    closed_by_tuple = True  # whether a window's finality depends on the tuple after it (frames; not sessions)
+    start_mark = "a predicate that turns true"  # what marks a window's first tuple, for the starts plan
 
     # ---------------------------------------------------------------- explain
     def classify(self, window: Window) -> Classification:
@@ -90,6 +93,56 @@ class DataDriven(Kind):
             else {"amount": quantity_text(window.slack.amount, domain, window.slack_unit), "mode": window.slack.mode},
             "defaults": list(window.defaults),
         }
+
+    # ---------------------------------------------------------------- what the plans need to know
+    def chained(self, window: Window) -> str | None:
+        """Why the window's starts depend on earlier starts (so neighbouring tuples cannot mark them), or None:
+        then only a pass that follows the chain (the fold and scan plans) finds them."""
+        return None
+
+    # ---------------------------------------------------------------- code generation (the frames family)
+    # The frames family (wql.compiler.codegen.frames) writes the stages and rules every session and frame
+    # shares; these hooks write what its rule is made of.
+
+    def rule_columns(self, ctx: Context) -> list[str]:
+        """The prepare stage's columns that the rule reads (a predicate, x, the running aggregates' inputs)."""
+        return []
+
+    def kernel_rule(self, window: Window) -> str:
+        """The rule as the kernels take it: a dict literal naming the job's constants."""
+        raise NotImplementedError
+
+    def mark_starts(self, ctx: Context, closes: bool) -> None:
+        """The starts plan: `_start`, 1 where a window begins, from each tuple and the one before it (`ordered`);
+        with `closes`, `_next`, the value of the tuple after, which closes a frame."""
+        raise NotImplementedError
+
+    def keep_labelled(self, ctx: Context) -> None:
+        """The starts plan, once every tuple has its window's number: drop the tuples in no window."""
+
+    def end_bound(self, window: Window) -> str:
+        """window_end in base units, from the window's first (`wid`) and last (`_last`) values."""
+        return 'F.col("_last")'
+
+    def is_final_rule(self, ctx: Context) -> None:
+        """The body of `is_final(punctuation)`, over the windows `windows` computes."""
+        raise NotImplementedError
+
+    def missed_text(self, ctx: Context, convert: str) -> str:
+        """The windows near a late tuple at `t` that it may have joined, merged or split, for the late-rows output."""
+        raise NotImplementedError
+
+    def closing_point(self, window: Window) -> list[tuple[str, str]]:
+        """GENEROUS: what a key's closing point holds beyond the value `_closed_t`: (column, "stamp" or "long")."""
+        return []
+
+    def closing_text(self, window: Window) -> str:
+        """GENEROUS: which tuple cannot change a key's last final window, in words."""
+        raise NotImplementedError
+
+    def at_or_before(self, ctx: Context) -> str:
+        """GENEROUS: whether a tuple `t` is at or before its key's closing point (joined as `_closed_*`)."""
+        raise NotImplementedError
 
     # ---------------------------------------------------------------- the reference evaluator
     def runs(self, window: Window, ordered: list[Member], sql: Sql) -> list[Run]:

@@ -21,6 +21,7 @@ from wql.grammar.errors import WQLNotSupportedError
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
+    from wql.compiler.codegen.common import Context
     from wql.compiler.plans.base import Plan
     from wql.compiler.sections import Section
     from wql.compiler.windows import Window
@@ -140,6 +141,10 @@ class Intervals(Grid):
 
     def start_of(self, window: Window, lo: Number) -> Number | None:
         return None if window.range is None else lo
+
+    def missed(self, ctx: Context, closed: str, generous: bool) -> str:
+        """Landmark windows over events: as over tuples (grid windows over events: codegen.intervals)."""
+        return LANDMARK.missed(ctx, closed, generous)
 
     def final_text(self, window: Window) -> str:
         if window.snap:

@@ -77,6 +77,10 @@ class Kafka(Kind):
     def slide_attribute(self, window: Window) -> str | None:
         return None
 
+    def naming_mode(self, window: Window) -> str:
+        """Which tuples name windows, as the kernels call it: windows at records and just after them."""
+        return "kafka"
+
     def filters_first(self, window: Window) -> bool:
         return True
 

@@ -51,6 +51,12 @@ class SlideByTuple(Kind):
             f"(a window at every {ordinal(int(window.slide))} arrival)"
         )
 
+    def naming_mode(self, window: Window) -> str:
+        """Which tuples name windows, as the kernels call it: every, row_num or rank."""
+        if window.slide == 1:
+            return "every"
+        return "row_num" if window.slide_on is SlideOn.ROW_NUM else "rank"
+
     def naming(self, window: Window) -> str:
         """Which tuples name windows, as the formula of `windows` says it."""
         part = "".join(f", {p}" for p in window.partition_by)

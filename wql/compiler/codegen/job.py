@@ -44,7 +44,7 @@ _NEEDS = {
     "combine_cells": ("spark_column",),
     "windows_by_tuple": ("spark_column",),
     "event_slices": ("batch_chunks", "key_changes", "held_row"),
-    "event_differences": ("batch_chunks", "key_changes"),
+    "event_differences": ("batch_chunks", "key_changes", "state_identity"),
     "sliding_combine": ("batch_chunks", "held_row"),
     "tuple_windows": ("batch_chunks",),
     "key_changes": ("window_keys", "key_ids"),

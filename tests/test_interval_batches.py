@@ -94,6 +94,11 @@ CASES = [
     ("difference", "RANGE 2.5 SLIDE 0.75 WATTR (ds, de)", CUMULATIVE),
     ("difference", "RANGE 6.25 SLIDE 1.25 WATTR (ms, me)", CUMULATIVE),
     ("difference", "RANGE 12 SECONDS SLIDE 4 SECONDS WATTR (ts, te)", CUMULATIVE),
+    ("sweep", "RANGE 10 SLIDE 2 WATTR (s, e)", f"{CUMULATIVE}, {SELECTIVE}"),
+    ("sweep", "RANGE 3 SLIDE 7 WATTR (s, e) ALIGN -2", SELECTIVE),
+    ("sweep", "RANGE 2.5 SLIDE 0.75 WATTR (ds, de)", f"{CUMULATIVE}, {SELECTIVE}"),
+    ("sweep", "RANGE 4 SECONDS SLIDE 1 SECOND WATTR (ts, te)", SELECTIVE),
+    ("sweep", "RANGE 10 SLIDE 5 WATTR (s, e) SNAP", f"{CUMULATIVE}, {SELECTIVE}"),
 ]
 # Keys: a partition of its own per key (NULL one of them), GROUP BY, two key columns, and none (one task).
 KEYS = [("PATTR k", ""), ("", "GROUP BY k"), ("PATTR case_id", "GROUP BY k"), ("", "")]
@@ -139,7 +144,8 @@ def test_an_open_ended_event_on_a_hot_key_across_batches_of_one(spark: Any) -> N
     rows += [row(0, i, "a", float(i % 5), i % 3, 2 * i, 2 * i + i % 4, 0) for i in range(1, 60)]
     rows.append(row(0, 60, "a", 2.0, 1, 300, 300, 0))  # the data's end, far past the short events
     text = "SELECT count(*) AS c, sum(v) AS sv, stddev(v) AS sd, {} FROM s [RANGE 6 SLIDE 2 WATTR (s, e) PATTR k]"
-    for plan, extra in (("se-slices", "min(v) AS lo, max(n) AS top"), ("difference", "avg(v) AS av")):
+    plans = [("se-slices", "min(v) AS lo, max(n) AS top"), ("difference", "avg(v) AS av")]
+    for plan, extra in [*plans, ("sweep", "avg(v) AS av, min(v) AS lo, max(n) AS top")]:
         compiled = wql.compile(STREAM + text.format(extra), plan=plan)
         with arrow_batches(spark, 1), combined_in(spark, "arrow"):
             got = [r.asDict() for r in compiled.run(spark, s=frame(spark, rows)).collect()]

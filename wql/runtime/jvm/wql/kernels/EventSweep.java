@@ -306,9 +306,17 @@ public final class EventSweep {
       compacted = kept;
     }
 
-    void clear() {
+    /** Empties the heap; returns the bytes freed by shrinking its arrays back to their first size. */
+    long clear() {
       size = 0;
       compacted = 0;
+      if (keys.length == 16) {
+        return 0;
+      }
+      long freed = 16L * (keys.length - 16);
+      keys = new long[16];
+      ends = new long[16];
+      return freed;
     }
   }
 
@@ -349,6 +357,11 @@ public final class EventSweep {
 
     int ringCapacity() {
       return mask + 1;
+    }
+
+    /** Back to a ring of 16 empty slots: no event is waiting to leave. */
+    void shrinkRing(States states) {
+      allocateRing(states, 16);
     }
 
     /** Makes the ring span `span` window-ids from `next`, its shares kept at their ids. */
@@ -443,7 +456,7 @@ public final class EventSweep {
       Sweep sweep = sweeps.get(queue);
       if (sweep == null) {
         sweep = new Sweep(states, newExtremes());
-        account(16L * (4 + 8L * (nl + nd)) + 256, 1);
+        account(16L * (4 + 8L * (nl + nd)) + 256L * (1 + sweep.extremes.length), 1);
         sweeps.put(queue, sweep);
         sweep.next = first;
       }
@@ -568,6 +581,31 @@ public final class EventSweep {
       }
     }
 
+    /**
+     * Every event but the lasting ones has left: the heaps hold only ended events and the ring nothing,
+     * so they go back to their first size, and a key that waits for its next event (or for the
+     * partition's end, among many keys) holds a few hundred bytes.
+     */
+    private void idle(Sweep sweep) {
+      long freed = 0;
+      for (Extremes extreme : sweep.extremes) {
+        freed += extreme.clear();
+      }
+      if (sweep.ringCapacity() > 16) {
+        freed += (long) (sweep.ringCapacity() - 16) * (4 + 8L * (nl + nd));
+        sweep.shrinkRing(states);
+      }
+      if (sweep.farIds.length > 0) {
+        freed += (long) sweep.farIds.length * 8L * (1 + nl + nd);
+        sweep.farIds = new long[0];
+        sweep.farLongs = new long[0];
+        sweep.farDoubles = new double[0];
+      }
+      if (memory != null && freed > 0) {
+        memory.release(freed);
+      }
+    }
+
     @Override
     void close(StateQueue queue) {
       Sweep sweep = sweeps.get(queue);
@@ -586,9 +624,7 @@ public final class EventSweep {
       for (long window = sweep.next; window <= stop; window++) {
         settle(sweep, window);
         if (sweep.live == 0) {
-          for (Extremes extreme : sweep.extremes) {
-            extreme.clear(); // every event in them has left
-          }
+          idle(sweep);
           if (!sweep.lasting) {
             break;
           }

@@ -162,3 +162,32 @@ def test_a_hot_key_holds_the_windows_in_flight_not_its_events(spark: Any, kernel
         "long": 2_000_000 - 20,  # the long event's windows, less those where a short one beats it (3 or 4)
         "top": 109,
     }
+
+
+def test_extremes_of_timestamps_dates_and_booleans(spark: Any) -> None:
+    """min and max of TIMESTAMP and DATE columns (as microseconds and days), bool_and and bool_or (as the min
+    and max of 0 and 1), over events on TIMESTAMP bounds, some open-ended: the JVM kernel and numpy equal the
+    reference."""
+    from datetime import date, datetime, timedelta
+
+    chance = random.Random(12)
+    base = datetime(2024, 1, 1)
+    rows = []
+    for i in range(400):
+        start = base + timedelta(seconds=chance.randrange(0, 600))
+        length = chance.choice([0, chance.randrange(1, 30), chance.randrange(30, 300), None])
+        end = None if length is None else start + timedelta(seconds=length)
+        ok = None if chance.random() < 0.1 else chance.random() < 0.8
+        day = None if chance.random() < 0.1 else date(2024, 1, 1) + timedelta(days=chance.randrange(0, 30))
+        rows.append((i % 3, start, end, ok, day))
+    schema = "k INT, ts TIMESTAMP, te TIMESTAMP, ok BOOLEAN, d DATE"
+    text = (
+        f"CREATE STREAM s ({schema});\nSELECT k, count(*) AS n, min(ts) AS first_start, max(te) AS last_end, "
+        "bool_and(ok) AS all_ok, bool_or(ok) AS any_ok, max(d) AS last_day, min(d) AS first_day "
+        "FROM s [RANGE 30 SECONDS SLIDE 10 SECONDS WATTR (ts, te)] GROUP BY k"
+    )
+    query = wql.compile(text, plan="sweep")
+    got, want, plan = in_jvm_and_numpy(spark, query, spark.createDataFrame(rows, schema).repartition(3))
+    assert "EventSweep" in plan and got == want and len(got) > 100
+    reference = [dict(zip(("k", "ts", "te", "ok", "d"), r, strict=True)) for r in rows]
+    assert got == normalized(evaluate_query(query.query, reference))

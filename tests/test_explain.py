@@ -409,3 +409,18 @@ def test_explain_says_which_rows_windows_are_partial() -> None:
     )
     [timed] = wql.explain("SELECT count(*) AS n FROM s [RANGE 3 SLIDE 1 WATTR v]", streams=streams)
     assert timed.edges is None
+
+
+def test_when_no_plan_runs_the_error_gives_each_plans_reason() -> None:
+    """The first plan's refusal alone once hid the one a user needed: over's, for a DOUBLE window."""
+    text = (
+        "CREATE STREAM s (k BIGINT, v DOUBLE, d DOUBLE) FROM 'in' FORMAT json;\n"
+        "SELECT median(v) AS m FROM s [RANGE 5.0 RATTR d SLIDE 2 ROWS SATTR rank(d) PATTR k]"
+    )
+    with pytest.raises(wql.WQLNotSupportedError) as caught:
+        wql.compile(text)
+    message = str(caught.value)
+    assert "bins, prefix: MEDIAN(v) needs whole multisets" in message
+    assert "over: a frame's edges are inclusive" in message
+    with pytest.raises(wql.WQLNotSupportedError, match=r"plan 'over' for this query: .*DOUBLE window"):
+        wql.compile(text, plan="over")

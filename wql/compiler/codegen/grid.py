@@ -245,11 +245,21 @@ def combine(ctx: Context) -> None:
     if grid.kind == "cumulate":
         keywords["cumulate"] = True
     code.call("windows", "combine_cells", ["cells"], keywords=keywords)
+    code("return windows")
+    lower_stage(ctx)
+
+
+def lower_stage(ctx: Context) -> None:
+    """lower: each window's aggregates from its combined partial states. A stage of its own, so that a
+    stream whose cells Spark's state store keeps lowers the windows it combined there the same way."""
+    decomposition = ctx.plan.decomposition
+    assert decomposition is not None
+    code = ctx.stage("lower", "windows", "Each aggregate from its window's combined partial states.")
     code('windows = windows.withColumnRenamed("_cell", "wid")')
     if ctx.window.kafka_grid:
         code.comment("KAFKA: windows that would start before 0 do not exist.")
         code('windows = windows.where(F.col("wid") >= FIRST_WID)')
-    code.comment("Each aggregate from its partial states.")
+    keys = ctx.keys()
     items = ['F.col("wid")', *(col(k) for k in keys)]
     items += [f"{_sql_or_column(sql)}.alias({py(name)})" for name, sql in decomposition.lowers]
     code.call("windows", "windows.select", items)
@@ -383,6 +393,7 @@ def _shares_stage(ctx: Context) -> None:
         for g in decomposition.groups
         for column, share in zip(g.columns, g.contributions, strict=True)
     ]
+    items.append(col(ATTR))  # merge leaves it behind; Spark's state store says by it which tuples are late
     code.call("cells", f"{source}.select", items)
     code("return cells")
 

@@ -309,7 +309,7 @@ def test_sweeps_by_batches_equal_one_batch() -> None:
     it gives over the partition as one batch, whose min and max are those of the events overlapping each
     window, found by brute force; and with no keys too. A chunk hands the next the events overlapping its
     last event's first window that can still be a window's extreme."""
-    for seed in range(60):
+    for seed in seeds(60, dev=8):
         table = sorted_events(seed, 1)
         for keys, events in ((["k"], table), ([], table.sort_by("_first"))):
             want = windows_of(sweeps_pass(keys), events.to_batches(max_chunksize=WHOLE), SWEEP_STATES, bool(keys))

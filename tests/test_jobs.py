@@ -233,7 +233,7 @@ def calls_rows() -> list[tuple[str, ...]]:
     )
 
 
-@pytest.mark.parametrize("where", ["numpy", "jvm"])
+@pytest.mark.parametrize("where", ["jvm", pytest.param("numpy", marks=pytest.mark.deep)])
 def test_a_sweep_job_runs_without_wql(tmp_path: Path, where: str) -> None:
     """min and max over examples/calls.wql's interval events (the sweep plan) as a job, with a shadow `wql`
     that fails on import: under plain Python its windows come from the numpy pass copied into the job, under

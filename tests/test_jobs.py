@@ -233,7 +233,8 @@ def calls_rows() -> list[tuple[str, ...]]:
     )
 
 
-@pytest.mark.parametrize("where", ["jvm", pytest.param("numpy", marks=pytest.mark.deep)])
+@pytest.mark.deep  # make test runs a job under plain python (above); the codegen tests check its support code
+@pytest.mark.parametrize("where", ["jvm", "numpy"])
 def test_a_sweep_job_runs_without_wql(tmp_path: Path, where: str) -> None:
     """min and max over examples/calls.wql's interval events (the sweep plan) as a job, with a shadow `wql`
     that fails on import: under plain Python its windows come from the numpy pass copied into the job, under

@@ -112,3 +112,19 @@ def warm_up(builds: dict[str, Callable[[], Any]]) -> None:
     """One untimed run of each on a small slice: starts Python workers and warms the JIT."""
     for build in builds.values():
         build().limit(1000).collect()
+
+
+def counting_sink(counted: list[int]) -> Callable[[Any, Any], int]:
+    """A sink for a stream's windows: writes them to Spark's noop sink and appends how many there were to
+    `counted`, with an Observation on the same job (no second job to count)."""
+
+    def sink(windows: Any, trigger: Any) -> int:
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        seen = Observation()
+        windows.observe(seen, F.count(F.lit(1)).alias("n")).write.format("noop").mode("overwrite").save()
+        counted.append(int(seen.get["n"]))
+        return counted[-1]
+
+    return sink

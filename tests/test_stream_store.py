@@ -154,3 +154,23 @@ def test_a_value_beyond_what_the_watermark_carries_names_the_setting(spark: Any,
         ),
     ):
         job.await_stream(job.start_stream(spark, emit, str(tmp_path / "ck"), {}, None, "csv", True, None, 1))
+
+
+def test_a_tuple_at_the_punctuation_is_on_time_and_one_below_it_is_late(
+    spark: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The edge of lateness (§8.3) as StreamCells applies it: after the first file the punctuation is 9 s
+    (SLACK 0); then a tuple at 9 s joins its windows and one at 8 s is late, in both engines alike."""
+    text = DECLARATION.replace("{punctuation}", "") + (
+        "SELECT k, count(*) AS n FROM ev [RANGE 4 SECONDS SLIDE 2 SECONDS WATTR ts SLACK 0 SECONDS] GROUP BY k"
+    )
+    root = tmp_path_factory.mktemp("edge")
+    land(root / "in", "part-0.csv", [f"{moment(s)},{s},a,1" for s in range(10)], 0)
+    land(root / "in", "part-1.csv", [f"{moment(9)},9,a,1", f"{moment(8)},8,a,1", f"{moment(12)},12,a,1"], 1)
+    job = load_job(wql.compile(text.format(path=root / "in"), stream=True).stream_code)
+    store_windows, store_late, _ = run(spark, job, root, "store")
+    files_windows, files_late, _ = run(spark, job, root, "files")
+    assert store_windows == files_windows
+    assert store_late == files_late and [row[1] for row in store_late] == ["8"], store_late
+    counts = {row[0]: row[-1] for row in store_windows.elements()}
+    assert sorted(counts.values()).count("3") >= 1, store_windows  # the window holding 8 s, 9 s and 9 s

@@ -329,6 +329,22 @@ def test_generous_late_rows_name_the_windows_they_missed_and_none_when_they_miss
     assert kept["wql_missed"] == "windows [x, x + RANGE] with x in [2, 9]"
 
 
+def test_a_late_interval_event_between_windows_missed_none(spark: Any, tmp_path: Path) -> None:
+    """An event [-4, -1] lies between windows of RANGE 1 every 9: it belongs to none (not "windows -1 to
+    -2", which the difference plan's SNAP stream once wrote)."""
+    checkpoint, late = str(tmp_path / "ck"), str(tmp_path / "late")
+
+    def event(x: int, y: int) -> dict[str, Any]:
+        return {"case_id": 0, "k": "a", "v": 1.0, "n": 1, "ts": None, "x": x, "y": y, "d": None}
+
+    compiled = compile_stream("SELECT count(*) AS n FROM s [RANGE 1 SLIDE 9 WATTR (x, y) SNAP SLACK 5]", "difference")
+    module = load_job(compiled.stream_code)
+    module.run_trigger(spark, frame(spark, [event(26, 30)]), 0, checkpoint, lambda r, n: 0, late, "parquet")
+    module.run_trigger(spark, frame(spark, [event(-4, -1)]), 1, checkpoint, lambda r, n: 0, late, "parquet")
+    [kept] = read_late(late)
+    assert kept["wql_missed"] == "none: it belongs to no window"
+
+
 POINTS = ["trigger", "emit", "emit-write", "emitted", "state-part", "state", "late-write", "meta", "committed"]
 
 

@@ -1015,12 +1015,21 @@ def _missed_windows(ctx: Context, closed: str, generous: bool) -> str:
     code.comment("An open-ended event belongs to every window from its first on.")
     first = _first(ctx, "t")
     last = f"F.when(e == t, {_last_holding(ctx, 't')}).otherwise({_last_before(ctx, 'e')})"
+    # An event between windows (SLIDE > RANGE) belongs to none; GENEROUS placed one whose windows are all
+    # open in them, and it missed none: no empty range ("windows 5 to 4") is written.
+    nothing = "none: it joined the open windows it belongs to" if generous else "none: it belongs to no window"
     if generous:
         last = f"F.least({last}, {closed})"
-        ended = f'F.format_string("windows %d to %d", {first}, {closed})'
+        ended = (
+            f'F.when({first} <= {closed}, F.format_string("windows %d to %d", {first}, {closed}))'
+            f".otherwise(F.lit({py(nothing)}))"
+        )
     else:
         ended = f'F.format_string("windows %d and every later one", {first})'
-    bounded = f'F.format_string("windows %d to %d", {first}, {last})'
+    bounded = (
+        f'F.when({first} <= {last}, F.format_string("windows %d to %d", {first}, {last}))'
+        f".otherwise(F.lit({py(nothing)}))"
+    )
     return f"F.when(e.isNull(), {ended}).otherwise({bounded})"
 
 

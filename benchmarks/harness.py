@@ -128,3 +128,18 @@ def counting_sink(counted: list[int]) -> Callable[[Any, Any], int]:
         return counted[-1]
 
     return sink
+
+
+def land_parquet(frame: Any, folder: Path, index: int) -> None:
+    """`frame` as one parquet file, folder/part-NNNNN.parquet, whose modification time orders it after
+    the files landed before it (Spark's file source takes files by modification time)."""
+    import shutil
+
+    part = folder.parent / f"part-{index}"
+    frame.coalesce(1).write.parquet(str(part))
+    [written] = part.glob("part-*.parquet")
+    target = folder / f"part-{index:05d}.parquet"
+    written.rename(target)
+    shutil.rmtree(part)
+    stamp = 1_700_000_000 + index
+    os.utime(target, (stamp, stamp))

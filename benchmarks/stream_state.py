@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -42,7 +41,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness import counting_sink, session
+from harness import counting_sink, land_parquet, session
 
 SLIDE_SECONDS = 60
 SCHEMA = "k STRING, v DOUBLE, ts TIMESTAMP"
@@ -75,27 +74,20 @@ def arguments() -> argparse.Namespace:
 
 def write_files(spark: Any, keys: int, rows: int, triggers: int, folder: Path) -> None:
     """File i: `rows` rows over minute i, keys uniform over `keys`, older modification times first."""
-    import shutil
 
     from pyspark.sql import functions as F
 
     folder.mkdir(parents=True)
     for index in range(triggers):
-        part = folder.parent / f"part-{index}"
         ids = spark.range(0, rows, numPartitions=2)
-        ids.select(
+        frame = ids.select(
             F.concat(F.lit("k"), (F.rand(11 + index) * keys).cast("long").cast("string")).alias("k"),
             (F.rand(7 + index) * 100).alias("v"),
             F.timestamp_seconds(F.lit(BASE_SECONDS + index * SLIDE_SECONDS) + F.rand(3 + index) * SLIDE_SECONDS).alias(
                 "ts"
             ),
-        ).coalesce(1).write.parquet(str(part))
-        [written] = part.glob("part-*.parquet")
-        target = folder / f"part-{index:05d}.parquet"
-        written.rename(target)
-        shutil.rmtree(part)
-        stamp = 1_700_000_000 + index
-        os.utime(target, (stamp, stamp))
+        )
+        land_parquet(frame, folder, index)
 
 
 def jobs_of(spark: Any, query: Any) -> int:

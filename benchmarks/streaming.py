@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -51,7 +50,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness import counting_sink, described, session
+from harness import counting_sink, described, land_parquet, session
 
 SLIDE_SECONDS = 60
 KEYS = 100
@@ -91,22 +90,16 @@ def write_files(spark: Any, rows: int, files: int, folder: Path, pauses: bool = 
 
     folder.mkdir(parents=True)
     for index in range(files):
-        part = folder.parent / f"part-{index}"
         first, last = index * rows // files, (index + 1) * rows // files
         ids = spark.range(first, last, numPartitions=1)
         if pauses:
             ids = ids.where((F.col("id") / PAUSE_EVERY).cast("long") % 10 != 9)
-        ids.select(
+        frame = ids.select(
             (F.col("id") % KEYS).cast("int").alias("k"),
             (F.rand(7 + index) * 100).alias("v"),
             F.timestamp_seconds(F.col("id") / 10).alias("ts"),
-        ).write.parquet(str(part))
-        [written] = part.glob("part-*.parquet")
-        target = folder / f"part-{index:05d}.parquet"
-        written.rename(target)
-        shutil.rmtree(part)
-        stamp = 1_700_000_000 + index
-        os.utime(target, (stamp, stamp))
+        )
+        land_parquet(frame, folder, index)
 
 
 def stream_wql(spark: Any, compiled: Any, verbose: bool) -> tuple[float, int, int, int, float]:

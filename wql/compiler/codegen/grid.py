@@ -454,6 +454,16 @@ def missed_rule(ctx: Context, windows: Callable[[Context, str, bool], str] | Non
     if generous:
         relative_punctuation(ctx, FIRST)
     closed = "first_open(punctuation) - 1"
+    if _float(ctx):
+        # first_open is one window early on DOUBLE edges (what to keep must never round away a window); the
+        # windows a late tuple missed are those is_final closed, so count the ones first_open left open.
+        code("opened = first_open(punctuation)")
+        code("closed = (")
+        code("    F.when(ORIGIN + (opened + 2) * SLIDE <= F.lit(punctuation), opened + 1)")
+        code("    .when(ORIGIN + (opened + 1) * SLIDE <= F.lit(punctuation), opened)")
+        code("    .otherwise(opened - 1)")
+        code(")")
+        closed = "closed"
     if window.kind is WindowKind.LANDMARK:
         first = f"F.greatest({_first(ctx, 't')}, F.lit(0))"
         if generous:

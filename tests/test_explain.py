@@ -424,24 +424,3 @@ def test_when_no_plan_runs_the_error_gives_each_plans_reason() -> None:
     assert "over: a frame's edges are inclusive" in message
     with pytest.raises(wql.WQLNotSupportedError, match=r"plan 'over' for this query: .*DOUBLE window"):
         wql.compile(text, plan="over")
-
-
-def test_a_tumbling_window_takes_bucket_in_batch_and_panes_on_a_stream() -> None:
-    """On a stream bucket keeps every tuple of the open windows between triggers and panes one cell per
-    window and key (in Spark's state store with the kernels): the state each plan keeps is part of its
-    cost there. A batch run, where nothing is kept, still takes the plain group-by."""
-    head = "CREATE STREAM s (k STRING, v DOUBLE, ts TIMESTAMP) FROM 'in' FORMAT json;\n"
-    tumbling = wql.compile(head + "SELECT k, sum(v) AS t FROM s [RANGE 10 SECONDS WATTR ts] GROUP BY k")
-    assert tumbling.plan == "bucket"
-    assert "# Plan    pane (estimated costs: bucket 4,000,000, pane 2,600,000)" in tumbling.stream_code
-    assert '"store": {' in tumbling.stream_code
-    facts = tumbling.explain().stream_facts
-    assert facts["plan"] == "pane, which keeps less between triggers than bucket"
-    assert str(facts["state"]).startswith("cells of the open windows")
-    forced = wql.compile(head + "SELECT k, sum(v) AS t FROM s [RANGE 10 SECONDS WATTR ts] GROUP BY k", plan="bucket")
-    assert "# Plan    bucket" in forced.stream_code and "plan" not in forced.explain().stream_facts
-    # A holistic aggregate has no cells: bucket on a stream too; a sliding window takes panes either way.
-    median = wql.compile(head + "SELECT k, median(v) AS m FROM s [RANGE 10 SECONDS WATTR ts] GROUP BY k")
-    assert "# Plan    bucket" in median.stream_code and "plan" not in median.explain().stream_facts
-    sliding = wql.compile(head + "SELECT k, sum(v) AS t FROM s [RANGE 10 SECONDS SLIDE 2 SECONDS WATTR ts] GROUP BY k")
-    assert sliding.plan == "pane" and "# Plan    pane" in sliding.stream_code

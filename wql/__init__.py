@@ -106,18 +106,17 @@ def explain(text: str, path: str | None = None, *, streams: StreamSchemas | None
 
 def explain_statement(statement: Statement, *, plan: str | None = None) -> Explanation:
     """The explanation of one analyzed query, with the candidate plans and the choice."""
-    from wql.compiler.optimizer import candidates, choose, choose_for_stream
+    from wql.compiler.optimizer import candidates, choose
 
     assert statement.query is not None
-    chosen = on_stream = None
+    chosen = None
     try:
         chosen, choices = choose(statement.query, plan)
-        on_stream = choose_for_stream(statement.query, plan)[0]
     except WQLNotSupportedError:
         if plan not in (None, "auto"):
             raise
         choices = tuple(PlanChoice(c.kind.value, None, c.note) for c in candidates(statement.query))
-    return explain_query(statement.query, statement.query_number or 1, statement.line, choices, chosen, on_stream)
+    return explain_query(statement.query, statement.query_number or 1, statement.line, choices, chosen)
 
 
 def draw_statement(statement: Statement, *, path: str | None = None, windows: int = 12) -> Any:

@@ -84,7 +84,6 @@ def explanation_renderable(explanation: Explanation) -> Group:
         stream.add_column()
         facts = explanation.stream_facts
         labels = {"refused": "stream", "emit": "stream", "final": "final", "punctuation": "time", "late": "late"}
-        labels["plan"] = "plan"
         labels["state"] = "state"
         for key, label in labels.items():
             if key in facts:

@@ -51,20 +51,16 @@ class Disorder:
         return {"emit": self.emit, "final": self.final, "punctuation": self.punctuation, "late": self.late}
 
 
-def stream_facts(query: Query, plan: Plan | None, stream_plan: Plan | None = None) -> dict[str, object]:
-    """What explain says about running the query on a stream: the rules above for this query, the plan a
-    stream runs where it is not the batch plan (optimizer.stream_plan), what that plan keeps between
-    triggers, or why the stream backend refuses it."""
+def stream_facts(query: Query, plan: Plan | None) -> dict[str, object]:
+    """What explain says about running the query on a stream: the rules above for this query, what the
+    chosen plan keeps between triggers, or why the stream backend refuses it."""
     try:
         check_streamable(query)
     except WQLNotSupportedError as error:
         return {"refused": error.message}
     facts = disorder(query).to_dict()
-    stream_plan = stream_plan or plan
-    if stream_plan is not None and plan is not None and stream_plan.kind is not plan.kind:
-        facts["plan"] = f"{stream_plan.kind.value}, which keeps less between triggers than {plan.kind.value}"
-    if stream_plan is not None:
-        facts["state"] = state_text(query, stream_plan)
+    if plan is not None:
+        facts["state"] = state_text(query, plan)
     return facts
 
 

@@ -186,12 +186,7 @@ def _aggregate_facts(query: Query, call: AggregateCall) -> dict[str, Any]:
 
 
 def explain_query(
-    query: Query,
-    number: int,
-    line: int,
-    plans: tuple[PlanChoice, ...] = (),
-    plan: Plan | None = None,
-    stream_plan: Plan | None = None,
+    query: Query, number: int, line: int, plans: tuple[PlanChoice, ...] = (), plan: Plan | None = None
 ) -> Explanation:
     classification = query.classification
     chosen = next((p.name for p in plans if p.chosen), None)
@@ -212,7 +207,7 @@ def explain_query(
         plans=plans,
         plan=chosen,
         see=sections_for(query, chosen),
-        stream_facts=stream_facts(query, plan, stream_plan or plan),
+        stream_facts=stream_facts(query, plan),
         edges=partial_windows(query),
     )
 

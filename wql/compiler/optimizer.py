@@ -10,7 +10,6 @@ candidate is listed in `explain`, with the reason when it cannot run.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 from wql.compiler.analysis import Query
 from wql.compiler.explain import PlanChoice
@@ -58,14 +57,6 @@ def choose(
     )
     assert best.plan is not None
     return best.plan, choices
-
-
-def choose_for_stream(
-    query: Query, forced: str | None = None, stats: Statistics | None = None
-) -> tuple[Plan, tuple[PlanChoice, ...]]:
-    """`choose` for a stream: with the state each plan keeps between triggers counted (Statistics.stream),
-    a family's plans may rank otherwise than in a batch run of the same query."""
-    return choose(query, forced, replace(stats or Statistics(), stream=True))
 
 
 def _no_plan(options: list[Candidate]) -> str:

@@ -9,7 +9,7 @@
 # Window  [RANGE 1 MINUTE SLIDE 10 SECONDS WATTR ts ALIGN TIMESTAMP '1970-01-01 00:00:00' SLACK 10 SECONDS CONSISTENT]
 # Kind    time-based sliding window, range/slide = 6
 # Class   CF: attribute-based grid window: wids(t) follows from t and the spec alone
-# Plan    pane (estimated costs: bucket 9,000,000, pane 1,800,000)
+# Plan    pane (estimated costs: bucket 7,000,000, pane 1,600,000)
 #         panes of gcd(RANGE, SLIDE), 6 per window, combined in blocks: cost flat in RANGE/SLIDE
 # Emit    EMIT CHANGES: each trigger emits the open windows whose result changed; the last version is final
 # Final   a window [start, end) once the punctuation reaches end

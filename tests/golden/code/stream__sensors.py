@@ -8,7 +8,7 @@
 # Window  [RANGE 10 SECONDS SLIDE 5 SECONDS WATTR ts ALIGN TIMESTAMP '1970-01-01 00:00:00' SLACK 5 SECONDS CONSISTENT]
 # Kind    time-based sliding window, range/slide = 2
 # Class   CF: attribute-based grid window: wids(t) follows from t and the spec alone
-# Plan    pane (estimated costs: bucket 5,000,000, pane 1,800,000)
+# Plan    pane (estimated costs: bucket 3,000,000, pane 1,600,000)
 #         panes of gcd(RANGE, SLIDE), 2 per window, combined in blocks: cost flat in RANGE/SLIDE
 # Emit    EMIT FINAL: each window once, in the trigger that makes it final (draining emits the rest)
 # Final   a window [start, end) once the punctuation reaches end

@@ -87,13 +87,9 @@ class Statistics:
     rows_per_slide: float = 10.0
     rows_per_window: float = 100.0  # windows named by tuples
     event_slides: float = 10.0  # interval events: mean length in slides (plans/intervals.py)
-    # On a stream, what a plan keeps between triggers is written and read back too (plans/grid.py), so a
-    # stream may rank a family's plans otherwise than a batch run of the same query.
-    stream: bool = False
 
     def describe(self) -> str:
-        where = ", on a stream" if self.stream else ""
-        return f"N = {self.rows:,} tuples, ρ = {self.rows_per_slide:g} tuples per slide (assumed){where}"
+        return f"N = {self.rows:,} tuples, ρ = {self.rows_per_slide:g} tuples per slide (assumed)"
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,6 @@ combines per cell, however large r/s is. Costs, in tuple-operations:
 - pane:   1.2·N + 4·cells, cells ≈ min(N, N·step/ρ): a shuffle and a cell-level
           group-by, then a constant-cost combine per cell;
 - slice:  the same with two cells per slide.
-
-A tumbling window is one pane: bucket is then a plain group-by, and panes cost the same group-by and a
-pass over the cells, 1·N + 1·N + 4·cells, so a batch run takes bucket. On a stream every plan also
-writes what it keeps to its state and reads it back when the window closes: bucket its tuples (+2·N),
-pane and slice their cells (+2·cells). That ranks panes first for a tumbling window on a stream, where
-its state is one cell per window and key (in Spark's state store, docs/semantics.md §8.12) instead of
-every tuple of the open windows; for the other windows the state terms keep the batch order.
 """
 
 from __future__ import annotations
@@ -102,8 +95,7 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
         bucket_note = (
             f"every tuple is copied into its windows up to its period's end ({copies:g} on average), then grouped"
         )
-    kept = 2 * n if stats.stream else 0.0  # bucket's state on a stream: each tuple written and read back
-    out = [Candidate(PlanKind.BUCKET, Plan("grid", PlanKind.BUCKET), n * (1 + copies) + kept, bucket_note)]
+    out = [Candidate(PlanKind.BUCKET, Plan("grid", PlanKind.BUCKET), n * (1 + copies), bucket_note)]
     decomposition = decompose(query, state_names(query))
     why_not = None
     if decomposition is None:
@@ -117,7 +109,7 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
         cells = min(n, n / stats.rows_per_slide)
         note = "panes of one slide; each window is a running combine of every pane before it"
         plan = Plan("grid", PlanKind.PANE, grid, decomposition)
-        out.append(Candidate(PlanKind.PANE, plan, 1.2 * n + 4 * cells + _state(cells, stats), note))
+        out.append(Candidate(PlanKind.PANE, plan, 1.2 * n + 4 * cells, note))
     elif window.kind is WindowKind.CUMULATE and grid.size > 1:
         cells = min(n, n / stats.rows_per_slide)
         note = (
@@ -125,21 +117,14 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
             f"{grid.size} panes: cost flat in RANGE/SLIDE"
         )
         plan = Plan("grid", PlanKind.PANE, grid, decomposition)
-        out.append(Candidate(PlanKind.PANE, plan, 1.2 * n + 4 * cells + _state(cells, stats), note))
-    elif grid.size == 1 and grid.step == 1 and grid.kind != "pane":
-        out.append(Candidate.refused(PlanKind.PANE, "each window is one pane, so bucket is a plain group-by"))
+        out.append(Candidate(PlanKind.PANE, plan, 1.2 * n + 4 * cells, note))
     elif grid.size == 1 and grid.step == 1:
-        cells = min(n, n / stats.rows_per_slide)
-        note = "tumbling: each window is one pane, a group-by like bucket's and a pass over the panes"
-        if stats.stream:
-            note += "; on a stream it keeps one cell per open window and key, not the window's tuples"
-        plan = Plan("grid", PlanKind.PANE, grid, decomposition)
-        out.append(Candidate(PlanKind.PANE, plan, 2 * n + 4 * cells + _state(cells, stats), note))
+        out.append(Candidate.refused(PlanKind.PANE, "tumbling: each window is one pane, so bucket is a plain group-by"))
     else:
         cells = min(n, n * grid.step / stats.rows_per_slide)
         note = f"panes of gcd(RANGE, SLIDE), {grid.size} per window, combined in blocks: cost flat in RANGE/SLIDE"
         plan = Plan("grid", PlanKind.PANE, grid, decomposition)
-        out.append(Candidate(PlanKind.PANE, plan, 1.2 * n + 4 * cells + _state(cells, stats), note))
+        out.append(Candidate(PlanKind.PANE, plan, 1.2 * n + 4 * cells, note))
 
     if window.kind is WindowKind.SLIDING and why_not is None:
         sliced = slice_grid(window)
@@ -149,14 +134,9 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
             cells = min(n, n * sliced.step / stats.rows_per_slide)
             note = f"two slices per slide (Pairs), {sliced.size} per window"
             plan = Plan("grid", PlanKind.SLICE, sliced, decomposition)
-            out.append(Candidate(PlanKind.SLICE, plan, 1.2 * n + 4 * cells + _state(cells, stats), note))
+            out.append(Candidate(PlanKind.SLICE, plan, 1.2 * n + 4 * cells, note))
     elif window.kind is WindowKind.SLIDING:
         out.append(Candidate.refused(PlanKind.SLICE, why_not or ""))
     elif window.kind is WindowKind.CUMULATE:
         out.append(Candidate.refused(PlanKind.SLICE, "CUMULATE windows end on every slide: the panes are the slices"))
     return out
-
-
-def _state(cells: float, stats: Statistics) -> float:
-    """A cell plan's state on a stream: each cell written and read back once."""
-    return 2 * cells if stats.stream else 0.0

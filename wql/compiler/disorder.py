@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from wql.compiler.analysis import Query
 from wql.compiler.plans import Plan
+from wql.compiler.plans.grid import in_state_store
 from wql.compiler.units import Number, quantity_text
 from wql.compiler.windows import WindowKind
 from wql.grammar.errors import WQLNotSupportedError
@@ -118,7 +119,10 @@ def _kept_text(query: Query, plan: Plan) -> str:
     if grid is not None and grid.kind == "cumulate":
         return f"cells of one SLIDE: {per}, those of the periods that still have an open window"
     if grid is not None:
-        return f"cells of the open windows: {per}, at most about {reach} / cell width + 1, however many rows"
+        kept = f"cells of the open windows: {per}, at most about {reach} / cell width + 1, however many rows"
+        if in_state_store(query, plan):
+            kept += "; in Spark's state store where the job has WQL's JVM kernels, else in the checkpoint's files"
+        return kept
     if window.is_data_driven and window.slack is not None and window.slack.mode == "generous":
         what = "session" if window.kind is WindowKind.SESSION else "frame"
         return (

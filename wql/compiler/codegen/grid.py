@@ -29,6 +29,7 @@ from wql.compiler.codegen.common import (
 )
 from wql.compiler.codegen.emit import col, expr, py
 from wql.compiler.plans import Grid, PlanKind
+from wql.compiler.plans.grid import each_tuple_a_cell
 from wql.compiler.schema import Domain
 from wql.compiler.windows import WindowKind
 
@@ -363,14 +364,9 @@ def relative_punctuation(ctx: Context, anchor: str) -> None:
 
 
 def _shares_each(ctx: Context) -> bool:
-    """Whether each tuple can be a cell of its own (its share of every partial state), for merge to add: every
-    state has a row-level share and merges by sum, min or max (moments merge through a list, too slow for
-    every tuple), and no WHERE adds its end-of-data row."""
-    decomposition = ctx.plan.decomposition
-    assert decomposition is not None
-    return not flags_where(ctx) and all(
-        g.operation != "moments" and len(g.contributions) == len(g.columns) for g in decomposition.groups
-    )
+    """Whether each tuple can be a cell of its own (plans.grid.each_tuple_a_cell), for merge to add, and no
+    WHERE adds its end-of-data row."""
+    return not flags_where(ctx) and each_tuple_a_cell(ctx.plan)
 
 
 def _shares_stage(ctx: Context) -> None:

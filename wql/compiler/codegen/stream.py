@@ -17,6 +17,7 @@ from wql.compiler.codegen.common import Context, anchors_rule, window_attribute_
 from wql.compiler.codegen.families import FAMILIES
 from wql.compiler.disorder import check_streamable, cut_from_windows, disorder, state_text
 from wql.compiler.plans import Plan
+from wql.compiler.plans.grid import in_state_store
 from wql.compiler.schema import Domain
 
 # The driver's calls into a job's own stages and rules that only some queries define, each with when the
@@ -105,12 +106,10 @@ def store_request(ctx: Context) -> dict[str, object] | None:
     arrivals, DOUBLE attributes (Spark's watermark carries the punctuation in whole milliseconds)."""
     plan, window = ctx.plan, ctx.window
     grid, decomposition = plan.grid, plan.decomposition
-    shared = any(s.name == "shares" for s in ctx.stages)
-    if plan.family != "grid" or grid is None or decomposition is None or grid.kind not in ("pane", "slice"):
+    if not in_state_store(ctx.query, plan):
         return None
-    if not shared or window.align_first or window.attr.domain is Domain.FLOAT or window.numbers_rows:
-        return None
-    assert window.slide is not None
+    assert window.slide is not None and grid is not None and decomposition is not None
+    assert any(s.name == "shares" for s in ctx.stages), "each tuple a cell: the job has the shares stage"
     return {
         "keys": ctx.keys(),
         "cell": "_cell",

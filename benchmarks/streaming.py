@@ -73,6 +73,13 @@ def arguments() -> argparse.Namespace:
     )
     parser.add_argument("--master", default="local[*]")
     parser.add_argument(
+        "--state",
+        choices=["store", "files"],
+        default="store",
+        help="where WQL's stream keeps its state (spark.wql.stream.state): Spark's state store where the "
+        "query allows it (the default), or the checkpoint's own files",
+    )
+    parser.add_argument(
         "--repeat",
         type=int,
         default=2,
@@ -231,6 +238,7 @@ def main() -> int:
 
     spark = session(args.master, "streaming")
     spark.sparkContext.setLogLevel("ERROR")
+    spark.conf.set("spark.wql.stream.state", args.state)
     work = Path(tempfile.mkdtemp(prefix="wql-bench-stream-"))
     folder = work / "in"
     write_files(spark, args.rows, args.files, folder)
@@ -252,7 +260,7 @@ def main() -> int:
                 warm.module.run_trigger(spark, nothing, batch_number, checkpoint, warm.emit)
                 empty_s = time.perf_counter() - started
                 warm.close()
-                spark.conf.unset("spark.wql.stream.state")
+                spark.conf.set("spark.wql.stream.state", args.state)
 
             # Spark's own streaming window() with a watermark, append mode.
             native_s = None
@@ -282,6 +290,7 @@ def main() -> int:
                 "wql_over_batch": round(wql_s / batch_s, 2),
                 "floor_over_batch": round(floor_s / batch_s, 2),
                 "where": described(args.master),
+                "state": args.state,
             }
             if args.json:
                 print(json.dumps(row), flush=True)

@@ -432,6 +432,12 @@ def _merge_stage(ctx: Context) -> None:
     code("return merged")
 
 
+def missed_none(generous: bool) -> str:
+    """The missed text of a late tuple that missed no window: GENEROUS placed it in the open windows it
+    belongs to; under CONSISTENT it belongs to none (a gap between windows)."""
+    return "none: it joined the open windows it belongs to" if generous else "none: it belongs to no window"
+
+
 def missed_rule(ctx: Context, windows: Callable[[Context, str, bool], str] | None = None) -> None:
     """missed: for the late-rows output, which windows a late tuple belongs to and did not reach. `windows`
     (another family's: interval events) writes that text for grid windows from t, the closed windows and
@@ -464,7 +470,7 @@ def missed_rule(ctx: Context, windows: Callable[[Context, str, bool], str] | Non
         first = f"F.greatest({_first(ctx, 't')}, F.lit(0))"
         if generous:
             code(f"first, last = {first}, {closed}")
-            nothing = "none: it joined the open windows it belongs to"
+            nothing = missed_none(generous)
             text = f'F.when(first <= last, F.format_string("windows %d to %d", first, last)).otherwise({py(nothing)})'
         else:
             text = f'F.format_string("windows %d and every later one", {first})'
@@ -477,7 +483,7 @@ def missed_rule(ctx: Context, windows: Callable[[Context, str, bool], str] | Non
         code(f"first, last = {_first(ctx, 't')}, {f'F.least({last}, {closed})' if generous else last}")
         # A tuple in a gap between windows (SLIDE > RANGE) belongs to none; GENEROUS placed one whose windows
         # are all open in them, and it missed none.
-        nothing = "none: it joined the open windows it belongs to" if generous else "none: it belongs to no window"
+        nothing = missed_none(generous)
         text = f'F.when(first <= last, F.format_string("windows %d to %d", first, last)).otherwise({py(nothing)})'
     code(f'return late.withColumn("_missed", {text})')
     code.dedent()

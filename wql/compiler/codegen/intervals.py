@@ -40,7 +40,7 @@ from wql.compiler.codegen.common import (
     where_flag,
 )
 from wql.compiler.codegen.emit import Raw, col, expr, py
-from wql.compiler.codegen.grid import final_rules, missed_rule, relative_punctuation
+from wql.compiler.codegen.grid import final_rules, missed_none, missed_rule, relative_punctuation
 from wql.compiler.plans import ONE, PlanKind, StateGroup, fresh_name, intervals
 from wql.compiler.schema import Domain
 from wql.compiler.windows import WindowKind
@@ -1017,7 +1017,7 @@ def _missed_windows(ctx: Context, closed: str, generous: bool) -> str:
     last = f"F.when(e == t, {_last_holding(ctx, 't')}).otherwise({_last_before(ctx, 'e')})"
     # An event between windows (SLIDE > RANGE) belongs to none; GENEROUS placed one whose windows are all
     # open in them, and it missed none: no empty range ("windows 5 to 4") is written.
-    nothing = "none: it joined the open windows it belongs to" if generous else "none: it belongs to no window"
+    nothing = missed_none(generous)
     if generous:
         last = f"F.least({last}, {closed})"
         ended = (

@@ -201,6 +201,9 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
     TreeMap<Long, Boolean> touched = s.changes ? new TreeMap<>() : null;
     long[] rowLongs = new long[s.states.longs()];
     double[] rowDoubles = new double[s.states.doubles()];
+    long lastCell = 0;
+    long[] lastLongs = null;
+    double[] lastDoubles = null;
     while (rows.hasNext()) {
       Row row = rows.next();
       if (row.getInt(s.kindField) != 0) { // a punctuation row: it moved the watermark, and is no tuple
@@ -212,17 +215,26 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
       }
       long cell = row.getLong(s.cellField);
       read(row, rowLongs, rowDoubles);
-      long[] l = cells.longs.get(cell);
-      if (l == null) {
-        cells.longs.put(cell, rowLongs.clone());
-        cells.doubles.put(cell, rowDoubles.clone());
-      } else {
-        double[] d = cells.doubles.get(cell);
-        s.states.merge(l, d, 0, rowLongs, rowDoubles, 0, l, d, 0);
+      if (cell != lastCell || lastLongs == null) { // rows mostly come in time order: runs share a cell
+        lastLongs = cells.longs.get(cell);
+        if (lastLongs == null) {
+          lastLongs = rowLongs.clone();
+          lastDoubles = rowDoubles.clone();
+          cells.longs.put(cell, lastLongs);
+          cells.doubles.put(cell, lastDoubles);
+          lastCell = cell;
+          if (touched != null) {
+            touched.put(cell, Boolean.TRUE);
+          }
+          continue;
+        }
+        lastDoubles = cells.doubles.get(cell);
+        lastCell = cell;
+        if (touched != null) {
+          touched.put(cell, Boolean.TRUE);
+        }
       }
-      if (touched != null) {
-        touched.put(cell, Boolean.TRUE);
-      }
+      s.states.merge(lastLongs, lastDoubles, 0, rowLongs, rowDoubles, 0, lastLongs, lastDoubles, 0);
     }
     long lastFinal = point == Long.MIN_VALUE ? Long.MIN_VALUE : lastFinal(point);
     if (s.changes) {
@@ -257,6 +269,11 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
     return spec.origin + (w + 1) * spec.slide;
   }
 
+  /** The first cell of window w. */
+  long firstCell(long w) {
+    return (w + 1) * spec.step - spec.size;
+  }
+
   /** The first window holding cell c: the least w with (w + 1) · step − 1 ≥ c. */
   long firstWindow(long c) {
     return Math.floorDiv(c + 1 + spec.step - 1, spec.step) - 1;
@@ -267,24 +284,45 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
     return Math.floorDiv(c + spec.size, spec.step) - 1;
   }
 
-  /** EMIT FINAL: each window final at the punctuation and not emitted before, with its cells. */
+  /**
+   * EMIT FINAL: each window final at the punctuation and not emitted before, with its cells. The
+   * windows slide over the cells in order through a {@link StateQueue}, so each window costs a
+   * constant number of merges however many cells it spans (as in the batch plan's combine).
+   */
   void closed(Row key, Cells cells, long lastFinal, List<Row> out) {
     if (cells.isEmpty() || lastFinal == Long.MIN_VALUE) {
       return;
     }
     long from = Math.max(cells.done == Long.MIN_VALUE ? Long.MIN_VALUE : cells.done + 1, firstWindow(cells.longs.firstKey()));
     long to = Math.min(lastFinal, lastWindow(cells.longs.lastKey()));
+    if (from > to) {
+      return;
+    }
+    States states = spec.states;
+    StateQueue queue = new StateQueue(states, null);
+    long[] l = new long[states.longs()];
+    double[] d = new double[states.doubles()];
+    long start = firstCell(from);
+    Iterator<Map.Entry<Long, long[]>> longs = cells.longs.tailMap(start, true).entrySet().iterator();
+    Iterator<double[]> doubles = cells.doubles.tailMap(start, true).values().iterator();
+    Map.Entry<Long, long[]> pending = longs.hasNext() ? longs.next() : null;
     long w = from;
     while (w <= to) {
-      Long next = cells.longs.ceilingKey((w + 1) * spec.step - spec.size);
-      if (next == null) {
-        break;
+      long end = (w + 1) * spec.step - 1;
+      while (pending != null && pending.getKey() <= end) {
+        queue.push(pending.getKey(), pending.getValue(), doubles.next());
+        pending = longs.hasNext() ? longs.next() : null;
       }
-      w = Math.max(w, firstWindow(next)); // skip the windows with no cell
-      if (w > to) {
-        break;
+      queue.dropUpTo(end - spec.size);
+      if (queue.count == 0) { // skip the windows with no cell
+        if (pending == null) {
+          break;
+        }
+        w = Math.max(w + 1, firstWindow(pending.getKey()));
+        continue;
       }
-      window(key, cells, w, out);
+      queue.total(l, d);
+      emit(key, w, l, d, out);
       w++;
     }
   }
@@ -310,14 +348,21 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
     long[] l = new long[states.longs()];
     double[] d = new double[states.doubles()];
     states.identity(l, d, 0);
-    long first = (w + 1) * spec.step - spec.size;
+    long first = firstCell(w);
     long last = (w + 1) * spec.step - 1;
     boolean any = false;
     for (Map.Entry<Long, long[]> entry : cells.longs.subMap(first, true, last, true).entrySet()) {
       states.merge(l, d, 0, entry.getValue(), cells.doubles.get(entry.getKey()), 0, l, d, 0);
       any = true;
     }
-    if (!any || l[states.firstSlot] <= 0) {
+    if (any) {
+      emit(key, w, l, d, out);
+    }
+  }
+
+  /** Window w's row from its combined states, when it holds a row (its count is positive). */
+  void emit(Row key, long w, long[] l, double[] d, List<Row> out) {
+    if (l[spec.states.firstSlot] <= 0) {
       return; // only windows that hold a row
     }
     Object[] values = new Object[spec.output.size()];

@@ -112,3 +112,34 @@ def warm_up(builds: dict[str, Callable[[], Any]]) -> None:
     """One untimed run of each on a small slice: starts Python workers and warms the JIT."""
     for build in builds.values():
         build().limit(1000).collect()
+
+
+def counting_sink(counted: list[int]) -> Callable[[Any, Any], int]:
+    """A sink for a stream's windows: writes them to Spark's noop sink and appends how many there were to
+    `counted`, with an Observation on the same job (no second job to count)."""
+
+    def sink(windows: Any, trigger: Any) -> int:
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        seen = Observation()
+        windows.observe(seen, F.count(F.lit(1)).alias("n")).write.format("noop").mode("overwrite").save()
+        counted.append(int(seen.get["n"]))
+        return counted[-1]
+
+    return sink
+
+
+def land_parquet(frame: Any, folder: Path, index: int) -> None:
+    """`frame` as one parquet file, folder/part-NNNNN.parquet, whose modification time orders it after
+    the files landed before it (Spark's file source takes files by modification time)."""
+    import shutil
+
+    part = folder.parent / f"part-{index}"
+    frame.coalesce(1).write.parquet(str(part))
+    [written] = part.glob("part-*.parquet")
+    target = folder / f"part-{index:05d}.parquet"
+    written.rename(target)
+    shutil.rmtree(part)
+    stamp = 1_700_000_000 + index
+    os.utime(target, (stamp, stamp))

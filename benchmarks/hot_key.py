@@ -1,7 +1,7 @@
 """One hot key: WQL's plans in memory bounded by the windows in flight, not by the key's tuples.
 
     python benchmarks/hot_key.py [--rows N] [--case bins|pane|sessions|events|extremes|all]
-                                 [--memory-limit BYTES] [--json]
+                                 [--memory-limit BYTES] [--plan P] [--json]
 
 N tuples (default 50,000,000), all of ONE key (a single sensor), ten a second, under the default
 session memory (WQL's local session: the driver's 1 GB, so about 430 MB of execution memory
@@ -20,11 +20,12 @@ shared by its tasks):
   over one window-id a second (50,000,000 of them at the default N), more than memory grants the
   arrays before the shuffle, so they are shipped as they fill and merged by window-id after Spark's
   sort.
-- extremes: events one a second lasting 0 to 59 s, with min and max, which the SE-slices plan
+- extremes: events one a second lasting 0 to 59 s, with min and max, which the sweep plan
   computes, and a few long ones: the first is open-ended (it lasts to the data's end) and one in
-  100,000 lasts 2,000,000 s.
-  Short events are written into the key's slices; the long ones are kept apart, one state each,
-  so the kernel holds the slices of the windows in flight, not one for every second an event spans.
+  100,000 lasts 2,000,000 s. The sweep holds the window-ids in flight, the long events still
+  running, and per extreme the events that can still be a window's extreme; the open-ended one is
+  in its running state. (--plan se-slices: short events written into the key's slices, the long
+  ones kept apart, one state each.)
 Each case prints its time and the peak execution memory of its tasks (Spark's task metrics
 peakOnHeapExecutionMemory + peakOffHeapExecutionMemory, what the task memory manager held at once,
 read from the event log); every output row is computed. --memory-limit sets
@@ -70,6 +71,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--case", choices=[*CASES, "both", "all"], default="all", help="both: bins and pane")
     parser.add_argument("--json", action="store_true", help="one JSON object per case: case, rows, wql_s, peak_mb")
     parser.add_argument("--memory-limit", type=int, help="bytes the bins, fold and difference kernels' arrays may take")
+    parser.add_argument("--plan", default="auto", help="the plan WQL runs: auto (its choice) or one that applies")
     parser.add_argument("--master", default="local[*]")
     return parser.parse_args()
 
@@ -133,7 +135,7 @@ def main() -> int:
     cases = {"both": ["bins", "pane"], "all": list(CASES)}.get(args.case, [args.case])
     for case in cases:
         hot = {"sessions": paused, "events": events, "extremes": extremes}.get(case, data)
-        query = wql.compile(CASES[case], streams={"hot": hot})
+        query = wql.compile(CASES[case], streams={"hot": hot}, plan=None if args.plan == "auto" else args.plan)
         result = query.run(spark, hot=hot)
         probe = result.select(F.sum(F.hash(*result.columns)).alias("h"), F.count(F.lit(1)).alias("n"))
         before = len(task_ends(log_dir))

@@ -9,7 +9,9 @@ One PNG per benchmark, each named after it; a benchmark with no lines in the fil
                       streaming job, streaming window(), WQL's batch run over the same files);
 - slide_by_tuple.png: a window at every tuple: WQL, the OVER frame, tumbling, for sum and for max;
 - sessions.png:       sessions and frames: WQL, Spark's session_window (sessions only), tumbling;
-- intervals.png:      interval events: seconds against mean event length, WQL, bucket, explode.
+- intervals.png:      interval events: seconds against mean event length, WQL, bucket, explode;
+- stream_state.png:   a stream's median trigger against the keys kept, WQL's two state engines and
+                      Spark's streaming window().
 
 Needs matplotlib (`pip install -e '.[bench]'`; `make bench-plots` installs it).
 """
@@ -197,7 +199,42 @@ def intervals(rows: list[dict[str, Any]], out: Path) -> bool:
     return True
 
 
-CHARTS = {"sliding": sliding, "slide_by_tuple": slide_by_tuple, "sessions": sessions, "intervals": intervals}
+def stream_state(rows: list[dict[str, Any]], out: Path) -> bool:
+    data = of(rows, "stream_state")
+    if not data:
+        return False
+    ratios = sorted({r["ratio"] for r in data})
+    fig, axes = figure(len(ratios))
+    for axis, ratio in zip(axes[0], ratios, strict=True):
+        points = sorted((r for r in data if r["ratio"] == ratio), key=lambda r: r["keys"])
+        # Tumbling windows (ratio 1) take the bucket plan, whose state is in the checkpoint's own files.
+        where = "bucket plan, state in its own files" if ratio == 1 else "pane plan, state in Spark's state store"
+        for key, label, color in (
+            ("wql_trigger_s", f"WQL ({where})", WQL),
+            ("files_trigger_s", "WQL, state in its own files", OTHER),
+            ("native_trigger_s", "Spark's streaming window()", NATIVE),
+        ):
+            shown = [r for r in points if r.get(key) is not None]
+            if shown:
+                axis.plot([r["keys"] for r in shown], [r[key] for r in shown], marker="o", label=label, color=color)
+        plain_log(axis)
+        axis.set_xticks([r["keys"] for r in points], [f"{r['keys']:,}" for r in points])
+        axis.set_xlabel("keys (the state grows with them; rows per trigger do not)")
+        axis.set_ylabel("seconds, median trigger")
+        rows_in = f"{points[0]['rows_per_trigger']:,}" if points else ""
+        axis.set_title(f"a stream's trigger, RANGE/SLIDE = {ratio}: {rows_in} rows a trigger", fontsize=10)
+        axis.legend(frameon=False, fontsize=8)
+    save(fig, out / "stream_state.png", f"local[*], 2 shared cores; {loads(data)}")
+    return True
+
+
+CHARTS = {
+    "sliding": sliding,
+    "slide_by_tuple": slide_by_tuple,
+    "sessions": sessions,
+    "intervals": intervals,
+    "stream_state": stream_state,
+}
 
 # --tables: each benchmark's lines as a markdown table for docs/performance.md: (title, benchmarks, columns).
 TABLES = (
@@ -221,6 +258,24 @@ TABLES = (
             "native_over_wql",
             "wql_over_batch",
             "state_rows",
+            "load",
+        ),
+    ),
+    (
+        "stream state",
+        ("stream_state",),
+        (
+            "keys",
+            "ratio",
+            "windows_per_trigger",
+            "wql_trigger_s",
+            "files_trigger_s",
+            "native_trigger_s",
+            "native_over_wql",
+            "wql_state_rows",
+            "native_state_rows",
+            "wql_jobs_per_trigger",
+            "wql_s_per_million_units",
             "load",
         ),
     ),

@@ -1,7 +1,7 @@
 """Sliding windows on a stream: WQL's streaming job against Spark's streaming window() and WQL's batch run.
 
-    python benchmarks/streaming.py [--rows N] [--files 10] [--ratios 1,10,60,240] [--no-sessions] [--json]
-                                   [--repeat 2] [--verbose]
+    python benchmarks/streaming.py [--rows N | --rows-per-trigger N] [--files 10] [--ratios 1,10,60,240]
+                                   [--no-sessions] [--json] [--repeat 2] [--verbose]
 
 N rows (default 5,000,000) of 100 keys, a reading every 0.1 s, written once as --files parquet files
 in time order. Each contender reads them from disk (nothing cached), one file per trigger:
@@ -16,7 +16,8 @@ SLIDE is 1 minute and RANGE = ratio × SLIDE; sum, count and max per key and win
 ratio it prints the seconds, the ratios, the largest state WQL kept after a trigger (cells of the
 open windows, in rows) and, once, the fixed cost of a trigger: the time of a trigger with no rows.
 WQL's windows are counted as they are written (an Observation, no extra job) and checked against
-the batch run. Machines are shared and noisy: read the ratios, not the seconds.
+the batch run, and the Spark jobs each trigger of WQL's stream ran (`jobs_per_trigger`). Machines are
+shared and noisy: read the ratios, not the seconds.
 
 Before anything is timed, each contender runs once over two small files (a fiftieth of the rows): the
 JVM's first trigger compiles and loads much of Spark (several seconds), and without the warm-up that
@@ -41,7 +42,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -50,7 +50,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness import described, session
+from harness import counting_sink, described, land_parquet, session
 
 SLIDE_SECONDS = 60
 KEYS = 100
@@ -63,6 +63,7 @@ def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=5_000_000)
     parser.add_argument("--files", type=int, default=10, help="parquet files, one per trigger")
+    parser.add_argument("--rows-per-trigger", type=int, help="rows of each file (sets --rows to this × --files)")
     parser.add_argument("--ratios", default="1,10,60,240", help="RANGE/SLIDE ratios, comma-separated")
     parser.add_argument("--skip-native-above", type=int, default=None, help="leave out native above this ratio")
     parser.add_argument("--json", action="store_true", help="one JSON object per ratio")
@@ -71,6 +72,13 @@ def arguments() -> argparse.Namespace:
         "--sessions", action=argparse.BooleanOptionalAction, default=True, help="the session case (default: on)"
     )
     parser.add_argument("--master", default="local[*]")
+    parser.add_argument(
+        "--state",
+        choices=["store", "files"],
+        default="store",
+        help="where WQL's stream keeps its state (spark.wql.stream.state): Spark's state store where the "
+        "query allows it (the default), or the checkpoint's own files",
+    )
     parser.add_argument(
         "--repeat",
         type=int,
@@ -89,46 +97,34 @@ def write_files(spark: Any, rows: int, files: int, folder: Path, pauses: bool = 
 
     folder.mkdir(parents=True)
     for index in range(files):
-        part = folder.parent / f"part-{index}"
         first, last = index * rows // files, (index + 1) * rows // files
         ids = spark.range(first, last, numPartitions=1)
         if pauses:
             ids = ids.where((F.col("id") / PAUSE_EVERY).cast("long") % 10 != 9)
-        ids.select(
+        frame = ids.select(
             (F.col("id") % KEYS).cast("int").alias("k"),
             (F.rand(7 + index) * 100).alias("v"),
             F.timestamp_seconds(F.col("id") / 10).alias("ts"),
-        ).write.parquet(str(part))
-        [written] = part.glob("part-*.parquet")
-        target = folder / f"part-{index:05d}.parquet"
-        written.rename(target)
-        shutil.rmtree(part)
-        stamp = 1_700_000_000 + index
-        os.utime(target, (stamp, stamp))
+        )
+        land_parquet(frame, folder, index)
 
 
-def stream_wql(spark: Any, compiled: Any, verbose: bool) -> tuple[float, int, int, int]:
+def stream_wql(spark: Any, compiled: Any, verbose: bool) -> tuple[float, int, int, int, float]:
     """WQL's streaming job, one file per trigger, then drained: (seconds, windows emitted, triggers, the
-    largest state a trigger left, in rows)."""
-    from pyspark.sql import Observation
-    from pyspark.sql import functions as F
-
+    largest state a trigger left, in rows, Spark jobs per trigger). Structured Streaming runs a query's
+    jobs in a job group named by its run, so Spark's status tracker counts them, AQE's stage jobs too."""
     counted: list[int] = []
-
-    def sink(windows: Any, trigger: int | str) -> int:
-        seen = Observation()
-        windows.observe(seen, F.count(F.lit(1)).alias("n")).write.format("noop").mode("overwrite").save()
-        counted.append(int(seen.get["n"]))
-        return counted[-1]
-
+    sink = counting_sink(counted)
     report = (lambda t: print("  " + t.line(), file=sys.stderr)) if verbose else None
     started = time.perf_counter()
     run = compiled.start(spark, sink=sink, once=True, max_files=1, on_trigger=report)
     run.wait()
+    jobs = len(spark.sparkContext.statusTracker().getJobIdsForGroup(str(run.query.runId)))
     run.drain()
     seconds = time.perf_counter() - started
     run.close()
-    return seconds, sum(counted), len(run.triggers), max(t.state_rows for t in run.triggers)
+    triggers = len(run.triggers)
+    return seconds, sum(counted), triggers, max(t.state_rows for t in run.triggers), jobs / max(1, triggers)
 
 
 def stream_native(spark: Any, folder: Path, work: Path, aggregate: Any) -> float:
@@ -235,11 +231,14 @@ def warm_up(spark: Any, work: Path, rows: int, ratio: int) -> None:
 
 def main() -> int:
     args = arguments()
+    if args.rows_per_trigger:
+        args.rows = args.rows_per_trigger * args.files
 
     import wql
 
     spark = session(args.master, "streaming")
     spark.sparkContext.setLogLevel("ERROR")
+    spark.conf.set("spark.wql.stream.state", args.state)
     work = Path(tempfile.mkdtemp(prefix="wql-bench-stream-"))
     folder = work / "in"
     write_files(spark, args.rows, args.files, folder)
@@ -249,9 +248,10 @@ def main() -> int:
         warm_up(spark, work, args.rows // 50, ratios[0])
         for ratio in ratios:
             compiled = wql.compile(sliding_query(folder, ratio))
-            wql_s, emitted, triggers, state_rows = fastest(args.repeat, stream_wql, spark, compiled, args.verbose)
+            wql_s, emitted, triggers, state_rows, jobs = fastest(args.repeat, stream_wql, spark, compiled, args.verbose)
             if not empty_shown:  # the fixed cost: a trigger with no rows, on a stream with open windows
                 checkpoint = tempfile.mkdtemp(prefix="wql-bench-empty-", dir=work)
+                spark.conf.set("spark.wql.stream.state", "files")  # a trigger the driver runs by itself
                 warm = compiled.start(spark, sink=lambda w, t: 0, once=True, max_files=1, checkpoint=checkpoint)
                 warm.wait()
                 nothing = spark.read.schema(SCHEMA).parquet(str(folder)).limit(0)
@@ -260,6 +260,7 @@ def main() -> int:
                 warm.module.run_trigger(spark, nothing, batch_number, checkpoint, warm.emit)
                 empty_s = time.perf_counter() - started
                 warm.close()
+                spark.conf.set("spark.wql.stream.state", args.state)
 
             # Spark's own streaming window() with a watermark, append mode.
             native_s = None
@@ -281,12 +282,15 @@ def main() -> int:
                 "needed_for_2x_batch_s": round(2 * batch_s, 3),
                 "state_rows": state_rows,
                 "triggers": triggers,
+                "rows_per_trigger": args.rows // args.files,
+                "jobs_per_trigger": round(jobs, 1),
                 "empty_trigger_s": round(empty_s, 3),
                 "windows_equal_batch": emitted == batch_windows,
                 "native_over_wql": None if native_s is None else round(native_s / wql_s, 2),
                 "wql_over_batch": round(wql_s / batch_s, 2),
                 "floor_over_batch": round(floor_s / batch_s, 2),
                 "where": described(args.master),
+                "state": args.state,
             }
             if args.json:
                 print(json.dumps(row), flush=True)
@@ -297,7 +301,7 @@ def main() -> int:
                     f"{row['where']}: ratio {ratio:>4}: {compiled.plan:<6} wql {wql_s:7.2f}s  native {native}"
                     f"  batch {batch_s:6.2f}s"
                     f"{speedup}  wql/batch {wql_s / batch_s:4.2f}x  floor/batch {floor_s / batch_s:4.2f}x"
-                    f"  state {state_rows:,} rows"
+                    f"  state {state_rows:,} rows  {jobs:.1f} jobs/trigger"
                     f"  windows = batch: {'yes' if row['windows_equal_batch'] else 'NO'}",
                     flush=True,
                 )
@@ -333,7 +337,7 @@ def session_case(spark: Any, args: argparse.Namespace, work: Path) -> None:
         f"FROM bench [SESSION GAP {GAP_SECONDS} SECONDS WATTR ts PATTR k]"
     )
     compiled = wql.compile(text)
-    wql_s, emitted, triggers, state_rows = fastest(args.repeat, stream_wql, spark, compiled, args.verbose)
+    wql_s, emitted, triggers, state_rows, jobs = fastest(args.repeat, stream_wql, spark, compiled, args.verbose)
 
     def sessions(watermarked: Any) -> Any:
         return watermarked.groupBy("k", F.session_window("ts", f"{GAP_SECONDS} seconds")).agg(*measures())
@@ -348,6 +352,8 @@ def session_case(spark: Any, args: argparse.Namespace, work: Path) -> None:
         "batch_s": round(batch_s, 3),
         "state_rows": state_rows,
         "triggers": triggers,
+        "rows_per_trigger": args.rows // args.files,
+        "jobs_per_trigger": round(jobs, 1),
         "windows_equal_batch": emitted == batch_windows,
         "native_over_wql": round(native_s / wql_s, 2),
         "wql_over_batch": round(wql_s / batch_s, 2),
@@ -360,6 +366,7 @@ def session_case(spark: Any, args: argparse.Namespace, work: Path) -> None:
             f"session:    {compiled.plan:<6} wql {wql_s:7.2f}s  session_window {native_s:7.2f}s"
             f"  batch {batch_s:6.2f}s"
             f"  native/wql {native_s / wql_s:5.1f}x  wql/batch {wql_s / batch_s:4.2f}x  state {state_rows:,} rows"
+            f"  {jobs:.1f} jobs/trigger"
             f"  windows = batch: {'yes' if row['windows_equal_batch'] else 'NO'}",
             flush=True,
         )

@@ -142,6 +142,7 @@ def test_with_kernels_the_server_plans_wql_operators(servers: Servers) -> None:
     pytest_as_client(servers.start(kernels=True), True, "tests/test_on_connect.py")
 
 
+@pytest.mark.deep  # make test runs the Connect tests of tests/test_on_connect.py and `wql run --remote`
 def test_with_kernels_differential_subset(servers: Servers) -> None:
     pytest_as_client(servers.start(kernels=True), True, "tests/test_differential.py", "-k", DIFFERENTIAL)
 
@@ -150,6 +151,7 @@ def test_with_kernels_wql_run_remote_equals_local(servers: Servers, tmp_path: Pa
     run_remote_and_locally(servers.start(kernels=True), tmp_path, spark)
 
 
+@pytest.mark.deep  # a second server: make test runs the one with WQL's kernels
 def test_without_kernels_numpy_runs_the_same(servers: Servers, tmp_path: Path, spark: Any) -> None:
     url = servers.start(kernels=False)
     pytest_as_client(url, False, "tests/test_on_connect.py", "-k", "reference")

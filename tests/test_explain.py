@@ -409,3 +409,41 @@ def test_explain_says_which_rows_windows_are_partial() -> None:
     )
     [timed] = wql.explain("SELECT count(*) AS n FROM s [RANGE 3 SLIDE 1 WATTR v]", streams=streams)
     assert timed.edges is None
+
+
+def test_when_no_plan_runs_the_error_gives_each_plans_reason() -> None:
+    """The first plan's refusal alone once hid the one a user needed: over's, for a DOUBLE window."""
+    text = (
+        "CREATE STREAM s (k BIGINT, v DOUBLE, d DOUBLE) FROM 'in' FORMAT json;\n"
+        "SELECT median(v) AS m FROM s [RANGE 5.0 RATTR d SLIDE 2 ROWS SATTR rank(d) PATTR k]"
+    )
+    with pytest.raises(wql.WQLNotSupportedError) as caught:
+        wql.compile(text)
+    message = str(caught.value)
+    assert "bins, prefix: MEDIAN(v) needs whole multisets" in message
+    assert "over: a frame's edges are inclusive" in message
+    with pytest.raises(wql.WQLNotSupportedError, match=r"plan 'over' for this query: .*DOUBLE window"):
+        wql.compile(text, plan="over")
+
+
+@pytest.mark.parametrize(
+    ("window", "select", "stored"),
+    [
+        ("RANGE 10 SECONDS SLIDE 2 SECONDS WATTR ts", "sum(v) AS t", True),
+        ("RANGE 10 SLIDE 4 WATTR x", "min(v) AS lo, count(*) AS n", True),  # slices, integral attribute
+        ("RANGE 10 SLIDE 2 WATTR v", "sum(v) AS t", False),  # DOUBLE: the watermark holds whole milliseconds
+        ("RANGE 10 SECONDS SLIDE 2 SECONDS WATTR ts ALIGN FIRST", "sum(v) AS t", False),
+        ("RANGE 10 SECONDS SLIDE 2 SECONDS WATTR ts", "stddev(v) AS s", False),  # moments: no tuple is a cell
+        ("RANGE 10 SECONDS WATTR ts", "sum(v) AS t", False),  # tumbling: bucket keeps rows
+        ("RANGE 4 ROWS SLIDE 2 ROWS", "sum(v) AS t", False),  # row numbers
+    ],
+)
+def test_explain_says_where_a_stream_keeps_its_cells_as_the_job_decides(window: str, select: str, stored: bool) -> None:
+    """The state line names Spark's state store exactly for the queries whose job asks for it (one predicate,
+    plans.grid.in_state_store, answers both)."""
+    head = "CREATE STREAM s (k STRING, v DOUBLE, x BIGINT, ts TIMESTAMP) FROM 'in' FORMAT json;\n"
+    text = f"{head}SELECT k, {select} FROM s [{window}] GROUP BY k"
+    compiled = wql.compile(text)
+    asked = '\n    "store": {\n' in compiled.stream_code  # STREAMING's entry, not the support code's
+    said = "in Spark's state store" in str(compiled.explain().stream_facts["state"])
+    assert (asked, said) == (stored, stored)

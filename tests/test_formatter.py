@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import wql
-from tests.conftest import EXAMPLES
+from tests.conftest import DEEP, EXAMPLES
 from wql.grammar import ast
 from wql.grammar.errors import Span
 from wql.grammar.expressions import parse_expression
@@ -345,7 +345,8 @@ creates = st.builds(
 statements = st.one_of(creates, selects, selects.map(lambda s: ast.Explain(select=s)))
 scripts = st.builds(ast.Script, statements=st.lists(statements, max_size=3).map(tuple))
 
-GENERATED = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Generated programs are cheap (no Spark) but many: 300 in make test-deep, 100 in make test.
+GENERATED = settings(max_examples=300 if DEEP else 100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @GENERATED

@@ -70,7 +70,7 @@ WORDS = [
     "\n", "'", '"', "`", "::", "->", "<=>", "||",
 ]  # fmt: skip
 
-N = int(os.environ.get("WQL_FUZZ_EXAMPLES", "1200" if DEEP else "150"))
+N = int(os.environ.get("WQL_FUZZ_EXAMPLES", "1200" if DEEP else "80"))
 FUZZ = settings(max_examples=N, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

@@ -1,11 +1,12 @@
-"""The numpy kernels of the SE-slices and difference plans, batch by batch (semantics.md §7.8).
+"""The numpy kernels of the SE-slices, difference and sweep plans, batch by batch (semantics.md §7.8).
 
 Without the JVM kernels, Spark sorts each partition by the keys and each event's first slice or
 window, and the numpy passes walk its Arrow batches a chunk at a time: once an event starts at f, no
 later event reaches a window ending before f, so those go out, and the last key's slices (SE-slices)
-or running states and later deltas (difference) still in flight go on into the next chunk. With
+or running states and later deltas (difference; the sweep also the events that can still be a window's
+min or max) still in flight go on into the next chunk. With
 batches of 1 to 4 events almost every window straddles batches, so a carry that loses or misreads
-anything shows: these compare both plans, over sliding, tumbling and sampling windows (and SE-slices'
+anything shows: these compare the plans, over sliding, tumbling and sampling windows (and SE-slices'
 Pairs and SNAP), keys with NULL and none, with the reference evaluator on Spark, and the passes
 themselves over batches of 1 to 4 rows with one batch of the whole partition. An open-ended event
 lasts to the data's end; the carry holds the windows in flight, not the events seen, which the last
@@ -94,6 +95,11 @@ CASES = [
     ("difference", "RANGE 2.5 SLIDE 0.75 WATTR (ds, de)", CUMULATIVE),
     ("difference", "RANGE 6.25 SLIDE 1.25 WATTR (ms, me)", CUMULATIVE),
     ("difference", "RANGE 12 SECONDS SLIDE 4 SECONDS WATTR (ts, te)", CUMULATIVE),
+    ("sweep", "RANGE 10 SLIDE 2 WATTR (s, e)", f"{CUMULATIVE}, {SELECTIVE}"),
+    ("sweep", "RANGE 3 SLIDE 7 WATTR (s, e) ALIGN -2", SELECTIVE),
+    ("sweep", "RANGE 2.5 SLIDE 0.75 WATTR (ds, de)", f"{CUMULATIVE}, {SELECTIVE}"),
+    ("sweep", "RANGE 4 SECONDS SLIDE 1 SECOND WATTR (ts, te)", SELECTIVE),
+    ("sweep", "RANGE 10 SLIDE 5 WATTR (s, e) SNAP", f"{CUMULATIVE}, {SELECTIVE}"),
 ]
 # Keys: a partition of its own per key (NULL one of them), GROUP BY, two key columns, and none (one task).
 KEYS = [("PATTR k", ""), ("", "GROUP BY k"), ("PATTR case_id", "GROUP BY k"), ("", "")]
@@ -139,7 +145,8 @@ def test_an_open_ended_event_on_a_hot_key_across_batches_of_one(spark: Any) -> N
     rows += [row(0, i, "a", float(i % 5), i % 3, 2 * i, 2 * i + i % 4, 0) for i in range(1, 60)]
     rows.append(row(0, 60, "a", 2.0, 1, 300, 300, 0))  # the data's end, far past the short events
     text = "SELECT count(*) AS c, sum(v) AS sv, stddev(v) AS sd, {} FROM s [RANGE 6 SLIDE 2 WATTR (s, e) PATTR k]"
-    for plan, extra in (("se-slices", "min(v) AS lo, max(n) AS top"), ("difference", "avg(v) AS av")):
+    plans = [("se-slices", "min(v) AS lo, max(n) AS top"), ("difference", "avg(v) AS av")]
+    for plan, extra in [*plans, ("sweep", "avg(v) AS av, min(v) AS lo, max(n) AS top")]:
         compiled = wql.compile(STREAM + text.format(extra), plan=plan)
         with arrow_batches(spark, 1), combined_in(spark, "arrow"):
             got = [r.asDict() for r in compiled.run(spark, s=frame(spark, rows)).collect()]
@@ -164,6 +171,8 @@ DIFFERENCE_STATES = [
     ("sum", ["_hq"]),
 ]
 PLACEMENTS = ["signed", "signed", "start", "end", "signed"]
+SWEEP_STATES = [*DIFFERENCE_STATES, ("min", ["_lo"]), ("max", ["_top"])]
+SWEEP_PLACEMENTS = [*PLACEMENTS, "extreme", "extreme"]
 SHAPES = [(4, 1), (6, 2), (3, 3), (2, 5), (1, 1), (7, 3)]  # (size, step): slices per window and per slide
 
 
@@ -190,7 +199,7 @@ def sorted_events(seed: int, step: int, keys: tuple[int | None, ...] = (None, 0,
     drawn.sort(key=lambda e: (e[0] is not None, e[0] or 0, e[1]))
     top = (horizon + 1) * step - 1  # the data's last slice
     columns: dict[str, list[Any]] = {name: [] for name in ("k", "_first", "_last", "_lastw", "_h")}
-    for name in ("_rows", "_sv", "_lo", "_hq", "_n", "_mean", "_m2", "_ns", "_ms", "_qs", "_ne", "_me", "_qe"):
+    for name in ("_rows", "_sv", "_lo", "_hq", "_top", "_n", "_mean", "_m2", "_ns", "_ms", "_qs", "_ne", "_me", "_qe"):
         columns[name] = []
     for key, first, end, value, q, counted in drawn:
         present = counted and value is not None
@@ -203,6 +212,7 @@ def sorted_events(seed: int, step: int, keys: tuple[int | None, ...] = (None, 0,
         for name in ("_sv", "_lo", "_mean", "_ms", "_me"):
             columns[name].append(value if counted else None)
         columns["_hq"].append(q if counted else None)
+        columns["_top"].append(q if counted else None)
         for name in ("_n", "_ns", "_ne"):
             columns[name].append(1 if present else 0 if counted else None)
         for name in ("_m2", "_qs", "_qe"):
@@ -275,6 +285,41 @@ def test_differences_by_batches_equal_one_batch() -> None:
                 got = windows_of(
                     differences_pass(keys), events.to_batches(max_chunksize=batch), DIFFERENCE_STATES, bool(keys)
                 )
+                assert_same_windows(got, want, (seed, keys, batch))
+
+
+def sweeps_pass(keys: list[str]) -> Any:
+    return event_differences(keys, "_first", "_lastw", "_h", SWEEP_STATES, SWEEP_PLACEMENTS)
+
+
+def brute_extremes(table: pa.Table, key: Any, window: int) -> tuple[float, int]:
+    """min(_lo) and max(_top) over the events of `key` that overlap `window` (NULL shares none): the
+    identities NaN and the least BIGINT where none has a value."""
+    lows, tops = [], []
+    for r in table.to_pylist():
+        end = r["_h"] if r["_lastw"] is None else r["_lastw"]
+        if r["k"] == key and r["_first"] <= window <= end and r["_rows"] is not None:
+            lows += [] if r["_lo"] is None else [r["_lo"]]
+            tops += [] if r["_top"] is None else [r["_top"]]
+    return (min(lows) if lows else math.nan), (max(tops) if tops else np.iinfo(np.int64).min)
+
+
+def test_sweeps_by_batches_equal_one_batch() -> None:
+    """event_differences with extremes (the sweep plan's numpy pass) over batches of 1 to 4 events gives what
+    it gives over the partition as one batch, whose min and max are those of the events overlapping each
+    window, found by brute force; and with no keys too. A chunk hands the next the events overlapping its
+    last event's first window that can still be a window's extreme."""
+    for seed in seeds(60, dev=8):
+        table = sorted_events(seed, 1)
+        for keys, events in ((["k"], table), ([], table.sort_by("_first"))):
+            want = windows_of(sweeps_pass(keys), events.to_batches(max_chunksize=WHOLE), SWEEP_STATES, bool(keys))
+            for w in want:
+                key = w["k"] if keys else None
+                lows = [brute_extremes(table, k, w["_first"]) for k in ((key,) if keys else (None, 0, 1, 2))]
+                low = min((x for x, _ in lows if not math.isnan(x)), default=math.nan)
+                assert same_values(w["_lo"], low) and w["_top"] == max(t for _, t in lows), (seed, keys, w)
+            for batch in (1, 2, 3, 4):
+                got = windows_of(sweeps_pass(keys), events.to_batches(max_chunksize=batch), SWEEP_STATES, bool(keys))
                 assert_same_windows(got, want, (seed, keys, batch))
 
 
@@ -354,6 +399,51 @@ def test_the_carry_holds_the_windows_in_flight_not_the_events(monkeypatch: pytes
         want = windows_of(function, table.to_batches(max_chunksize=count), states)
         assert_same_windows(got, want, function)
         assert got[-1]["_first"] == horizon and got[-1]["_rows"] == int(lasting.sum())
+
+
+@pytest.mark.parametrize("values", ["random", "dominating"])
+def test_the_sweeps_carry_holds_the_possible_extremes_not_the_events(
+    monkeypatch: pytest.MonkeyPatch, values: str
+) -> None:
+    """The sweep's pass over a hot key of 20,000 events, each up to 50 windows long, one in 50 open-ended, in
+    batches of 100, with min and max: what goes from chunk to chunk is the window-ids in flight and, per
+    extreme, the events overlapping the frontier that no better one outlasts. With random values that is a
+    few; when an event that ends later is always a worse one ("dominating"), every event alive is a possible
+    min and max, and the carry holds them, no more. The windows equal those of one batch."""
+    seen = carried_sizes(monkeypatch)
+    count, longest = 20_000, 50
+    rng = np.random.default_rng(5)
+    first = np.sort(rng.integers(0, count // 4, count))
+    length = rng.integers(0, longest, count)
+    end = first + length
+    lasting = rng.random(count) < 0.02
+    horizon = int(end.max()) + 20
+    # Dominating: the later an event ends, the worse its min and its max, so none outlasts a better one (an
+    # open-ended one ends last: it is the worst).
+    reach = np.where(lasting, 10**9, end)
+    shares = rng.normal(size=count) if values == "random" else reach.astype(float)
+    table = pa.table(
+        {
+            "k": pa.array(np.zeros(count, dtype=np.int32)),
+            "_first": first,
+            "_lastw": pa.array(end, mask=lasting),
+            "_h": np.full(count, horizon),
+            "_rows": np.ones(count, dtype=np.int64),
+            "_lo": shares,
+            "_top": rng.integers(-99, 99, count) if values == "random" else -reach,
+        }
+    )
+    states = [("sum", ["_rows"]), ("min", ["_lo"]), ("max", ["_top"])]
+    sweep = event_differences(["k"], "_first", "_lastw", "_h", states, ["signed", "extreme", "extreme"])
+    got = windows_of(sweep, table.to_batches(max_chunksize=100), states)
+    carried = [held for _, held in seen]
+    alive = 4 * longest + 1  # events start ~4 a window: at most this many overlap a window (and few open ones)
+    most = 2 * (longest + 10) if values == "random" else longest + 2 * alive
+    assert len(seen) > count // 200 and max(carried) <= most, max(carried)
+    if values == "dominating":
+        assert max(carried) > 2 * longest  # every event alive (one per last window) is a possible min and max
+    assert all(events >= held for events, held in seen[:-1])
+    assert_same_windows(got, windows_of(sweep, table.to_batches(max_chunksize=count), states), values)
 
 
 def test_a_long_carry_gathers_batches_into_chunks(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -192,3 +192,88 @@ def test_job_runs_on_a_standalone_cluster(job: Path, cluster: str, tmp_path: Pat
     run_job(job, [*submit, "--total-executor-cores", "2", "--executor-memory", "1g", str(job)], timeout=900)
     logs = list((tmp_path / "work").rglob("stderr"))
     assert logs, "no executor ran on the worker"
+
+
+CALLS = EXAMPLES / "calls.wql"
+# examples/calls.wql's stream, with min and max over its calls: the sweep plan (no rounding: a running sum
+# may differ from the reference's in the last bits, and round() would then tip over).
+SWEPT = (
+    "CREATE STREAM"
+    + CALLS.read_text().split("CREATE STREAM")[1].split(";")[0]
+    + ";\nSELECT region, count(*) AS live, sum(cost) AS spent, max(cost) AS top, min(ended) AS first_end FROM calls "
+    "[RANGE 1 HOUR SLIDE 15 MINUTES WATTR (started, ended)] GROUP BY region"
+)
+
+
+def calls_rows() -> list[tuple[str, ...]]:
+    """The sweep query's windows from the reference evaluator, as the job writes them to csv."""
+    from datetime import datetime
+
+    compiled = wql.compile(SWEPT)
+    with (EXAMPLES / "data" / "calls.csv").open() as handle:
+        rows = [
+            {
+                **r,
+                "started": datetime.fromisoformat(r["started"]),
+                "ended": datetime.fromisoformat(r["ended"]) if r["ended"] else None,
+                "cost": float(r["cost"]) if r["cost"] else None,
+            }
+            for r in csv.DictReader(handle)
+        ]
+    return sorted(
+        (
+            str(r["wid"]),
+            r["region"],
+            str(r["live"]),
+            "" if r["spent"] is None else f"{r['spent']:.6f}",
+            "" if r["top"] is None else str(r["top"]),
+            r["first_end"].strftime("%Y-%m-%dT%H:%M:%S.000Z") if r["first_end"] else "",
+        )
+        for r in evaluate_query(compiled.query, rows)
+    )
+
+
+@pytest.mark.deep  # make test runs a job under plain python (above); the codegen tests check its support code
+@pytest.mark.parametrize("where", ["jvm", "numpy"])
+def test_a_sweep_job_runs_without_wql(tmp_path: Path, where: str) -> None:
+    """min and max over examples/calls.wql's interval events (the sweep plan) as a job, with a shadow `wql`
+    that fails on import: under plain Python its windows come from the numpy pass copied into the job, under
+    spark-submit --jars wql-kernels.jar from the JVM kernel; both equal the reference."""
+    from wql.runtime.session import kernel_jar
+
+    compiled = wql.compile(SWEPT)
+    assert compiled.plan == "sweep"
+    job = tmp_path / "job.py"
+    job.write_text(compiled.code)
+    shadow = tmp_path / "shadow" / "wql"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('a generated job must not import wql')\n")
+    if where == "numpy":
+        command = [sys.executable, str(job)]
+    else:
+        jar = kernel_jar()
+        assert jar is not None, "wql-kernels.jar is missing: `make jar` builds it"
+        command = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[2]", "--jars", jar, str(job)]
+    out = tmp_path / "result.csv"
+    done = subprocess.run(
+        [*command, "--input", f"calls={EXAMPLES / 'data' / 'calls.csv'}", "--output", str(out)],
+        env=environment(job),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    with out.open() as handle:
+        got = sorted(
+            (
+                r["wid"],
+                r["region"],
+                r["live"],
+                f"{float(r['spent']):.6f}" if r["spent"] else "",
+                r["top"],
+                r["first_end"],
+            )
+            for r in csv.DictReader(handle)
+        )
+    assert got == calls_rows() and len(got) > 50

@@ -400,6 +400,7 @@ def streams_file(tmp_path: Path) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.deep  # make test runs a query in the REPL in process and the terminal UI without Spark
 def test_terminal_session_with_spark(tmp_path: Path) -> None:
     """The one session that starts Spark: tables, errors with carets, timing, code, explain, Ctrl-C."""
     child = spawn(tmp_path, spark=True)

@@ -45,9 +45,29 @@ def test_a_connect_server_refuses_jars_in_one_line() -> None:
         start_session(None, "sc://localhost:1", extra={"spark.jars": "x.jar"})
 
 
+def test_wql_run_conf_takes_effect_on_the_running_session(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In process, on the suite's session: --conf sets it there, and --verbose reads it back."""
+    from wql.cli import main
+
+    path = tmp_path / "q.wql"
+    path.write_text(QUERY, encoding="utf-8")
+    partitions = spark.conf.get("spark.sql.shuffle.partitions")
+    try:
+        assert main(["run", str(path), "--verbose", "--conf", "spark.sql.shuffle.partitions=3"]) == 0
+        assert spark.conf.get("spark.sql.shuffle.partitions") == "3"
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", partitions)
+    done = capsys.readouterr()
+    assert "Spark settings given: spark.sql.shuffle.partitions=3" in done.err
+    assert "3 rows" in done.out
+
+
 @pytest.mark.slow
+@pytest.mark.deep  # its ground, in process: the test above
 def test_wql_run_conf_takes_effect(tmp_path: Path) -> None:
-    """The setting reaches the session: --verbose reads it back from the running Spark."""
+    """The setting reaches a session `wql run` starts: --verbose reads it back from the running Spark."""
     path = tmp_path / "q.wql"
     path.write_text(QUERY, encoding="utf-8")
     done = subprocess.run(

@@ -157,7 +157,7 @@ def test_landmarks_with_where_reach_the_last_value_on_a_stream(spark: Any, plan:
     assert max(r["state_rows"] for r in reports) <= 3
 
 
-@pytest.mark.parametrize("plan", ["bucket", "se-slices", "difference"])
+@pytest.mark.parametrize("plan", ["bucket", "se-slices", "difference", "sweep"])
 def test_interval_events_keep_what_a_grid_from_the_first_arrival_needs(spark: Any, plan: str) -> None:
     """ALIGN FIRST over interval events, first arrival at 103: the events kept between triggers are those
     ending in or after the first open window measured from 103, not from 0 (which would keep none)."""
@@ -392,7 +392,7 @@ def test_snapshots_on_a_stream_over_every_kind_of_bound(spark: Any, tmp_path: Pa
     assert normalized(got) == normalized(want)
 
 
-@pytest.mark.parametrize("plan", ["bucket", "se-slices", "difference"])
+@pytest.mark.parametrize("plan", ["bucket", "se-slices", "difference", "sweep"])
 def test_a_snap_run_of_open_ended_events_waits_for_the_data(spark: Any, plan: str) -> None:
     """[RANGE 10 SLIDE 5 WATTR (x, y) SNAP], no SLACK: window w is [5w − 5, 5w + 5).
 

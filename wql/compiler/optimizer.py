@@ -33,8 +33,8 @@ def choose(
     """The plan to run (the cheapest, or the forced one) and every candidate for explain."""
     options = candidates(query, stats)
     runnable = [c for c in options if c.plan is not None and c.cost is not None]
-    if not runnable:
-        raise WQLNotSupportedError(options[0].note.removeprefix("not supported yet: "))
+    if not runnable and forced in (None, "auto"):
+        raise WQLNotSupportedError(_no_plan(options))
     if forced not in (None, "auto"):
         picked = next((c for c in options if c.kind.value == forced), None)
         if picked is None:
@@ -57,3 +57,14 @@ def choose(
     )
     assert best.plan is not None
     return best.plan, choices
+
+
+def _no_plan(options: list[Candidate]) -> str:
+    """Why no plan runs the query: each refusal once, naming the plans it stops, so that a user
+    sees the reason of the plan they would have wanted and not only the first plan's."""
+    notes: dict[str, list[str]] = {}
+    for c in options:
+        notes.setdefault(c.note.removeprefix("not supported yet: "), []).append(c.kind.value)
+    if len(notes) == 1:
+        return next(iter(notes))
+    return "; ".join(f"{', '.join(plans)}: {note}" for note, plans in notes.items())

@@ -103,6 +103,7 @@ PLANS: dict[str, Section] = {
     "scan": _semantics("7.11 scan"),
     "se-slices": _semantics("7.12 se-slices"),
     "difference": _semantics("7.13 difference"),
+    "sweep": _semantics("7.14 sweep"),
 }
 
 

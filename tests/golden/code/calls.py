@@ -9,8 +9,8 @@
 # Window  [RANGE 1 HOUR SLIDE 15 MINUTES WATTR (started, ended) ALIGN TIMESTAMP '1970-01-01 00:00:00']
 # Kind    interval-event (time-based) sliding window, range/slide = 4
 # Class   CF: interval-event grid window: wids(t) follows from t and the spec alone
-# Plan    se-slices (estimated costs: bucket 15,000,000, se-slices 3,700,000)
-#         each event inserted into every slice it overlaps (one per slide, 4 per window) in a kernel; plain slices for min/max, (ϕ, φ) slices for cumulative states
+# Plan    sweep (estimated costs: bucket 15,000,000, se-slices 3,700,000, sweep 2,842,791)
+#         each key's windows swept in order in a kernel, events entering at their first window and leaving after their last: running states, max from a heap of the events alive (dominated ones dropped); cost flat in event length
 #
 # Run:  python job.py [--input calls=PATH] [--output PATH] [--format csv|json|parquet]
 #   or: spark-submit job.py …
@@ -61,45 +61,66 @@ def prepare(calls: DataFrame) -> DataFrame:
 
 
 def windows(rows: DataFrame) -> DataFrame:
-    """One row per window and key: SE-slices, each event inserted into its slices."""
+    """One row per window and key: each key's windows swept in order, in a kernel."""
+    def finite(value):
+        """Whether a share is a number that running totals may carry: not NULL, NaN or infinite."""
+        return value.isNotNull() & ~F.isnan(value) & (F.abs(value) != F.lit(float("inf")))
+
     # The end of the data: the last window starting at or before the largest start or end of any
     # well-formed event (WHERE or not); open-ended events last to it.
     horizon = rows.agg(F.greatest(F.max("_t"), F.max("_e")).alias("_h"))
     horizon = horizon.select((F.floor((F.col("_h") - ORIGIN + RANGE) / SLIDE) - 1).alias("_last"))
-    # SE-slices (Suzanne et al., TIME 2020): slices of the axis, one per slide; window w is the
-    # 4 slices ending at slice (w + 1)·1 − 1. Each event is inserted into every slice it
-    # overlaps: min and max into plain slices; cumulative states into the φ part of the slices it goes
-    # on past and the ϕ part of the one it ends in, so a window (ϕ of its slices, φ of its last) counts
-    # it once.
+    # A sweep along each key's windows: an event enters at its first window and leaves after its last
+    # (an open-ended one never leaves). Sums and counts go into running totals, +share as an event
+    # enters and -share as it leaves; min and max come from a heap of the events in the window, which
+    # drops those that have left and those a better, longer event beats. Each event costs a few steps,
+    # whatever its length.
+    first = F.floor((F.col("_t") - ORIGIN) / SLIDE)
+    last = F.when(F.col("_e") == F.col("_t"), (F.floor((F.col("_t") - ORIGIN + RANGE) / SLIDE) - 1)).otherwise((F.ceil((F.col("_e") - ORIGIN + RANGE) / SLIDE) - 2))  # NULL for an open-ended event
+    # An event inside a gap between windows (SLIDE > RANGE) has first > last: the kernel leaves it out.
     events = rows.crossJoin(F.broadcast(horizon)).select(
         F.col("region"),
-        F.floor((F.col("_t") - ORIGIN) / SLIDE).alias("_first"),
-        F.when(F.col("_e").isNull(), ((F.col("_last") + 1) * 1 - 1)).when(F.col("_e") == F.col("_t"), F.floor((F.col("_t") - ORIGIN) / SLIDE)).otherwise((F.ceil((F.col("_e") - ORIGIN) / SLIDE) - 1)).alias("_last"),
+        first.cast("bigint").alias("_first"),
+        last.cast("bigint").alias("_lastw"),
         F.col("_last").alias("_h"),
-        F.expr("CAST(1 AS BIGINT)").alias("_rows"),
-        F.expr("CAST(CASE WHEN cost IS NULL THEN 0 ELSE 1 END AS BIGINT)").alias("_n_cost"),
-        F.expr("cost").alias("_sum_cost"),
+        F.expr("CAST(1 AS BIGINT)").cast("bigint").alias("_rows"),
+        F.expr("CAST(CASE WHEN cost IS NULL THEN 0 ELSE 1 END AS BIGINT)").cast("bigint").alias("_n_cost"),
+        F.when(finite(F.expr("cost")), F.expr("cost")).cast("double").alias("_sum_cost"),
+        F.when(F.isnan(F.expr("cost")), F.lit(1)).cast("bigint").alias("_sum_cost_nan"),
+        F.when(F.expr("cost") == F.lit(float("inf")), F.lit(1)).cast("bigint").alias("_sum_cost_pinf"),
+        F.when(F.expr("cost") == -F.lit(float("inf")), F.lit(1)).cast("bigint").alias("_sum_cost_ninf"),
         F.expr("cost").alias("_max_cost"),
     )
-    # In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars), else numpy via Arrow
-    # over Spark's sort of each partition, batch by batch, carrying the slices still in flight.
-    windows = slice_events(
+    # In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars), after Spark's sort of
+    # each key's events by first window; else numpy via Arrow over the same sort, batch by batch, carrying
+    # the window-ids and the events still in flight.
+    windows = sweep_windows(
         events,
         keys=["region"],
         first="_first",
-        last="_last",
+        last="_lastw",
         horizon="_h",
         states=[
             ("sum", ["_rows"]),
             ("sum", ["_n_cost"]),
             ("sum", ["_sum_cost"]),
+            ("sum", ["_sum_cost_nan"]),
+            ("sum", ["_sum_cost_pinf"]),
+            ("sum", ["_sum_cost_ninf"]),
             ("max", ["_max_cost"]),
         ],
-        size=4,
-        step=1,
+        placements=["signed", "signed", "signed", "signed", "signed", "signed", "extreme"],
     )
-    # No window after the data's last (_h) holds an event: an open-ended one's slices reach into them.
-    windows = windows.withColumnRenamed("_first", "wid").where(F.col("wid") <= F.col("_h"))
+    windows = windows.withColumnRenamed("_first", "wid")
+    # Each window's states from the running ones: finite parts, NaN and infinities counted apart.
+    windows = windows.select(
+        F.col("wid"),
+        F.col("region"),
+        F.col("_rows"),
+        F.col("_n_cost"),
+        F.when((F.col("_sum_cost_nan") > 0) | ((F.col("_sum_cost_pinf") > 0) & (F.col("_sum_cost_ninf") > 0)), F.lit(float("nan"))).when(F.col("_sum_cost_pinf") > 0, F.lit(float("inf"))).when(F.col("_sum_cost_ninf") > 0, -F.lit(float("inf"))).otherwise(F.col("_sum_cost")).alias("_sum_cost"),
+        F.col("_max_cost"),
+    )
     # Each aggregate from its partial states.
     windows = windows.select(
         F.col("wid"),

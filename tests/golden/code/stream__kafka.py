@@ -68,6 +68,19 @@ STREAMING = {
     "keyed": [],
     "closings": None,
     "opened": False,
+    "lowered": True,
+    "store": {
+        "keys": ["sensor"],
+        "cell": "_cell",
+        "operations": ["sum", "sum", "max"],
+        "columns": ["_rows", "_n_temp", "_max_temp"],
+        "size": 6,
+        "step": 1,
+        "origin": 0,
+        "slide": 10000000,
+        "emit": "changes",
+        "generous": False,
+    },
 }
 
 
@@ -105,6 +118,7 @@ def shares(rows: DataFrame) -> DataFrame:
         F.expr("CAST(1 AS BIGINT)").alias("_rows"),
         F.expr("CAST(CASE WHEN temp IS NULL THEN 0 ELSE 1 END AS BIGINT)").alias("_n_temp"),
         F.col("temp").alias("_max_temp"),
+        F.col("_t"),
     )
     return cells
 
@@ -136,8 +150,12 @@ def windows(cells: DataFrame) -> DataFrame:
         size=6,
         step=1,
     )
+    return windows
+
+
+def lower(windows: DataFrame) -> DataFrame:
+    """Each aggregate from its window's combined partial states."""
     windows = windows.withColumnRenamed("_cell", "wid")
-    # Each aggregate from its partial states.
     windows = windows.select(
         F.col("wid"),
         F.col("sensor"),
@@ -163,7 +181,7 @@ def finish(windows: DataFrame) -> DataFrame:
 
 def query(readings: DataFrame) -> DataFrame:
     """The query as DataFrame operations, stage by stage; see the header for the plan."""
-    return finish(windows(lift(prepare(readings))))
+    return finish(lower(windows(lift(prepare(readings)))))
 
 
 def window_attribute(rows):

@@ -67,6 +67,19 @@ STREAMING = {
     "keyed": [],
     "closings": None,
     "opened": False,
+    "lowered": True,
+    "store": {
+        "keys": ["sensor"],
+        "cell": "_cell",
+        "operations": ["sum", "sum", "sum", "max"],
+        "columns": ["_rows", "_n_temp", "_sum_temp", "_max_temp"],
+        "size": 2,
+        "step": 1,
+        "origin": 0,
+        "slide": 5000000,
+        "emit": "final",
+        "generous": False,
+    },
 }
 
 
@@ -106,6 +119,7 @@ def shares(rows: DataFrame) -> DataFrame:
         F.expr("CAST(CASE WHEN temp IS NULL THEN 0 ELSE 1 END AS BIGINT)").alias("_n_temp"),
         F.col("temp").alias("_sum_temp"),
         F.col("temp").alias("_max_temp"),
+        F.col("_t"),
     )
     return cells
 
@@ -143,8 +157,12 @@ def windows(cells: DataFrame) -> DataFrame:
         size=2,
         step=1,
     )
+    return windows
+
+
+def lower(windows: DataFrame) -> DataFrame:
+    """Each aggregate from its window's combined partial states."""
     windows = windows.withColumnRenamed("_cell", "wid")
-    # Each aggregate from its partial states.
     windows = windows.select(
         F.col("wid"),
         F.col("sensor"),
@@ -174,7 +192,7 @@ def finish(windows: DataFrame) -> DataFrame:
 
 def query(readings: DataFrame) -> DataFrame:
     """The query as DataFrame operations, stage by stage; see the header for the plan."""
-    return finish(windows(lift(prepare(readings))))
+    return finish(lower(windows(lift(prepare(readings)))))
 
 
 def window_attribute(rows):

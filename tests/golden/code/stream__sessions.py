@@ -66,6 +66,8 @@ STREAMING = {
     "keyed": ["user_id"],
     "closings": None,
     "opened": True,
+    "lowered": False,
+    "store": None,
 }
 
 

@@ -94,8 +94,12 @@ def windows(cells: DataFrame) -> DataFrame:
         step=1,
         cumulate=True,
     )
+    return windows
+
+
+def lower(windows: DataFrame) -> DataFrame:
+    """Each aggregate from its window's combined partial states."""
     windows = windows.withColumnRenamed("_cell", "wid")
-    # Each aggregate from its partial states.
     windows = windows.select(
         F.col("wid"),
         F.col("seg_id"),
@@ -126,4 +130,4 @@ def finish(windows: DataFrame) -> DataFrame:
 
 def query(traffic: DataFrame) -> DataFrame:
     """The query as DataFrame operations, stage by stage; see the header for the plan."""
-    return finish(windows(lift(prepare(traffic))))
+    return finish(lower(windows(lift(prepare(traffic)))))

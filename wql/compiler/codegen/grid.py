@@ -32,6 +32,7 @@ from wql.compiler.codegen.emit import col, expr, py
 from wql.compiler.kinds import kind_of
 from wql.compiler.plans import Grid as Cells
 from wql.compiler.plans import PlanKind
+from wql.compiler.plans.grid import each_tuple_a_cell
 from wql.compiler.schema import Domain
 
 if TYPE_CHECKING:
@@ -223,11 +224,21 @@ def combine(ctx: Context) -> None:
     if grid.kind == "cumulate":
         keywords["cumulate"] = True
     code.call("windows", "combine_cells", ["cells"], keywords=keywords)
+    code("return windows")
+    lower_stage(ctx)
+
+
+def lower_stage(ctx: Context) -> None:
+    """lower: each window's aggregates from its combined partial states. A stage of its own, so that a
+    stream whose cells Spark's state store keeps lowers the windows it combined there the same way."""
+    decomposition = ctx.plan.decomposition
+    assert decomposition is not None
+    code = ctx.stage("lower", "windows", "Each aggregate from its window's combined partial states.")
     code('windows = windows.withColumnRenamed("_cell", "wid")')
     if ctx.window.kafka_grid:
         code.comment("KAFKA: windows that would start before 0 do not exist.")
         code('windows = windows.where(F.col("wid") >= FIRST_WID)')
-    code.comment("Each aggregate from its partial states.")
+    keys = ctx.keys()
     items = ['F.col("wid")', *(col(k) for k in keys)]
     items += [f"{_sql_or_column(sql)}.alias({py(name)})" for name, sql in decomposition.lowers]
     code.call("windows", "windows.select", items)
@@ -290,14 +301,9 @@ def relative_punctuation(ctx: Context, anchor: str) -> None:
 
 
 def _shares_each(ctx: Context) -> bool:
-    """Whether each tuple can be a cell of its own (its share of every partial state), for merge to add: every
-    state has a row-level share and merges by sum, min or max (moments merge through a list, too slow for
-    every tuple), and no WHERE adds its end-of-data row."""
-    decomposition = ctx.plan.decomposition
-    assert decomposition is not None
-    return not flags_where(ctx) and all(
-        g.operation != "moments" and len(g.contributions) == len(g.columns) for g in decomposition.groups
-    )
+    """Whether each tuple can be a cell of its own (plans.grid.each_tuple_a_cell), for merge to add, and no
+    WHERE adds its end-of-data row."""
+    return not flags_where(ctx) and each_tuple_a_cell(ctx.plan)
 
 
 def _shares_stage(ctx: Context) -> None:
@@ -320,6 +326,7 @@ def _shares_stage(ctx: Context) -> None:
         for g in decomposition.groups
         for column, share in zip(g.columns, g.contributions, strict=True)
     ]
+    items.append(col(ATTR))  # merge leaves it behind; Spark's state store says by it which tuples are late
     code.call("cells", f"{source}.select", items)
     code("return cells")
 
@@ -362,6 +369,12 @@ def _merge_stage(ctx: Context) -> None:
     code("return merged")
 
 
+def missed_none(generous: bool) -> str:
+    """The missed text of a late tuple that missed no window: GENEROUS placed it in the open windows it
+    belongs to; under CONSISTENT it belongs to none (a gap between windows)."""
+    return "none: it joined the open windows it belongs to" if generous else "none: it belongs to no window"
+
+
 def missed_rule(ctx: Context, windows: Callable[[Context, str, bool], str] | None = None) -> None:
     """missed: for the late-rows output, which windows a late tuple belongs to and did not reach. `windows`
     (another family's: interval events) writes that text for grid windows from t, the closed windows and
@@ -380,6 +393,16 @@ def missed_rule(ctx: Context, windows: Callable[[Context, str, bool], str] | Non
     if generous:
         relative_punctuation(ctx, FIRST)
     closed = "first_open(punctuation) - 1"
+    if on_doubles(ctx):
+        # first_open is one window early on DOUBLE edges (what to keep must never round away a window); the
+        # windows a late tuple missed are those is_final closed, so count the ones first_open left open.
+        code("opened = first_open(punctuation)")
+        code("closed = (")
+        code("    F.when(ORIGIN + (opened + 2) * SLIDE <= F.lit(punctuation), opened + 1)")
+        code("    .when(ORIGIN + (opened + 1) * SLIDE <= F.lit(punctuation), opened)")
+        code("    .otherwise(opened - 1)")
+        code(")")
+        closed = "closed"
     if windows is not None:
         text = windows(ctx, closed, generous)
     else:

@@ -1,4 +1,4 @@
-"""Query bodies for interval events: bucket, se-slices and difference plans (see plans/intervals.py).
+"""Query bodies for interval events: bucket, se-slices, difference and sweep plans (see plans/intervals.py).
 
 An event covers [_t, _e) in base units. Grid window w is
 [ORIGIN + (w+1)·SLIDE − RANGE, ORIGIN + (w+1)·SLIDE); an event overlaps it iff
@@ -40,7 +40,7 @@ from wql.compiler.codegen.common import (
     where_flag,
 )
 from wql.compiler.codegen.emit import Raw, col, expr, py
-from wql.compiler.codegen.grid import final_rules, missed_rule, relative_punctuation
+from wql.compiler.codegen.grid import final_rules, missed_none, missed_rule, relative_punctuation
 from wql.compiler.plans import ONE, PlanKind, StateGroup, fresh_name, intervals
 from wql.compiler.schema import Domain
 
@@ -75,6 +75,8 @@ def generate(ctx: Context) -> None:
         _bucket(ctx)
     elif kind is PlanKind.SE_SLICES:
         _se_slices(ctx)
+    elif kind is PlanKind.SWEEP:
+        _sweep(ctx)
     elif window.range is None:  # landmark windows
         _landmark_difference(ctx)
     else:
@@ -413,6 +415,7 @@ class _Signed:
     signed and counts its NaN, +∞ and −∞ apart, so that a running total never carries them past the windows
     that hold them. Moments (count, mean, M2) keep the starting and the ending events' finite values as two
     states that only grow (Chan's combine), subtracted once per window, and count non-finite values apart.
+    The sweep plan's min and max ("extreme") pass through as they are: its kernel keeps them apart from the deltas.
     """
 
     def __init__(self, ctx: Context) -> None:
@@ -503,6 +506,12 @@ class _Signed:
             signed(ninf, f'F.when({value} == -{INF}, F.lit(1)).cast("bigint")')
 
         for group, values in shares:
+            if group.operation in ("min", "max"):  # the sweep's extremes: over the events in each window
+                for column, value in zip(group.columns, values, strict=True):
+                    items.append(f"{value}.alias({py(column)})")
+                    states.append((group.operation, [column]))
+                    placements.append("extreme")
+                continue
             if group.operation == "moments":
                 n, mean, _ = group.columns
                 present, value, _ = values
@@ -533,6 +542,9 @@ class _Signed:
         assert decomposition is not None
         states: list[tuple[str, list[str]]] = []
         for group in decomposition.groups:
+            if group.operation in ("min", "max"):
+                states += [(group.operation, [c]) for c in group.columns]
+                continue
             if group.operation == "moments":
                 states.append(("sum", [group.columns[0]]))
                 starts, ends = self.moment_halves(group.columns)
@@ -551,6 +563,9 @@ class _Signed:
         assert decomposition is not None
         items = []
         for group in decomposition.groups:
+            if group.operation in ("min", "max"):
+                items += [col(c) for c in group.columns]
+                continue
             if group.operation == "moments":
                 n, mean, m2 = group.columns
                 (ns, ms, qs), (ne, me, qe) = self.moment_halves(group.columns)
@@ -648,6 +663,61 @@ def _difference(ctx: Context) -> None:
     code.comment("Each window's states from the running totals: finite parts, NaN and infinities counted apart.")
     code.call("windows", "windows.select", ['F.col("wid")', *(col(k) for k in keys), *signed.windows_states()])
     _lower(ctx, keys)
+
+
+def _sweep(ctx: Context) -> None:
+    """The sweep plan's windows: each key's windows in order, events entering the running states at their first
+    window and leaving after their last; min and max from a heap of the events in the window, in WQL's kernel."""
+    keys = ctx.keys()
+    signed = _Signed(ctx)
+    code = ctx.stage("windows", "rows", "One row per window and key: each key's windows swept in order, in a kernel.")
+    _finite_helper(ctx)
+    _horizon(ctx)
+    first, _ = _windows_of_event(ctx)
+    code.comment("A sweep along each key's windows: an event enters at its first window and leaves after its last")
+    code.comment("(an open-ended one never leaves). Sums and counts go into running totals, +share as an event")
+    code.comment("enters and -share as it leaves; min and max come from a heap of the events in the window, which")
+    code.comment("drops those that have left and those a better, longer event beats. Each event costs a few steps,")
+    code.comment("whatever its length.")
+    code(f"first = {first}")
+    code(f"last = {_last_closed(ctx)}  # NULL for an open-ended event")
+    code.comment("An event inside a gap between windows (SLIDE > RANGE) has first > last: the kernel leaves it out.")
+    if ctx.query.where is not None:
+        code.comment("WHERE keeps an event out of every window, but not out of the data's end (horizon).")
+    items, states, placements = signed.event_states(_shares(ctx))
+    extra: tuple[str, ...] = ()
+    if ctx.window.snap:
+        held, opened, _ = _snap_names(ctx)
+        code.comment("SNAP: each window's count of events and of open-ended ones, as two more running counts.")
+        items.append(f'F.lit(1).cast("bigint").alias({py(held)})')
+        items.append(f'F.when({E}.isNull(), F.lit(1)).cast("bigint").alias({py(opened)})')
+        states += [("sum", [held]), ("sum", [opened])]
+        placements += ["signed", "signed"]
+        extra = (col(held), col(opened))
+    located = [
+        *(col(k) for k in keys),
+        'first.cast("bigint").alias("_first")',
+        'last.cast("bigint").alias("_lastw")',
+        'F.col("_last").alias("_h")',
+        *items,
+    ]
+    code.call("events", f"{_events(ctx)}.crossJoin(F.broadcast(horizon)).select", located)
+    code.comment("In the JVM when wql-kernels.jar is on the classpath (spark-submit --jars), after Spark's sort of")
+    code.comment("each key's events by first window; else numpy via Arrow over the same sort, batch by batch, carrying")
+    code.comment("the window-ids and the events still in flight.")
+    keywords: dict[str, object] = {
+        "keys": keys,
+        "first": "_first",
+        "last": "_lastw",
+        "horizon": "_h",
+        "states": states,
+        "placements": placements,
+    }
+    code.call("windows", "sweep_windows", ["events"], keywords=keywords)
+    code('windows = windows.withColumnRenamed("_first", "wid")')
+    code.comment("Each window's states from the running ones: finite parts, NaN and infinities counted apart.")
+    code.call("windows", "windows.select", ['F.col("wid")', *(col(k) for k in keys), *extra, *signed.windows_states()])
+    _lower(ctx, keys, extra)
 
 
 def _difference_grouped(ctx: Context) -> None:
@@ -944,12 +1014,21 @@ def _missed_windows(ctx: Context, closed: str, generous: bool) -> str:
     code.comment("An open-ended event belongs to every window from its first on.")
     first = _first(ctx, "t")
     last = f"F.when(e == t, {_last_holding(ctx, 't')}).otherwise({_last_before(ctx, 'e')})"
+    # An event between windows (SLIDE > RANGE) belongs to none; GENEROUS placed one whose windows are all
+    # open in them, and it missed none: no empty range ("windows 5 to 4") is written.
+    nothing = missed_none(generous)
     if generous:
         last = f"F.least({last}, {closed})"
-        ended = f'F.format_string("windows %d to %d", {first}, {closed})'
+        ended = (
+            f'F.when({first} <= {closed}, F.format_string("windows %d to %d", {first}, {closed}))'
+            f".otherwise(F.lit({py(nothing)}))"
+        )
     else:
         ended = f'F.format_string("windows %d and every later one", {first})'
-    bounded = f'F.format_string("windows %d to %d", {first}, {last})'
+    bounded = (
+        f'F.when({first} <= {last}, F.format_string("windows %d to %d", {first}, {last}))'
+        f".otherwise(F.lit({py(nothing)}))"
+    )
     return f"F.when(e.isNull(), {ended}).otherwise({bounded})"
 
 

@@ -17,6 +17,7 @@ from wql.compiler.codegen.common import Context, anchors_rule, window_attribute_
 from wql.compiler.disorder import check_streamable, cut_from_windows, disorder, state_text
 from wql.compiler.families import FAMILIES
 from wql.compiler.plans import Plan
+from wql.compiler.plans.grid import in_state_store
 from wql.compiler.schema import Domain
 
 # The driver's calls into a job's own stages and rules that only some queries define, each with when the
@@ -29,6 +30,7 @@ GUARDED_RULES: dict[str, Callable[[dict[str, Any]], bool]] = {
     "lift": lambda streaming: streaming["keeps"] == "cells" and not streaming["shares"],
     "shares": lambda streaming: streaming["keeps"] == "cells" and bool(streaming["shares"]),
     "merge": lambda streaming: streaming["keeps"] == "cells",
+    "lower": lambda streaming: bool(streaming["lowered"]),
 }
 
 
@@ -91,6 +93,34 @@ def streaming_constants(ctx: Context) -> dict[str, object]:
         "keyed": [ctx.key_columns[k.name] for k in partitions] if window.is_data_driven and not generous else [],
         "closings": [ctx.key_columns[k.name] for k in partitions] if window.is_data_driven and generous else None,
         "opened": cut_from_windows(query),
+        "lowered": any(s.name == "lower" for s in ctx.stages),
+        "store": store_request(ctx),
+    }
+
+
+def store_request(ctx: Context) -> dict[str, object] | None:
+    """What Spark's state store keeps of this query when the job runs with WQL's JVM kernels (the
+    StreamCells function of flatMapGroupsWithState): each key's open cells, for grid windows whose cells
+    are panes or slices of partial states a tuple's share of which it can merge (docs/semantics.md §8.12).
+    None where the job keeps its state in its own files: other windows and plans, row numbers, first
+    arrivals, DOUBLE attributes (Spark's watermark carries the punctuation in whole milliseconds)."""
+    plan, window = ctx.plan, ctx.window
+    grid, decomposition = plan.grid, plan.decomposition
+    if not in_state_store(ctx.query, plan):
+        return None
+    assert window.slide is not None and grid is not None and decomposition is not None
+    assert any(s.name == "shares" for s in ctx.stages), "each tuple a cell: the job has the shares stage"
+    return {
+        "keys": ctx.keys(),
+        "cell": "_cell",
+        "operations": [g.operation for g in decomposition.groups for _ in g.columns],
+        "columns": [c for g in decomposition.groups for c in g.columns],
+        "size": grid.size,
+        "step": grid.step,
+        "origin": window.origin,
+        "slide": window.slide,
+        "emit": ctx.query.emit,
+        "generous": window.slack is not None and window.slack.mode == "generous",
     }
 
 

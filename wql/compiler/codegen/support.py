@@ -26,6 +26,7 @@ MODULES = (
     "frame_windows.py",
     "interval_windows.py",
     "streaming.py",
+    "store.py",
     "job_support.py",
 )
 

@@ -7,6 +7,7 @@ from wql.compiler.kernels.job_support import (
     jvm_states,
     key_ids,
     spark_column,
+    state_identity,
 )
 
 
@@ -417,7 +418,7 @@ def cut_events(events, first, last, horizon, step, longest, going_on):
 
 
 def event_differences(keys, first, last, horizon, states, placements):
-    """Build a mapInArrow function: the difference plan's windows over interval events.
+    """Build a mapInArrow function: the difference and sweep plans' windows over interval events.
 
     Input rows: one per event that counts, with its key columns, its first window
     (`first`), its last (`last`; NULL for an open-ended event; before the first for
@@ -426,27 +427,36 @@ def event_differences(keys, first, last, horizon, states, placements):
     partition, in events_in_order's order. Each state has a placement: "signed"
     (+share at the first window, −share one past the last: a running total holds
     exactly the events overlapping each window), "start" (only at the first window)
-    or "end" (only one past the last): the halves of the moments, which only grow.
+    or "end" (only one past the last): the halves of the moments, which only grow;
+    or, for min and max (the sweep plan), "extreme": the extreme of the shares of
+    the events overlapping each window.
 
     Deltas are sorted by key and window-id and combined per distinct id; a running
     combine along each key's ids (sums, and moments by Chan's formula, one id
     after another as the JVM kernel merges them) holds for every window up to the
-    next id, or the data's last window.
+    next id, or the data's last window. The events overlapping the windows from
+    one id to the next are the same, so an extreme is one per id too: each event's
+    share is combined into the ids from its first window to its last (or the key's
+    last id, for an open-ended event) by a range update on a segment tree over the
+    ids (range_extreme), O(log ids) per event whatever its length.
 
     The partition is walked in chunks of Arrow batches (batch_chunks). A window's
     deltas all come from events that start at or before it, so once an event starts
     at window f the windows before f are final and go out; the last key's running
     states up to f and its deltas at f and after (each id's combined, one per id)
-    go on into the next chunk, where they count as deltas again. The carry is the
-    window-ids in flight, never the events. Output rows have the input's schema,
-    with `first` and `last` holding the window-id; windows whose first state (a
-    count) is zero are left out.
+    go on into the next chunk, where they count as deltas again, and so do, for each
+    extreme, the shares of its events overlapping f that no better event overlapping
+    f outlasts (best_first), with their last windows. The carry is the window-ids in
+    flight and those events, never the events seen. Output rows have the input's
+    schema, with `first` and `last` holding the window-id; windows whose first state
+    (a count) is zero are left out.
     """
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     piece = 1 << 16  # windows per output batch (a key's last running states last to the data's end)
+    lasting_end = np.iinfo(np.int64).max  # the last window of an open-ended event, in the extremes' carry
 
     def run(batches):
         carry = {}  # what the last key of a chunk leaves in flight, for the next chunk
@@ -488,6 +498,47 @@ def event_differences(keys, first, last, horizon, states, placements):
         spread = np.where(n > 0, m2 + n * (mean - means[group]) ** 2, 0)
         return [counts.astype(np.int64), means, np.bincount(group, weights=spread, minlength=groups)]
 
+    def range_extreme(operation, values, low, high, length):
+        """The extreme (min or max) at each of `length` positions of the values whose ranges [low, high) hold
+        it: each value combined into the O(log length) segment-tree nodes that cover its range, then the
+        nodes pushed down to the positions. Spark orders NaN above every number: max keeps it, min skips it."""
+        ufunc = np.fmin if operation == "min" else np.maximum
+        leaves = 1 << max(0, int(length - 1).bit_length())
+        tree = np.full(2 * leaves, state_identity(operation, values.dtype), dtype=values.dtype)
+        left, right, which = low + leaves, high + leaves, np.arange(len(low))
+        while len(left):
+            inside = left < right
+            left, right, which = left[inside], right[inside], which[inside]
+            odd = (left & 1) == 1
+            ufunc.at(tree, left[odd], values[which[odd]])
+            left = left + odd
+            odd = (right & 1) == 1
+            right = right - odd
+            ufunc.at(tree, right[odd], values[which[odd]])
+            left, right = left >> 1, right >> 1
+        level = 1
+        while level < leaves:
+            parents = np.arange(level, 2 * level)
+            for child in (2 * parents, 2 * parents + 1):
+                tree[child] = ufunc(tree[child], tree[parents])
+            level *= 2
+        return tree[leaves : leaves + length]
+
+    def best_first(operation, values, ends):
+        """The indices of the events that can still be a window's extreme, best first: those that outlast every
+        better (or equal) one. Spark orders NaN above every number."""
+        if values.dtype.kind == "f":
+            nan = np.isnan(values)
+            plain = np.where(nan, 0, values)
+            order = np.lexsort((-plain, ~nan)) if operation == "max" else np.lexsort((plain, nan))
+        else:
+            order = np.argsort(values, kind="stable")
+            order = order[::-1] if operation == "max" else order
+        if not len(order):
+            return order
+        ordered = ends[order]
+        return order[ordered > np.maximum.accumulate(np.r_[np.iinfo(np.int64).min, ordered[:-1]])]
+
     def windows(table, carry, last_chunk):
         """The windows a chunk completes, as batches, going on from `carry`, which it replaces with what the
         chunk's last key leaves in flight (after the partition's last chunk, nothing)."""
@@ -522,6 +573,9 @@ def event_differences(keys, first, last, horizon, states, placements):
         for index, ((_, names), place) in enumerate(zip(states, placements, strict=True)):
             group_shares = []
             for j, name in enumerate(names):
+                if place == "extreme":  # not a delta: range_extreme below
+                    group_shares.append(None)
+                    continue
                 values = pc.fill_null(table.column(name), 0).to_numpy(zero_copy_only=False)
                 own = placed(values[event[carried:]], place, at_end[carried:], signs[carried:])
                 if carried:
@@ -552,19 +606,45 @@ def event_differences(keys, first, last, horizon, states, placements):
             upto = np.where(open_key, np.minimum(upto, frontier - 1), upto)
         spans = np.maximum(upto - ids + 1, 0)
 
-        columns, parts, running = {}, [], []
-        for (operation, names), unsorted in zip(states, shares, strict=True):
-            values = [v[order] for v in unsorted]
-            if operation == "moments":
-                part = part_moments(*values, group, groups)
-                merged = running_moments(*part, key_first)
+        # Each live event's ids: from its first window's to its last's (the one before the id one past its last;
+        # an open-ended event's: its key's last id). A carried event's: from the carried key's first id.
+        group_of = np.empty(len(order), dtype=np.int64)
+        group_of[order] = group
+        entered = int(live.sum())
+        low = group_of[carried : carried + entered]
+        key_of_group = np.cumsum(key_first) - 1
+        high = key_ends[key_of_group[low]]
+        high[ending[live]] = group_of[carried + entered :]
+        kept_extremes = held.get("extremes")
+        columns, parts, running, extremes = {}, [], [], []
+        for (operation, names), unsorted, place in zip(states, shares, placements, strict=True):
+            if place == "extreme":
+                column = table.column(names[0])
+                identity = state_identity(operation, column.type.to_pandas_dtype())
+                values = pc.fill_null(column, identity).to_numpy(zero_copy_only=False)[live]
+                lows, highs = low, high
+                if kept_extremes is not None:  # the carried key's events overlapping the frontier, in order
+                    kept_values, kept_ends = kept_extremes[len(extremes)]
+                    own = ids[: key_ends[0]]
+                    reach = np.where(kept_ends == lasting_end, key_ends[0], np.searchsorted(own, kept_ends + 1))
+                    values = np.r_[kept_values.astype(values.dtype), values]
+                    lows = np.r_[np.zeros(len(kept_values), dtype=np.int64), low]
+                    highs = np.r_[reach, high]
+                merged = [range_extreme(operation, values, lows, highs, groups)]
+                extremes.append((operation, values, lows, highs))
+                parts.append(None)
             else:
-                part = [np.zeros(groups, dtype=values[0].dtype)]  # one total per id, exact for integers
-                np.add.at(part[0], group, values[0])
-                merged = [np.empty_like(part[0])]
-                for begin_at, end_at in zip(key_starts, key_ends, strict=True):  # a running total per key
-                    merged[0][begin_at:end_at] = np.cumsum(part[0][begin_at:end_at])
-            parts.append(part)
+                values = [v[order] for v in unsorted]
+                if operation == "moments":
+                    part = part_moments(*values, group, groups)
+                    merged = running_moments(*part, key_first)
+                else:
+                    part = [np.zeros(groups, dtype=values[0].dtype)]  # one total per id, exact for integers
+                    np.add.at(part[0], group, values[0])
+                    merged = [np.empty_like(part[0])]
+                    for begin_at, end_at in zip(key_starts, key_ends, strict=True):  # a running total per key
+                        merged[0][begin_at:end_at] = np.cumsum(part[0][begin_at:end_at])
+                parts.append(part)
             running.append(merged)
             for name, array in zip(names, merged, strict=True):
                 columns[name] = array
@@ -575,10 +655,27 @@ def event_differences(keys, first, last, horizon, states, placements):
             kept_ids = np.r_[[frontier] * min(len(before), 1), ids[after]].astype(np.int64)
             if len(kept_ids):
                 kept = [
-                    [np.r_[total[before[-1:]], each[after]] for total, each in zip(r, p, strict=True)]
+                    None
+                    if p is None
+                    else [np.r_[total[before[-1:]], each[after]] for total, each in zip(r, p, strict=True)]
                     for r, p in zip(running, parts, strict=True)
                 ]
-                carry.update(row=table.slice(count - 1, 1), ids=kept_ids, parts=kept, length=len(kept_ids))
+                # Each extreme's shares of the last key's events that overlap the frontier (an open-ended
+                # one's ids reach its key's last; another's last window is the id one past it, less one),
+                # NULL ones and those a better one outlasts left out, with their last windows.
+                extremes_kept, events_kept = [], 0
+                for operation, shares_of, lows, highs in extremes:
+                    mine_too = open_key[lows]
+                    values, reach = shares_of[mine_too], highs[mine_too]
+                    ends = np.where(reach >= groups, lasting_end, ids[np.minimum(reach, groups - 1)] - 1)
+                    identity = state_identity(operation, values.dtype)
+                    present = ~np.isnan(values) if np.isnan(identity) else values != identity
+                    over = present & (ends >= frontier)
+                    best = best_first(operation, values[over], ends[over])
+                    extremes_kept.append((values[over][best], ends[over][best]))
+                    events_kept += len(best)
+                carry.update(row=table.slice(count - 1, 1), ids=kept_ids, parts=kept, extremes=extremes_kept)
+                carry.update(length=len(kept_ids) + events_kept)
 
         # Each id's running states for its windows, a piece at a time (a key's last id may reach far).
         spans = np.where(columns[states[0][1][0]] > 0, spans, 0)  # the first state counts the window's events
@@ -619,6 +716,29 @@ def difference_windows(events, keys, first, last, horizon, states, placements):
     operations, columns = jvm_states(states)
     places = [place for (_, names), place in zip(states, placements, strict=True) for _ in names]
     request = {"kernel": "EventDeltas", "keys": keys, "first": first, "last": last, "horizon": horizon}
+    request.update(operations=operations, columns=columns, placements=places)
+    windows = jvm_kernel(events, request)
+    if windows is not None:
+        return windows
+    events = events_in_order(events, keys, first)
+    return events.mapInArrow(event_differences(keys, first, last, horizon, states, placements), events.schema)
+
+
+def sweep_windows(events, keys, first, last, horizon, states, placements):
+    """The sweep plan's windows of interval events: WQL's JVM kernel when it is on Spark's classpath, else numpy.
+
+    Both take one row per event (keys, first and last window, the data's last window,
+    state shares, min and max placed "extreme") and return the same rows (see
+    event_differences). The JVM kernel is an operator in Spark's plan that asks for each
+    key's events in one partition sorted by first window; it walks each key's windows in
+    order, events entering its running states at their first window and leaving after
+    their last, min and max from a heap of the events in the window. Without it, numpy
+    reads Spark's sort of each partition (events_in_order) batch by batch, with the
+    difference plan's pass, extremes from range updates over the window-ids.
+    """
+    operations, columns = jvm_states(states)
+    places = [place for (_, names), place in zip(states, placements, strict=True) for _ in names]
+    request = {"kernel": "EventSweep", "keys": keys, "first": first, "last": last, "horizon": horizon}
     request.update(operations=operations, columns=columns, placements=places)
     windows = jvm_kernel(events, request)
     if windows is not None:

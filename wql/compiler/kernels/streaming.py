@@ -245,6 +245,12 @@ def ended(spark, checkpoint):
     )
 
 
+def committed_trigger(spark, checkpoint):
+    """The last trigger Spark recorded as done on this checkpoint (its commits log), or -1."""
+    names = list_names(spark, checkpoint.rstrip("/") + "/commits")
+    return max((int(name) for name in names if name.isdigit()), default=-1)
+
+
 def logged_triggers(spark, checkpoint):
     """The triggers Spark has planned on this checkpoint (its offsets log), in order."""
     names = list_names(spark, checkpoint.rstrip("/") + "/offsets")
@@ -467,11 +473,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         """The punctuation after the trigger; whether the trigger changes nothing: it admits no tuple and
         moves no punctuation, so it emits nothing, writes no state, and its meta names the state files the
         trigger before it left."""
-        max_seen = _larger(meta["max_seen"], stats["max_seen"])
-        after = before
-        if STREAMING["slack"] is not None and max_seen is not None:
-            after = _larger(after, max_seen - STREAMING["slack"])
-        after = _larger(after, stats["marked"])
+        max_seen, after = next_punctuation(meta, stats, before)
         unchanged = after == before and (
             stats["rows"] == 0
             or (
@@ -507,7 +509,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         admitted = rows if STREAMING["mode"] == "generous" else rows.where(~is_late)
     fresh = prepare(admitted)
     if STREAMING["keeps"] == "cells":
-        fresh = shares(fresh) if STREAMING["shares"] else lift(fresh)
+        fresh = shares(fresh).drop("_t") if STREAMING["shares"] else lift(fresh)
     # Sessions and frames per key (STREAMING["keyed"]): only the keys this trigger's tuples touch are
     # computed again; the others' open windows are the ones the trigger before computed, kept beside.
     keyed = STREAMING["keyed"]
@@ -542,10 +544,10 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     saved = {}
     if not unchanged:
         if cached is not None:
-            computed = windows(same_keys(kept, touched, keyed, "left_semi"))
+            computed = windows_of(same_keys(kept, touched, keyed, "left_semi"))
             computed = computed.unionByName(same_keys(cached, touched, keyed, "left_anti")).persist()
         else:
-            computed = windows(kept).persist() if keyed else windows(kept)
+            computed = windows_of(kept).persist() if keyed else windows_of(kept)
         everything = with_points(computed, offsets, positions)
         # GENEROUS sessions and frames: the state holds no window emitted before, and a late tuple admitted
         # after its key's closing point can make a window that is final at once: every final one goes out.
@@ -557,7 +559,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
             # a kernel's node keeps its input's key attributes, which Spark cannot tell apart in exceptAll.
             earlier = load_state(session, checkpoint, meta, "state") if previous is not None else None
             if earlier is not None:
-                earlier = with_points(windows(earlier), offsets, positions)
+                earlier = with_points(windows_of(earlier), offsets, positions)
                 chosen = chosen.exceptAll(earlier if already is None else earlier.where(~already))
         else:
             closes = F.lit(False) if after is None else is_final(after)
@@ -581,16 +583,7 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
 
     if late is not None and stats["late"] + stats["malformed"]:
         rejected = rows.where(is_late).unionByName(frame.where(malformed), allowMissingColumns=True)
-        reason = F.when(F.col(CORRUPT).isNotNull(), F.lit("malformed")) if CORRUPT in frame.columns else None
-        described = missed(rejected, before).select(
-            *(F.col(f"`{c}`") for c in columns),
-            (F.lit("late") if reason is None else reason.otherwise(F.lit("late"))).alias("wql_reason"),
-            (F.col("_missed") if reason is None else F.when(reason.isNull(), F.col("_missed"))).alias("wql_missed"),
-            F.lit(show_point(None if STREAMING["positions"] else before)).alias("wql_punctuation"),
-            F.lit(batch).alias("wql_trigger"),
-            (F.col(CORRUPT) if CORRUPT in frame.columns else F.lit(None).cast("string")).alias("wql_record"),
-        )
-        publish(described, late, late_format, f"batch-{batch:08d}", "late-write")
+        write_late(rejected, columns, None if STREAMING["positions"] else before, batch, late, late_format)
 
     # A trigger that changes nothing names the files of the trigger before it.
     state = meta["state"] if unchanged else saved.get("state")
@@ -625,19 +618,58 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
     )
     fault("committed", batch)
     if report is not None:
-        report(
-            {
-                "trigger": batch,
-                "rows": stats["rows"],
-                "late": stats["late"],
-                "malformed": stats["malformed"],
-                "nulls": stats["nulls"],
-                "punctuations": stats["punctuations"],
-                "windows": emitted,
-                "punctuation": "rows counted per partition" if STREAMING["positions"] else show_point(after),
-                "state_rows": 0 if state is None else state["rows"],
-            }
-        )
+        shown = "rows counted per partition" if STREAMING["positions"] else show_point(after)
+        report(trigger_report(batch, stats, emitted, shown, 0 if state is None else state["rows"]))
+
+
+def next_punctuation(meta, stats, before):
+    """The largest window attribute seen and the punctuation after a trigger: p = max(p, max_seen − SLACK,
+    the punctuation rows' largest), from the trigger's counts and the meta of the trigger before."""
+    max_seen = _larger(meta["max_seen"], stats["max_seen"])
+    after = before
+    if STREAMING["slack"] is not None and max_seen is not None:
+        after = _larger(after, max_seen - STREAMING["slack"])
+    return max_seen, _larger(after, stats["marked"])
+
+
+def write_late(rejected, columns, before, batch, late, late_format):
+    """A trigger's late and malformed rows to the late-rows output: the row's columns as read, why, the
+    windows a late row missed (the job's `missed` rule), the punctuation the trigger started with, the
+    trigger and a malformed row's line as read."""
+    from pyspark.sql import functions as F
+
+    reason = F.when(F.col(CORRUPT).isNotNull(), F.lit("malformed")) if CORRUPT in rejected.columns else None
+    described = missed(rejected, before).select(
+        *(F.col(f"`{c}`") for c in columns),
+        (F.lit("late") if reason is None else reason.otherwise(F.lit("late"))).alias("wql_reason"),
+        (F.col("_missed") if reason is None else F.when(reason.isNull(), F.col("_missed"))).alias("wql_missed"),
+        F.lit(show_point(before)).alias("wql_punctuation"),
+        F.lit(batch).alias("wql_trigger"),
+        (F.col(CORRUPT) if CORRUPT in rejected.columns else F.lit(None).cast("string")).alias("wql_record"),
+    )
+    publish(described, late, late_format, f"batch-{batch:08d}", "late-write")
+
+
+def trigger_report(batch, stats, emitted, punctuation, state_rows):
+    """What a trigger did, as its status line reads it."""
+    return {
+        "trigger": batch,
+        "rows": stats["rows"],
+        "late": stats["late"],
+        "malformed": stats["malformed"],
+        "nulls": stats["nulls"],
+        "punctuations": stats["punctuations"],
+        "windows": emitted,
+        "punctuation": punctuation,
+        "state_rows": state_rows,
+    }
+
+
+def windows_of(rows):
+    """The job's windows over rows or cells: its windows stage, lowered to aggregates where the plan lowers
+    combined partial states in a stage of its own."""
+    combined = windows(rows)
+    return lower(combined) if STREAMING["lowered"] else combined
 
 
 def state_parts(kept, computed, touched, cached, closings, offsets, positions, after, held_state):
@@ -646,7 +678,7 @@ def state_parts(kept, computed, touched, cached, closings, offsets, positions, a
     ("windows"); for sessions and frames under GENEROUS slack, each key's closing point ("closings")."""
     keyed = STREAMING["keyed"]
     if STREAMING["opened"] and after is not None:
-        retained = from_open_windows(kept, computed if keyed else windows(kept), after, keyed)
+        retained = from_open_windows(kept, computed if keyed else windows_of(kept), after, keyed)
     elif cached is not None:  # a key no tuple touched keeps its rows as they were until one does
         retained = retain(same_keys(kept, touched, keyed, "left_semi"), after)
         retained = retained.unionByName(same_keys(kept, touched, keyed, "left_anti"))
@@ -842,6 +874,13 @@ def drain_stream(spark, checkpoint, emit, report=None):
             f"trigger {logged[-1]} of the stream in {checkpoint} stopped before it finished, so the stream "
             "was not drained: run it again (it finishes that trigger first) with --drain"
         )
+    if record is None and meta.get("store") is not None and committed_trigger(spark, checkpoint) < meta["batch"]:
+        # Its cells are in Spark's state store, whose reader takes only triggers Spark recorded as done.
+        raise TriggerUnfinished(
+            f"trigger {meta['batch']} of the stream in {checkpoint} finished, but Spark had not recorded it "
+            "when the stream stopped, so the stream was not drained: run it again (Spark runs that trigger "
+            "again, writing the same windows) with --drain"
+        )
     if record is None:
         at = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
         record = {"after": meta["batch"], "at": at, "status": "begun"}
@@ -850,8 +889,12 @@ def drain_stream(spark, checkpoint, emit, report=None):
     before = meta["punctuation"]
     emitted = 0
     kept = load_state(spark, checkpoint, meta, "state")
-    if kept is not None and STREAMING["emit"] == "final":  # with EMIT CHANGES, every version is out already
-        everything = windows(kept)
+    if meta.get("store") is not None:  # the open cells are in Spark's state store
+        chosen = drain_stored(spark, checkpoint, meta)
+        if chosen is not None:
+            emitted = emit(chosen, f"drain-{meta['batch']:08d}")
+    elif kept is not None and STREAMING["emit"] == "final":  # with EMIT CHANGES, every version is out already
+        everything = windows_of(kept)
         if STREAMING["positions"]:  # each partition's windows its row count had not closed
             counts = load_state(spark, checkpoint, meta, "positions")
             everything = with_points(everything, counts, counts)
@@ -925,17 +968,38 @@ def start_stream(
         raise stopped
     [(name, stream)] = STREAMS.items()
     source = open_stream(spark, name, stream, paths.get(name), max_files)
-    failure = {}
+    stored = stores_state(spark)
+    meta = newest_meta(spark, checkpoint)
+    if meta["batch"] is not None and stored != bool(meta.get("store")):
+        kept = "Spark's state store" if meta.get("store") else "WQL's own files"
+        setting = "store" if meta.get("store") else "files"
+        raise ValueError(
+            f"the stream in {checkpoint} keeps its state in {kept}: run it with spark.wql.stream.state={setting} "
+            "(and WQL's kernels for the state store), or start a new stream with another --checkpoint"
+        )
+    if stored:
+        return start_stored(spark, name, stream, source, emit, checkpoint, late, late_format, once, report, interval)
 
     def on_batch(frame, batch):
+        run_trigger(spark, frame, batch, checkpoint, emit, late, late_format, report)
+
+    return start_query(source, on_batch, checkpoint, once, interval)
+
+
+def start_query(frame, on_batch, checkpoint, once, interval):
+    """Structured Streaming over frame, each micro-batch through on_batch(micro, trigger); a trigger's own
+    error is kept, so that the query's failure can name its cause (await_stream)."""
+    failure = {}
+
+    def guarded(micro, batch):
         try:
-            run_trigger(spark, frame, batch, checkpoint, emit, late, late_format, report)
-        except BaseException as error:  # kept, so that the query's failure can name its cause (await_stream)
+            on_batch(micro, batch)
+        except BaseException as error:
             failure.setdefault("error", error)
             failure.setdefault("trigger", batch)
             raise
 
-    writer = source.writeStream.foreachBatch(on_batch).option("checkpointLocation", checkpoint)
+    writer = frame.writeStream.foreachBatch(guarded).option("checkpointLocation", checkpoint)
     if once:
         writer = writer.trigger(availableNow=True)
     elif interval:

@@ -369,13 +369,13 @@ class Grid(Kind):
         """The late-rows output's text for a late tuple at `t`: the windows it belongs to and missed (all of
         them, or with GENEROUS those up to `closed`, the last window the punctuation closed)."""
         from wql.compiler.codegen.emit import py
-        from wql.compiler.codegen.grid import first_of
+        from wql.compiler.codegen.grid import first_of, missed_none
 
         last = self.missed_last(ctx)
         ctx.rules(f"first, last = {first_of(ctx, 't')}, {f'F.least({last}, {closed})' if generous else last}")
         # A tuple in a gap between windows (SLIDE > RANGE) belongs to none; GENEROUS placed one whose windows
         # are all open in them, and it missed none.
-        nothing = "none: it joined the open windows it belongs to" if generous else "none: it belongs to no window"
+        nothing = missed_none(generous)
         return f'F.when(first <= last, F.format_string("windows %d to %d", first, last)).otherwise({py(nothing)})'
 
 

@@ -150,13 +150,13 @@ class Landmark(Grid):
 
     def missed(self, ctx: Context, closed: str, generous: bool) -> str:
         from wql.compiler.codegen.emit import py
-        from wql.compiler.codegen.grid import first_of
+        from wql.compiler.codegen.grid import first_of, missed_none
 
         first = f"F.greatest({first_of(ctx, 't')}, F.lit(0))"
         if not generous:
             return f'F.format_string("windows %d and every later one", {first})'
         ctx.rules(f"first, last = {first}, {closed}")
-        nothing = "none: it joined the open windows it belongs to"
+        nothing = missed_none(generous)
         return f'F.when(first <= last, F.format_string("windows %d to %d", first, last)).otherwise({py(nothing)})'
 
 

@@ -37,6 +37,7 @@ class PlanKind(Enum):
     SCAN = "scan"
     SE_SLICES = "se-slices"
     DIFFERENCE = "difference"
+    SWEEP = "sweep"
 
 
 Family = Literal["grid", "tuples", "frames", "intervals"]

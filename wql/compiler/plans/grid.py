@@ -93,3 +93,23 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     if sliced is not None:
         out.append(sliced)
     return out
+
+
+def each_tuple_a_cell(plan: Plan) -> bool:
+    """Whether a stream can take each tuple as a cell of its own (its share of every partial state) and merge
+    cells by adding: every state has a row-level share and merges by sum, min or max (moments merge through
+    a list, too slow for every tuple)."""
+    decomposition = plan.decomposition
+    return decomposition is not None and all(
+        g.operation != "moments" and len(g.contributions) == len(g.columns) for g in decomposition.groups
+    )
+
+
+def in_state_store(query: Query, plan: Plan) -> bool:
+    """Whether a stream of this plan keeps its cells in Spark's state store when the job has WQL's JVM kernels
+    (docs/semantics.md §8.12): panes or slices whose tuples are cells of their own, on a TIMESTAMP or integral
+    attribute (Spark's watermark holds whole milliseconds), without ALIGN FIRST or row numbers."""
+    window, grid = query.window, plan.grid
+    if plan.family != "grid" or grid is None or grid.kind not in ("pane", "slice") or not each_tuple_a_cell(plan):
+        return False
+    return not (window.align_first or window.attr.domain is Domain.FLOAT or window.numbers_rows)

@@ -75,6 +75,8 @@ abstract class KernelRequest implements Serializable {
         return EventSlices.request(request, input);
       case "EventDeltas":
         return EventDeltas.request(request, input);
+      case "EventSweep":
+        return EventSweep.request(request, input);
       default:
         throw new Refused("no kernel named '" + kernel + "'");
     }

@@ -1,0 +1,178 @@
+"""Streams whose state Spark's state store keeps (docs/semantics.md §8.12): the same windows and late rows
+as the engine that keeps its state in the checkpoint's own files, on real Structured Streaming runs.
+
+The files engine is checked against the trigger model (test_streaming.py); here each random stream runs
+through both engines, one file a trigger and then drained, and their outputs must be equal as multisets:
+every window once (EMIT FINAL) or every version once (EMIT CHANGES), and every late or malformed row once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import wql
+from tests.conftest import SPARK
+from tests.test_stream_faults import moment, rows_of
+from wql.runtime.execute import load_job
+
+pytestmark = pytest.mark.spark
+
+DECLARATION = (
+    "CREATE STREAM ev (ts TIMESTAMP, x BIGINT, k STRING, v DOUBLE) FROM '{path}' FORMAT csv "
+    "OPTIONS (header = 'true'){punctuation};\n"
+)
+
+
+def land(folder: Path, name: str, lines: list[str], order: int) -> None:
+    """A csv file as an upstream writer leaves it: whole, with a later mtime than the ones before."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text("ts,x,k,v\n" + "".join(line + "\n" for line in lines))
+    os.utime(path, (1_700_000_000 + 10 * order, 1_700_000_000 + 10 * order))
+
+
+@contextlib.contextmanager
+def engine(spark: Any, name: str) -> Iterator[None]:
+    """Run streams started inside with `spark.wql.stream.state` = name ("store" or "files")."""
+    before = spark.conf.get("spark.wql.stream.state", None)
+    spark.conf.set("spark.wql.stream.state", name)
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset("spark.wql.stream.state")
+        else:
+            spark.conf.set("spark.wql.stream.state", before)
+
+
+def run(spark: Any, job: Any, root: Path, name: str) -> tuple[Counter[tuple[str, ...]], Counter[tuple[str, ...]], dict]:
+    """One stream of the job over root/in with the named engine, one file a trigger, then drained: its
+    windows, its late-rows output and the meta of its last trigger."""
+    out, late, checkpoint = root / name / "out", root / name / "late", root / name / "ck"
+    emit = job.file_sink(str(out), "csv")
+    with engine(spark, name):
+        running = job.start_stream(spark, emit, str(checkpoint), {}, str(late), "csv", True, None, 1)
+        job.await_stream(running)
+        job.drain_stream(spark, str(checkpoint), emit)
+    metas = sorted((checkpoint / "wql").glob("meta-*.json"))
+    return rows_of(out), rows_of(late), json.loads(metas[-1].read_text()) if metas else {}
+
+
+@st.composite
+def streams(draw: st.DrawFn) -> tuple[str, list[list[str]]]:
+    """A grid query the state store takes and its rows in files, in arrival order with some disorder."""
+    ratio = draw(st.integers(1, 4))
+    slide = draw(st.sampled_from([2, 3, 5]))
+    size = slide * ratio + draw(st.sampled_from([0, 0, 1]))  # a slice plan when RANGE is no multiple
+    if size == slide:  # a tumbling window takes the bucket plan, whose state stays in files
+        size += slide
+    attr, unit = draw(st.sampled_from([("ts", " SECONDS"), ("x", "")]))
+    slack = draw(st.sampled_from(["", f"SLACK 0{unit}", f"SLACK 3{unit}", f"SLACK 2{unit} GENEROUS"]))
+    keyed = draw(st.booleans())
+    emit = draw(st.sampled_from(["", "", "EMIT CHANGES"]))
+    punctuation = draw(st.sampled_from(["", "", " PUNCTUATION WHEN (k = 'p')"])) if slack == "" else ""
+    select = "count(*) AS n, sum(v) AS total, min(v) AS lo, max(v) AS hi, avg(v) AS mean"
+    query = (
+        f"SELECT {'k, ' if keyed else ''}{select} FROM ev "
+        f"[RANGE {size}{unit} SLIDE {slide}{unit} WATTR {attr} {slack}] {'GROUP BY k' if keyed else ''} {emit}"
+    )
+    seconds = draw(st.lists(st.integers(0, 40), min_size=1, max_size=30))
+    seconds.sort()
+    for _ in range(draw(st.integers(0, 4))):  # a few rows out of place: some are late
+        i, j = draw(st.integers(0, len(seconds) - 1)), draw(st.integers(0, len(seconds) - 1))
+        seconds[i], seconds[j] = seconds[j], seconds[i]
+    lines = [
+        f"{moment(s)},{s},{draw(st.sampled_from('ab'))},{draw(st.sampled_from(['', '1', '2.5', '-4']))}"
+        for s in seconds
+    ]
+    if punctuation:  # a punctuation row moves time by itself; without one the stream is ordered
+        at = draw(st.integers(0, len(lines)))
+        lines.insert(at, f"{moment(45)},45,p,")
+    if draw(st.booleans()):
+        lines.insert(draw(st.integers(0, len(lines))), "not a time,x,a,1")
+    cuts = sorted(draw(st.lists(st.integers(1, max(1, len(lines) - 1)), max_size=3, unique=True)))
+    files = [lines[a:b] for a, b in zip([0, *cuts], [*cuts, len(lines)], strict=True) if lines[a:b]]
+    return DECLARATION.replace("{punctuation}", punctuation) + query, files
+
+
+@SPARK
+@given(case=streams())
+def test_the_state_store_engine_emits_what_the_files_engine_emits(
+    spark: Any, tmp_path_factory: pytest.TempPathFactory, case: tuple[str, list[list[str]]]
+) -> None:
+    text, files = case
+    root = tmp_path_factory.mktemp("stream")
+    for order, lines in enumerate(files):
+        land(root / "in", f"part-{order}.csv", lines, order)
+    job = load_job(wql.compile(text.format(path=root / "in"), stream=True).stream_code)
+    store_windows, store_late, store_meta = run(spark, job, root, "store")
+    files_windows, files_late, files_meta = run(spark, job, root, "files")
+    assert "store" in store_meta and "store" not in files_meta, text
+    assert store_windows == files_windows, text
+    assert store_late == files_late, text
+
+
+def test_a_checkpoint_refuses_the_other_engine_in_one_line(spark: Any, tmp_path: Path) -> None:
+    """Neither engine can read the other's state: a run with the other says which to use."""
+    text = DECLARATION.replace("{punctuation}", "") + (
+        "SELECT count(*) AS n FROM ev [RANGE 10 SECONDS SLIDE 5 SECONDS WATTR ts SLACK 2 SECONDS]"
+    )
+    land(tmp_path / "in", "part-0.csv", [f"{moment(s)},{s},a,1" for s in range(10)], 0)
+    job = load_job(wql.compile(text.format(path=tmp_path / "in"), stream=True).stream_code)
+    emit = job.file_sink(str(tmp_path / "out"), "csv")
+    checkpoint = str(tmp_path / "ck")
+    with engine(spark, "store"):
+        job.await_stream(job.start_stream(spark, emit, checkpoint, {}, None, "csv", True, None, 1))
+    with (
+        engine(spark, "files"),
+        pytest.raises(
+            ValueError, match=r"keeps its state in Spark's state store: run it with spark.wql.stream.state=store"
+        ),
+    ):
+        job.start_stream(spark, emit, checkpoint, {}, None, "csv", True, None, 1)
+
+
+def test_a_value_beyond_what_the_watermark_carries_names_the_setting(spark: Any, tmp_path: Path) -> None:
+    text = DECLARATION.replace("{punctuation}", "") + (
+        "SELECT count(*) AS n FROM ev [RANGE 10 SLIDE 5 WATTR x SLACK 2]"
+    )
+    land(tmp_path / "in", "part-0.csv", [f"{moment(1)},{1 << 55},a,1"], 0)
+    job = load_job(wql.compile(text.format(path=tmp_path / "in"), stream=True).stream_code)
+    emit = job.file_sink(str(tmp_path / "out"), "csv")
+    with (
+        engine(spark, "store"),
+        pytest.raises(
+            job.TriggerFailed, match=r"beyond what Spark's watermark carries .* spark.wql.stream.state=files"
+        ),
+    ):
+        job.await_stream(job.start_stream(spark, emit, str(tmp_path / "ck"), {}, None, "csv", True, None, 1))
+
+
+def test_a_tuple_at_the_punctuation_is_on_time_and_one_below_it_is_late(
+    spark: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The edge of lateness (§8.3) as StreamCells applies it: after the first file the punctuation is 9 s
+    (SLACK 0); then a tuple at 9 s joins its windows and one at 8 s is late, in both engines alike."""
+    text = DECLARATION.replace("{punctuation}", "") + (
+        "SELECT k, count(*) AS n FROM ev [RANGE 4 SECONDS SLIDE 2 SECONDS WATTR ts SLACK 0 SECONDS] GROUP BY k"
+    )
+    root = tmp_path_factory.mktemp("edge")
+    land(root / "in", "part-0.csv", [f"{moment(s)},{s},a,1" for s in range(10)], 0)
+    land(root / "in", "part-1.csv", [f"{moment(9)},9,a,1", f"{moment(8)},8,a,1", f"{moment(12)},12,a,1"], 1)
+    job = load_job(wql.compile(text.format(path=root / "in"), stream=True).stream_code)
+    store_windows, store_late, _ = run(spark, job, root, "store")
+    files_windows, files_late, _ = run(spark, job, root, "files")
+    assert store_windows == files_windows
+    assert store_late == files_late and [row[1] for row in store_late] == ["8"], store_late
+    counts = {row[0]: row[-1] for row in store_windows.elements()}
+    assert sorted(counts.values()).count("3") >= 1, store_windows  # the window holding 8 s, 9 s and 9 s

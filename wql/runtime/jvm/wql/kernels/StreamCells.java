@@ -1,0 +1,478 @@
+package wql.kernels;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.Serializable;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
+import org.apache.spark.api.java.function.MapFunction;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Encoders;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.streaming.GroupState;
+import org.apache.spark.sql.streaming.GroupStateTimeout;
+import org.apache.spark.sql.streaming.OutputMode;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * A stream's grid windows kept in Spark's state store: each key's open cells (panes or slices of
+ * partial states) in one state of its own, the windows each trigger closes emitted from them.
+ *
+ * <p>The streaming counterpart of {@link SlidingCombine}: window w is the {@code size} cells that end
+ * at cell (w + 1) · step − 1 and is final once the punctuation reaches its end, origin + (w + 1) ·
+ * slide. Spark's {@code flatMapGroupsWithState} calls {@link #call} for each key a trigger brings
+ * rows for, and again, with none, once the watermark passes the key's timeout (the end of its next
+ * window), so a trigger's cost follows the keys it touches and the windows it closes, not the state
+ * every other key keeps; the state store keeps the states between triggers and writes only the ones
+ * that changed.
+ *
+ * <p>Spark's watermark carries WQL's punctuation exactly, on the window attribute's base units: the
+ * job gives each row the event time {@code t + shift + hidden} (in milliseconds; see the job's
+ * {@code start_stored} in store.py) with a delay of {@code slack + hidden}, so the watermark is {@code max(t)
+ * − slack + shift} and Spark's own dropping of rows below it never applies ({@code hidden} puts every
+ * row far above it): a row is late here, against the punctuation its trigger starts with, and joins
+ * its cell under GENEROUS slack, none under CONSISTENT (the job writes the late-rows output from the
+ * trigger's rows as read). A window's result is the combined states of its cells; the job's own
+ * stages turn them into aggregates.
+ *
+ * <p>Input rows: {@code _kind} (0 a tuple; anything else, a punctuation row, only moves the watermark),
+ * the keys, {@code _t}, the cell column and the states' columns. Output rows: {@code _kind} ("window"),
+ * the keys, the cell column (the window's id) and the states.
+ */
+public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Row, byte[], Row> {
+  private static final long serialVersionUID = 1L;
+  static final String KIND = "_kind";
+  static final String TIME = "_t";
+
+  private final Spec spec;
+
+  private StreamCells(Spec spec) {
+    this.spec = spec;
+  }
+
+  /** What the request says, checked against the input's schema. */
+  static final class Spec implements Serializable {
+    private static final long serialVersionUID = 1L;
+    StructType input;
+    StructType output;
+    StructType keySchema;
+    int[] keyFields;
+    int kindField;
+    int timeField;
+    int cellField;
+    States states;
+    int[] longOut; // where each state slot goes in the output row
+    int[] doubleOut;
+    long size;
+    long step;
+    long origin;
+    long slide;
+    long shift; // the watermark (ms) minus the punctuation (base units)
+    boolean changes; // EMIT CHANGES: each trigger, the open windows its rows changed
+    boolean generous; // a late tuple still joins the windows not yet final
+  }
+
+  /**
+   * The keyed stream over `input` that the request `json` describes; refused (null) when a state has
+   * a type only the job's other engine handles.
+   */
+  public static Dataset<Row> apply(Dataset<Row> input, String json) {
+    Spec spec;
+    try {
+      spec = spec(new com.fasterxml.jackson.databind.ObjectMapper().readTree(json), input.schema());
+    } catch (java.io.IOException | KernelRequest.Refused e) {
+      return null;
+    }
+    return grouped(input, spec)
+        .flatMapGroupsWithState(
+            new StreamCells(spec),
+            OutputMode.Append(),
+            Encoders.BINARY(),
+            Encoders.row(spec.output),
+            GroupStateTimeout.EventTimeTimeout());
+  }
+
+  /** The rows by key (the key columns as a row; the whole stream as one key without keys). */
+  static org.apache.spark.sql.KeyValueGroupedDataset<Row, Row> grouped(Dataset<Row> input, Spec spec) {
+    int[] fields = spec.keyFields;
+    MapFunction<Row, Row> key =
+        row -> {
+          if (fields.length == 0) {
+            return RowFactory.create(0); // the whole stream is one key
+          }
+          Object[] values = new Object[fields.length];
+          for (int i = 0; i < fields.length; i++) {
+            values[i] = row.get(fields[i]);
+          }
+          return RowFactory.create(values);
+        };
+    return input.groupByKey(key, Encoders.row(spec.keySchema));
+  }
+
+  static Spec spec(JsonNode request, StructType input) {
+    Spec spec = new Spec();
+    spec.input = input;
+    List<String> names = List.of(input.fieldNames());
+    List<String> keys = KernelRequest.strings(request.path("keys"));
+    String cell = request.path("cell").asText();
+    for (String needed : List.of(KIND, TIME, cell)) {
+      if (!names.contains(needed)) {
+        throw new KernelRequest.Refused("the input has no column " + needed);
+      }
+    }
+    if (!names.containsAll(keys)) {
+      throw new KernelRequest.Refused("a key column is missing");
+    }
+    States states = States.of(input, KernelRequest.strings(request.path("operations")), KernelRequest.strings(request.path("columns")));
+    if (states == null || states.hasAbsentColumn()) {
+      throw new KernelRequest.Refused("a state column has a type only the job's other engine handles");
+    }
+    spec.states = states;
+    spec.keyFields = keys.stream().mapToInt(input::fieldIndex).toArray();
+    StructType keySchema = new StructType();
+    for (int field : spec.keyFields) {
+      keySchema = keySchema.add(input.fields()[field]);
+    }
+    spec.keySchema = spec.keyFields.length == 0 ? keySchema.add("_whole", DataTypes.IntegerType, false) : keySchema;
+    spec.kindField = input.fieldIndex(KIND);
+    spec.timeField = input.fieldIndex(TIME);
+    spec.cellField = input.fieldIndex(cell);
+    spec.size = request.path("size").asLong();
+    spec.step = request.path("step").asLong();
+    spec.origin = request.path("origin").asLong();
+    spec.slide = request.path("slide").asLong();
+    spec.shift = request.path("shift").asLong();
+    spec.changes = "changes".equals(request.path("emit").asText());
+    spec.generous = request.path("generous").asBoolean(false);
+    if (spec.size <= 0 || spec.step <= 0 || spec.slide <= 0) {
+      throw new KernelRequest.Refused("size, step and slide must be positive");
+    }
+    StructType output = new StructType().add(KIND, DataTypes.StringType, false);
+    for (int field : spec.keyFields) {
+      output = output.add(input.fields()[field]);
+    }
+    output = output.add(cell, DataTypes.LongType, true);
+    int n = states.longs() + states.doubles();
+    spec.longOut = new int[states.longs()];
+    spec.doubleOut = new int[states.doubles()];
+    int at = output.size();
+    for (int s = 0; s < states.longs(); s++) {
+      StructField field = input.fields()[states.longField[s]];
+      output = output.add(field.name(), field.dataType(), true);
+      spec.longOut[s] = at++;
+    }
+    for (int s = 0; s < states.doubles(); s++) {
+      StructField field = input.fields()[states.doubleField[s]];
+      output = output.add(field.name(), field.dataType(), true);
+      spec.doubleOut[s] = at++;
+    }
+    assert at == output.size() && n == states.longs() + states.doubles();
+    spec.output = output;
+    return spec;
+  }
+
+  /** A key's open cells, by index, and the last window emitted (or final before the key had one). */
+  static final class Cells {
+    long done = Long.MIN_VALUE;
+    final TreeMap<Long, long[]> longs = new TreeMap<>();
+    final TreeMap<Long, double[]> doubles = new TreeMap<>();
+
+    boolean isEmpty() {
+      return longs.isEmpty();
+    }
+  }
+
+  @Override
+  public Iterator<Row> call(Row key, Iterator<Row> rows, GroupState<byte[]> state) {
+    Spec s = spec;
+    Cells cells = state.exists() ? decode(state.get()) : new Cells();
+    long watermark = state.getCurrentWatermarkMs();
+    // Spark's watermark starts at 0: no punctuation yet, nothing late, nothing final.
+    long point = watermark <= 0 ? Long.MIN_VALUE : watermark - s.shift;
+    List<Row> out = new ArrayList<>();
+    TreeMap<Long, Boolean> touched = s.changes ? new TreeMap<>() : null;
+    long[] rowLongs = new long[s.states.longs()];
+    double[] rowDoubles = new double[s.states.doubles()];
+    long lastCell = 0;
+    long[] lastLongs = null;
+    double[] lastDoubles = null;
+    while (rows.hasNext()) {
+      Row row = rows.next();
+      if (row.getInt(s.kindField) != 0) { // a punctuation row: it moved the watermark, and is no tuple
+        continue;
+      }
+      long t = row.getLong(s.timeField);
+      if (point != Long.MIN_VALUE && t < point && !s.generous) {
+        continue; // late under CONSISTENT slack: in no window
+      }
+      long cell = row.getLong(s.cellField);
+      read(row, rowLongs, rowDoubles);
+      if (cell != lastCell || lastLongs == null) { // rows mostly come in time order: runs share a cell
+        lastLongs = cells.longs.get(cell);
+        if (lastLongs == null) {
+          lastLongs = rowLongs.clone();
+          lastDoubles = rowDoubles.clone();
+          cells.longs.put(cell, lastLongs);
+          cells.doubles.put(cell, lastDoubles);
+          lastCell = cell;
+          if (touched != null) {
+            touched.put(cell, Boolean.TRUE);
+          }
+          continue;
+        }
+        lastDoubles = cells.doubles.get(cell);
+        lastCell = cell;
+        if (touched != null) {
+          touched.put(cell, Boolean.TRUE);
+        }
+      }
+      s.states.merge(lastLongs, lastDoubles, 0, rowLongs, rowDoubles, 0, lastLongs, lastDoubles, 0);
+    }
+    long lastFinal = point == Long.MIN_VALUE ? Long.MIN_VALUE : lastFinal(point);
+    if (s.changes) {
+      changed(key, cells, touched, lastFinal, out);
+    } else {
+      closed(key, cells, lastFinal, out);
+    }
+    if (lastFinal != Long.MIN_VALUE) {
+      cells.done = Math.max(cells.done, lastFinal);
+      // The cells no window after the last final one holds.
+      long keep = Math.addExact(Math.multiplyExact(cells.done + 2, s.step), -s.size);
+      cells.longs.headMap(keep, false).clear();
+      cells.doubles.headMap(keep, false).clear();
+    }
+    if (cells.isEmpty()) {
+      state.remove();
+    } else {
+      state.update(encode(cells));
+      // Called again, with no rows, once the watermark passes the end of the next window to close.
+      long next = Math.max(cells.done + 1, firstWindow(cells.longs.firstKey()));
+      state.setTimeoutTimestamp(end(next) + s.shift - 1);
+    }
+    return out.iterator();
+  }
+
+  /** The last window final at punctuation p: the greatest w with origin + (w + 1) · slide ≤ p. */
+  long lastFinal(long p) {
+    return Math.floorDiv(p - spec.origin, spec.slide) - 1;
+  }
+
+  long end(long w) {
+    return spec.origin + (w + 1) * spec.slide;
+  }
+
+  /** The first cell of window w. */
+  long firstCell(long w) {
+    return (w + 1) * spec.step - spec.size;
+  }
+
+  /** The first window holding cell c: the least w with (w + 1) · step − 1 ≥ c. */
+  long firstWindow(long c) {
+    return Math.floorDiv(c + 1 + spec.step - 1, spec.step) - 1;
+  }
+
+  /** The last window holding cell c: the greatest w with (w + 1) · step − size ≤ c. */
+  long lastWindow(long c) {
+    return Math.floorDiv(c + spec.size, spec.step) - 1;
+  }
+
+  /**
+   * EMIT FINAL: each window final at the punctuation and not emitted before, with its cells. The
+   * windows slide over the cells in order through a {@link StateQueue}, so each window costs a
+   * constant number of merges however many cells it spans (as in the batch plan's combine).
+   */
+  void closed(Row key, Cells cells, long lastFinal, List<Row> out) {
+    if (cells.isEmpty() || lastFinal == Long.MIN_VALUE) {
+      return;
+    }
+    long from = Math.max(cells.done == Long.MIN_VALUE ? Long.MIN_VALUE : cells.done + 1, firstWindow(cells.longs.firstKey()));
+    long to = Math.min(lastFinal, lastWindow(cells.longs.lastKey()));
+    if (from > to) {
+      return;
+    }
+    States states = spec.states;
+    StateQueue queue = new StateQueue(states, null);
+    long[] l = new long[states.longs()];
+    double[] d = new double[states.doubles()];
+    long start = firstCell(from);
+    Iterator<Map.Entry<Long, long[]>> longs = cells.longs.tailMap(start, true).entrySet().iterator();
+    Iterator<double[]> doubles = cells.doubles.tailMap(start, true).values().iterator();
+    Map.Entry<Long, long[]> pending = longs.hasNext() ? longs.next() : null;
+    long w = from;
+    while (w <= to) {
+      long end = (w + 1) * spec.step - 1;
+      while (pending != null && pending.getKey() <= end) {
+        queue.push(pending.getKey(), pending.getValue(), doubles.next());
+        pending = longs.hasNext() ? longs.next() : null;
+      }
+      queue.dropUpTo(end - spec.size);
+      if (queue.count == 0) { // skip the windows with no cell
+        if (pending == null) {
+          break;
+        }
+        w = Math.max(w + 1, firstWindow(pending.getKey()));
+        continue;
+      }
+      queue.total(l, d);
+      emit(key, w, l, d, out);
+      w++;
+    }
+  }
+
+  /** EMIT CHANGES: each open window holding a cell this trigger's rows changed, as it is now. */
+  void changed(Row key, Cells cells, TreeMap<Long, Boolean> touched, long lastFinal, List<Row> out) {
+    long previous = Long.MIN_VALUE;
+    for (long cell : touched.keySet()) {
+      long from = Math.max(firstWindow(cell), previous + 1);
+      if (lastFinal != Long.MIN_VALUE) {
+        from = Math.max(from, lastFinal + 1);
+      }
+      for (long w = from; w <= lastWindow(cell); w++) {
+        window(key, cells, w, out);
+        previous = w;
+      }
+    }
+  }
+
+  /** Window w's combined states, when it holds a row. */
+  void window(Row key, Cells cells, long w, List<Row> out) {
+    States states = spec.states;
+    long[] l = new long[states.longs()];
+    double[] d = new double[states.doubles()];
+    states.identity(l, d, 0);
+    long first = firstCell(w);
+    long last = (w + 1) * spec.step - 1;
+    boolean any = false;
+    for (Map.Entry<Long, long[]> entry : cells.longs.subMap(first, true, last, true).entrySet()) {
+      states.merge(l, d, 0, entry.getValue(), cells.doubles.get(entry.getKey()), 0, l, d, 0);
+      any = true;
+    }
+    if (any) {
+      emit(key, w, l, d, out);
+    }
+  }
+
+  /** Window w's row from its combined states, when it holds a row (its count is positive). */
+  void emit(Row key, long w, long[] l, double[] d, List<Row> out) {
+    if (l[spec.states.firstSlot] <= 0) {
+      return; // only windows that hold a row
+    }
+    Object[] values = new Object[spec.output.size()];
+    values[0] = "window";
+    for (int i = 0; i < spec.keyFields.length; i++) {
+      values[1 + i] = key.get(i);
+    }
+    values[1 + spec.keyFields.length] = w;
+    for (int s = 0; s < l.length; s++) {
+      values[spec.longOut[s]] = boxed(spec.output.fields()[spec.longOut[s]].dataType(), l[s]);
+    }
+    for (int s = 0; s < d.length; s++) {
+      DataType type = spec.output.fields()[spec.doubleOut[s]].dataType();
+      values[spec.doubleOut[s]] = type.equals(DataTypes.FloatType) ? (Object) (float) d[s] : (Object) d[s];
+    }
+    out.add(RowFactory.create(values));
+  }
+
+  /** One row's states (its share of each partial state): NULL is the identity. */
+  void read(Row row, long[] l, double[] d) {
+    States states = spec.states;
+    for (int s = 0; s < l.length; s++) {
+      int field = states.longField[s];
+      l[s] = row.isNullAt(field) ? states.longIdentityAt(s) : ((Number) row.get(field)).longValue();
+    }
+    for (int s = 0; s < d.length; s++) {
+      int field = states.doubleField[s];
+      d[s] = row.isNullAt(field) ? states.doubleIdentityAt(s) : ((Number) row.get(field)).doubleValue();
+    }
+  }
+
+  static Object boxed(DataType type, long value) {
+    if (type.equals(DataTypes.IntegerType)) {
+      return (int) value;
+    }
+    if (type.equals(DataTypes.ShortType)) {
+      return (short) value;
+    }
+    if (type.equals(DataTypes.ByteType)) {
+      return (byte) value;
+    }
+    return value;
+  }
+
+  byte[] encode(Cells cells) {
+    int nl = spec.states.longs();
+    int nd = spec.states.doubles();
+    ByteBuffer buffer = ByteBuffer.allocate(12 + cells.longs.size() * (8 + 8 * nl + 8 * nd));
+    buffer.putLong(cells.done);
+    buffer.putInt(cells.longs.size());
+    for (Map.Entry<Long, long[]> entry : cells.longs.entrySet()) {
+      buffer.putLong(entry.getKey());
+      for (long value : entry.getValue()) {
+        buffer.putLong(value);
+      }
+      for (double value : cells.doubles.get(entry.getKey())) {
+        buffer.putDouble(value);
+      }
+    }
+    return buffer.array();
+  }
+
+  Cells decode(byte[] bytes) {
+    int nl = spec.states.longs();
+    int nd = spec.states.doubles();
+    ByteBuffer buffer = ByteBuffer.wrap(bytes);
+    Cells cells = new Cells();
+    cells.done = buffer.getLong();
+    int n = buffer.getInt();
+    for (int i = 0; i < n; i++) {
+      long cell = buffer.getLong();
+      long[] l = new long[nl];
+      double[] d = new double[nd];
+      for (int s = 0; s < nl; s++) {
+        l[s] = buffer.getLong();
+      }
+      for (int s = 0; s < nd; s++) {
+        d[s] = buffer.getDouble();
+      }
+      cells.longs.put(cell, l);
+      cells.doubles.put(cell, d);
+    }
+    return cells;
+  }
+
+  /**
+   * The drain: every window of the state's keys after the last one emitted, from the states the
+   * state store holds: rows of the key (a struct) and the state (binary), as the job selects them from
+   * Spark's state data source. `input` is the schema of the rows the stream gave {@link #call}. EMIT
+   * CHANGES drains nothing: every version is out already.
+   */
+  public static Dataset<Row> drain(Dataset<Row> stored, String json, String input) {
+    Spec spec;
+    try {
+      spec = spec(new com.fasterxml.jackson.databind.ObjectMapper().readTree(json), (StructType) DataType.fromJson(input));
+    } catch (java.io.IOException | KernelRequest.Refused e) {
+      return null;
+    }
+    StreamCells cells = new StreamCells(spec);
+    org.apache.spark.api.java.function.FlatMapFunction<Row, Row> open =
+        row -> {
+          List<Row> out = new ArrayList<>();
+          if (spec.changes) {
+            return out.iterator();
+          }
+          Row key = row.getStruct(0);
+          Cells kept = cells.decode((byte[]) row.get(1));
+          cells.closed(key, kept, Long.MAX_VALUE / 4, out);
+          return out.iterator();
+        };
+    return stored.flatMap(open, Encoders.row(spec.output));
+  }
+}

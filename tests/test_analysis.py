@@ -1522,3 +1522,34 @@ def test_check_collects_one_error_per_broken_statement() -> None:
     ]
     assert [s.number for s in program.queries] == [2]
     assert [s.error is None for s in program.statements] == [False, True, False, False]
+
+
+def test_a_fault_inside_type_inference_is_raised_not_taken_for_an_unknown_type(monkeypatch: pytest.MonkeyPatch) -> None:
+    """sqlglot not knowing a type is an unknown type (None); anything else failing there is WQL's fault and must
+    surface, not silently refuse the plans that needed the type."""
+    import sqlglot.optimizer.annotate_types
+
+    from wql.compiler.analysis import expression_type
+    from wql.compiler.schema import Column, Stream
+
+    stream = Stream("s", (Column("k", "INT"), Column("v", "DOUBLE")))
+    assert expression_type(stream, "v + 1") == "DOUBLE"
+    assert expression_type(stream, "pmod(k, 3)") is None  # a function whose type sqlglot does not infer
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("a fault in type inference")
+
+    monkeypatch.setattr(sqlglot.optimizer.annotate_types, "annotate_types", broken)
+    with pytest.raises(RuntimeError, match="a fault in type inference"):
+        expression_type(stream, "v + 1")
+
+
+def test_a_plan_refused_for_an_untyped_argument_says_so_and_how_to_cast() -> None:
+    compiled = wql.compile(
+        "CREATE STREAM s (k INT, v DOUBLE, ts TIMESTAMP) FROM '/tmp/s' FORMAT parquet;\n"
+        "SELECT k, sum(pmod(k, 3)) AS total FROM s [RANGE 10 MINUTES SLIDE 1 MINUTE WATTR ts] GROUP BY k"
+    )
+    notes = {choice.name: choice.note for choice in compiled.explain().plans}
+    assert compiled.plan == "bucket"
+    assert "cannot infer the type of SUM(PMOD(k, 3))'s argument" in notes["pane"]
+    assert "CAST(x AS DOUBLE)" in notes["pane"]

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import wql
-from wql.runtime.kafka import kafka_windows
+from wql.compiler.kinds.kafka import kafka_windows
 from wql.runtime.reference import evaluate_query
 
 # key -> (time difference, records as (record name, time) in arrival order, {window start: record names})

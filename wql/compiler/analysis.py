@@ -120,7 +120,12 @@ def quote(name: str) -> str:
 
 
 def expression_type(stream: Stream, sql: str) -> str | None:
-    """The Spark type of an expression over the stream's columns, as sqlglot infers it (None if unknown)."""
+    """The Spark type of an expression over the stream's columns, as sqlglot infers it; None where sqlglot
+    cannot say (a function it does not know), which each caller states: a positioned error where the type
+    is required (FRAME DELTA's number), a plan refused with the reason where a plan needs it (partial
+    states), no check where one was only a courtesy (FRAME THRESHOLD's BOOLEAN). Any other failure is a
+    fault of WQL's and is raised, never taken for an unknown type (it would silently refuse a plan)."""
+    from sqlglot.errors import SqlglotError
     from sqlglot.optimizer.annotate_types import annotate_types
     from sqlglot.optimizer.qualify import qualify
 
@@ -130,7 +135,7 @@ def expression_type(stream: Stream, sql: str) -> str | None:
     select = exp.select(parse_sql_expression(sql)).from_(exp.to_table("s"))
     try:
         annotated = annotate_types(qualify(select, schema=schema, dialect="spark"), schema=schema, dialect="spark")
-    except Exception:  # sqlglot cannot type it: treat the type as unknown
+    except SqlglotError:  # sqlglot cannot type it: the type is unknown
         return None
     data_type = annotated.selects[0].type
     if data_type is None or data_type.this == exp.DataType.Type.UNKNOWN:

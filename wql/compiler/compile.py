@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wql.compiler.analysis import Query
-from wql.compiler.codegen import generate_job
+from wql.compiler.codegen.job import generate_job
 from wql.compiler.explain import Explanation, PlanChoice, explain_query
 from wql.compiler.optimizer import Statistics, choose
 from wql.compiler.plans import Plan

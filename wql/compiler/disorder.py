@@ -31,10 +31,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wql.compiler.analysis import Query
+from wql.compiler.kinds import kind_of
 from wql.compiler.plans import Plan
 from wql.compiler.plans.grid import in_state_store
 from wql.compiler.units import Number, quantity_text
-from wql.compiler.windows import WindowKind
 from wql.grammar.errors import WQLNotSupportedError
 
 
@@ -66,92 +66,19 @@ def stream_facts(query: Query, plan: Plan | None) -> dict[str, object]:
 
 
 def cut_from_windows(query: Query) -> bool:
-    """Whether a stream's kept tuples follow from the windows a trigger computes: each key's tuples from its
-    first open window's wid on. True for plain sessions (no MAX, no WHERE inside the window, no GROUP BY,
-    not GENEROUS), where equal values are never split between sessions and every tuple is in one; frames
-    split ties by arrival and leave tuples out, and GENEROUS slack keeps more (§8.5), so they walk their
-    tuples again."""
-    window = query.window
-    frame = window.frame
-    return (
-        window.kind is WindowKind.SESSION
-        and frame is not None
-        and frame.longest is None
-        and (query.where is None or frame.kafka)
-        and not any(k.origin == "group" for k in query.keys)
-        and not (window.slack is not None and window.slack.mode == "generous")
-    )
+    """Whether a stream's kept tuples follow from the windows a trigger computes (the window's kind says)."""
+    return kind_of(query.window).cuts_from_windows(query)
 
 
 def state_text(query: Query, plan: Plan) -> str:
     """What the plan keeps between triggers, and what bounds it: the open windows, never the stream."""
-    kept = _kept_text(query, plan)
+    kept = kind_of(query.window).kept_text(query, plan)
+    if in_state_store(query, plan):
+        kept += "; in Spark's state store where the job has WQL's JVM kernels, else in the checkpoint's files"
     if query.window.align_first:
         scope = "each partition's" if query.window.partition_by else "the stream's"
         kept += f"; and {scope} first arrival (ALIGN FIRST), where its grid starts"
     return kept
-
-
-def _kept_text(query: Query, plan: Plan) -> str:
-    window = query.window
-    per = "per key" if query.keys or window.partition_by else "in all"
-    reach = "(RANGE + SLACK)" if window.slack is not None else "RANGE"
-    grid = plan.grid
-    if plan.family == "intervals":
-        if window.is_snapshot:
-            return (
-                "rows: per partition, every open-ended event and those that end at or after x0, the partition's "
-                "largest start or end at or before the punctuation: they hold every snapshot not yet final"
-            )
-        if window.kind is WindowKind.LANDMARK:
-            return "rows: every event (a landmark window holds every event since the stream began)"
-        if window.snap:
-            return (
-                "rows: per key, the events in or after the last window of its last final run (all of a key with "
-                "none), every open-ended event, and those with the data's largest start or end"
-            )
-        return (
-            "rows: the events that end at or after the first open window's start (those alive in the last "
-            f"{reach} before the punctuation, however long), and every open-ended event"
-        )
-    if grid is not None and grid.kind == "landmark":
-        return f"cells: {per}, one running state for the final windows and the cells after them"
-    if grid is not None and grid.kind == "cumulate":
-        return f"cells of one SLIDE: {per}, those of the periods that still have an open window"
-    if grid is not None:
-        kept = f"cells of the open windows: {per}, at most about {reach} / cell width + 1, however many rows"
-        if in_state_store(query, plan):
-            kept += "; in Spark's state store where the job has WQL's JVM kernels, else in the checkpoint's files"
-        return kept
-    if window.is_data_driven and window.slack is not None and window.slack.mode == "generous":
-        what = "session" if window.kind is WindowKind.SESSION else "frame"
-        return (
-            f"rows: per key, every tuple after its last final {what} (GENEROUS places an admitted late tuple "
-            f"among them; with a threshold or delta frame that includes the tuples in no frame), from which the "
-            f"windows stage finds the open {what}s again; and each key's closing point, from its last final {what}"
-        )
-    if window.is_data_driven:
-        what = "session" if window.kind is WindowKind.SESSION else "frame"
-        kept = (
-            f"rows: per key, the tuples from its first {what} not final yet on, from which the windows stage "
-            f"finds the open {what}s again with the next trigger's tuples"
-        )
-        if window.partition_by and cut_from_windows(query):
-            kept += (
-                f"; and each key's open {what}s, so that a trigger computes again only the keys its tuples touch; "
-                "every key's tuples are cut at its first open session, read off those windows"
-            )
-        elif window.partition_by:
-            kept += (
-                f"; and each key's open {what}s, so that a trigger computes again only the keys its tuples touch "
-                "(a key none touches keeps its tuples as they were until one does)"
-            )
-        return kept
-    if window.kind is WindowKind.LANDMARK:
-        return "rows: every tuple (a landmark window's aggregate without partial states needs them all)"
-    if window.attr.is_row_num:
-        return f"rows: {per}, the last RANGE rows (and the positions that keep SLIDE's multiples)"
-    return f"rows: the tuples the open windows can still hold, within {reach} of the newest"
 
 
 def disorder(query: Query) -> Disorder:
@@ -179,16 +106,11 @@ def disorder(query: Query) -> Disorder:
         punctuation = f"max {name} seen, after each trigger: without SLACK the stream is taken as in order (slack 0)"
         slack = 0
     mode = window.slack.mode if window.slack is not None else "consistent"
+    kind = kind_of(window)
     if attr.is_row_num:
         late = "never: row numbers are given in arrival order"
-    elif mode == "generous" and window.is_data_driven:
-        what = "session" if window.kind is WindowKind.SESSION else "frame"
-        late = (
-            f"a tuple whose {name} is below the punctuation at the start of its trigger (GENEROUS): after the "
-            f"point its key's last final {what} closes the key's history up to, it is placed as if on time (it "
-            f"can merge, split or start {what}s); at or before it, it is in no window; either way it is counted "
-            "and written to the late-rows output"
-        )
+    elif (own := kind.late_text(query, name)) is not None:
+        late = own
     elif mode == "generous":
         late = (
             f"a tuple whose {name} is below the punctuation at the start of its trigger (GENEROUS): it still joins "
@@ -199,46 +121,12 @@ def disorder(query: Query) -> Disorder:
             f"a tuple whose {name} is below the punctuation at the start of its trigger (CONSISTENT): it is in no "
             "window; it is counted and written to the late-rows output"
         )
-    final = _final(query)
+    final = kind.final_text(window)
     if query.emit == "changes":
         emit = "EMIT CHANGES: each trigger emits the open windows whose result changed; the last version is final"
     else:
         emit = "EMIT FINAL: each window once, in the trigger that makes it final (draining emits the rest)"
     return Disorder(emit=emit, final=final, punctuation=punctuation, late=late, slack=slack)
-
-
-def _final(query: Query) -> str:
-    window = query.window
-    frame = window.frame
-    if window.kind is WindowKind.SESSION:
-        assert frame is not None
-        cut = ", or reaches its first value + MAX" if frame.longest is not None else ""
-        return f"a session once the punctuation is past its last value + GAP{cut}"
-    closer = {
-        WindowKind.THRESHOLD: "the tuple after it (its predicate false or NULL)",
-        WindowKind.DELTA: "the tuple after it (the next frame's first, or a NULL x)",
-        WindowKind.AGGREGATE: "its last tuple (where the condition held)",
-    }.get(window.kind)
-    if closer is not None:
-        return f"a frame once the punctuation is past the tuple that closed it: {closer}"
-    if window.kind is WindowKind.KAFKA:
-        return "a window [x, x + RANGE] once the punctuation is past x + RANGE"
-    if window.kind in {WindowKind.SLIDE_BY_TUPLE, WindowKind.SLIDE_BY_RANK}:
-        return "the window named by value w, (w − RANGE, w], once the punctuation is past w"
-    if window.is_snapshot:
-        return (
-            "a snapshot [start, end) once the punctuation (on event starts) reaches end: no event still to come "
-            "can add an endpoint before it or be alive in it; a partition's last snapshot (no end) once drained"
-        )
-    if window.snap:
-        return (
-            "a run of windows w … w+k (SNAP) once the punctuation (on event starts) reaches the end of window "
-            "w+k+1; a run past the data's last window that holds exactly its key's open-ended events once the "
-            "data reaches w+k+1 too (a later event would lengthen it), or the drain"
-        )
-    if window.is_interval:
-        return "a window [start, end) once the punctuation (on event starts) reaches end"
-    return "a window [start, end) once the punctuation reaches end"
 
 
 def check_streamable(query: Query) -> None:
@@ -255,46 +143,10 @@ def check_streamable(query: Query) -> None:
         raise WQLNotSupportedError(
             "PUNCTUATION WHEN with a window over row_num: rows arrive in row_num order already",
         )
-    if window.is_snapshot and query.emit == "changes":
-        raise WQLNotSupportedError(
-            "EMIT CHANGES of snapshot windows: an event still to come can add an endpoint inside an open "
-            "snapshot and cut it in two, so a version already emitted would name a window that no longer "
-            "exists, which needs retractions",
-            hint="use EMIT FINAL: each snapshot once, when the punctuation reaches its end",
-        )
-    if window.is_snapshot and window.slack is not None and window.slack.mode == "generous":
-        raise WQLNotSupportedError(
-            "SLACK … GENEROUS with snapshot windows: a late event starts before the punctuation, inside "
-            "snapshots already emitted, which its start (and end) would cut in two",
-            hint="use SLACK … CONSISTENT (the default): late events are counted and written to the late-rows output",
-        )
-    if window.snap and query.emit == "changes":
-        raise WQLNotSupportedError(
-            "EMIT CHANGES with SNAP: a run of windows still open can grow or be cut by an event still to come, "
-            "so a version already emitted would name a run that no longer exists, which needs retractions",
-            hint="use EMIT FINAL: each run once, when the window after it is final",
-        )
-    if window.snap and window.slack is not None and window.slack.mode == "generous":
-        raise WQLNotSupportedError(
-            "SLACK … GENEROUS with SNAP: a late event joining the open windows would change runs next to ones "
-            "already emitted, whose first or last window it can belong to",
-            hint="use SLACK … CONSISTENT (the default): late events are counted and written to the late-rows output",
-        )
+    kind_of(window).refuse_on_stream(query)
     if query.emit == "changes" and query.having is not None:
         raise WQLNotSupportedError(
             "EMIT CHANGES with HAVING: a window whose version passed HAVING can stop passing it as tuples "
             "join it, and taking back the version already emitted needs retractions",
             hint="use EMIT FINAL (HAVING then judges each window once, when it is final), or drop HAVING",
-        )
-    if query.emit == "changes" and window.kind is WindowKind.SLIDE_BY_RANK and window.slide != 1:
-        raise WQLNotSupportedError(
-            "EMIT CHANGES of windows named by rank: a later tuple can move every rank after it, so a window "
-            "emitted as changed could stop existing, which needs retractions",
-            hint="use EMIT FINAL",
-        )
-    if window.is_data_driven and query.emit == "changes":
-        raise WQLNotSupportedError(
-            f"EMIT CHANGES of {window.kind.value} windows: a tuple that arrives out of order can merge two "
-            "sessions or split a frame, so a window emitted as changed could stop existing, which needs retractions",
-            hint="use EMIT FINAL",
         )

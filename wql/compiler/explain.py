@@ -12,11 +12,9 @@ from typing import Any
 from wql.compiler.analysis import AggregateCall, Query
 from wql.compiler.classify import describe_kind, extent_formula, wids_formula
 from wql.compiler.disorder import stream_facts
+from wql.compiler.kinds import kind_of
 from wql.compiler.plans import Plan
-from wql.compiler.schema import Domain
 from wql.compiler.sections import Section, sections_for
-from wql.compiler.units import quantity_text
-from wql.compiler.windows import SlideOn, WindowKind
 
 
 @dataclass(frozen=True)
@@ -73,90 +71,8 @@ class Explanation:
         }
 
 
-def _data_driven_facts(query: Query) -> dict[str, Any]:
-    """A session's or frame's spec, kind, attribute, partitions and rule (gap, predicate, delta, condition)."""
-    window, frame = query.window, query.window.frame
-    assert frame is not None
-    domain = window.attr.domain
-    first_unit, max_unit = frame.units
-    rule: dict[str, Any] = {}
-    if window.kind is WindowKind.SESSION:
-        assert frame.gap is not None
-        rule["gap"] = quantity_text(frame.gap, domain, first_unit)
-        rule["max"] = None if frame.longest is None else quantity_text(frame.longest, domain, max_unit)
-        rule["kafka"] = frame.kafka
-    elif window.kind is WindowKind.THRESHOLD:
-        rule["predicate"] = frame.condition
-        if frame.minimum is None:
-            rule["minimum"] = None
-        else:
-            rule["minimum"] = quantity_text(frame.minimum, Domain.ROW_NUM if frame.minimum_rows else domain, first_unit)
-    elif window.kind is WindowKind.DELTA:
-        rule["delta"] = frame.delta
-        rule["on"] = frame.on
-    else:
-        rule["condition"] = frame.condition
-        rule["running_aggregates"] = [r.sql for r in frame.running]
-    return {
-        "spec": window.spec_text(),
-        "kind": window.kind.value,
-        "range": None,
-        "slide": None,
-        "range_attribute": window.attr.name,
-        "slide_attribute": None,
-        "rule": rule,
-        "partition_by": list(window.partition_by),
-        "slack": None
-        if window.slack is None
-        else {"amount": quantity_text(window.slack.amount, domain, window.slack_unit), "mode": window.slack.mode},
-        "defaults": list(window.defaults),
-    }
-
-
 def window_facts(query: Query) -> dict[str, Any]:
-    window = query.window
-    if window.frame is not None:
-        return _data_driven_facts(query)
-    domain = window.attr.domain
-    range_unit, slide_unit = window.units
-    if window.kind is WindowKind.KAFKA:
-        slide = "KAFKA"
-    elif window.kind is WindowKind.SNAPSHOT:
-        slide = "SNAPSHOT"
-    elif window.slide_on is SlideOn.ATTRIBUTE:
-        assert window.slide is not None
-        slide = quantity_text(window.slide, domain, slide_unit)
-    else:
-        assert window.slide is not None
-        slide = quantity_text(window.slide, Domain.ROW_NUM)
-    slide_attr = {
-        SlideOn.ATTRIBUTE: window.attr.name,
-        SlideOn.ROW_NUM: "row_num",
-        SlideOn.RANK: f"rank({window.attr.name})",
-    }[window.slide_on]
-    return {
-        "spec": window.spec_text(),
-        "kind": window.kind.value,
-        "range": "SNAPSHOT"
-        if window.kind is WindowKind.SNAPSHOT
-        else "UNBOUNDED"
-        if window.range is None
-        else quantity_text(window.range, domain, range_unit),
-        "slide": slide,
-        "range_attribute": window.attr.name
-        if window.end_attr is None
-        else f"({window.attr.name}, {window.end_attr.name})",
-        "slide_attribute": slide_attr if window.kind not in {WindowKind.KAFKA, WindowKind.SNAPSHOT} else None,
-        "partition_by": list(window.partition_by),
-        "slack": None
-        if window.slack is None
-        else {
-            "amount": quantity_text(window.slack.amount, domain, range_unit),
-            "mode": window.slack.mode,
-        },
-        "defaults": list(window.defaults),
-        **({"variant": "clip" if window.clip else "snap"} if window.clip or window.snap else {}),
-    }
+    return kind_of(query.window).facts(query.window)
 
 
 def _aggregate_facts(query: Query, call: AggregateCall) -> dict[str, Any]:
@@ -213,19 +129,5 @@ def explain_query(
 
 
 def partial_windows(query: Query) -> str | None:
-    """For windows that count rows: the first windows start before the first row and the last run past
-    the last row, so they hold fewer than RANGE rows (semantics §2.4), and are reported all the same."""
-    window = query.window
-    if window.kind is not WindowKind.SLIDING or not window.attr.is_row_num:
-        return None
-    assert window.range is not None and window.slide is not None
-    rows, step = int(window.range), int(window.slide)
-    where, whose = (" of each partition", "the partition's") if window.partition_by else ("", "the stream's")
-    if rows <= step and window.origin == 0:
-        return f"the last window{where} may hold fewer than {rows:,} rows: {whose} data ends inside it"
-    first = -(-rows // step) - 1  # ⌈n/m⌉ − 1 windows start before row 0, with the grid at 0
-    counted = f"the first {first:,} window{'s' if first != 1 else ''}" if window.origin == 0 else "the first windows"
-    return (
-        f"{counted}{where} start before {whose} first row and the last ones run past its last row: they "
-        f"hold fewer than {rows:,} rows, and are reported like every non-empty window"
-    )
+    """Which windows are partial at the data's edges (windows that count rows), in words."""
+    return kind_of(query.window).edges(query)

@@ -13,7 +13,8 @@ import math
 
 from wql.compiler.analysis import Query
 from wql.compiler.explain import PlanChoice
-from wql.compiler.plans import FAMILIES, Candidate, Plan, PlanKind, Statistics
+from wql.compiler.families import family_of
+from wql.compiler.plans import Candidate, Plan, PlanKind, Statistics
 from wql.grammar.errors import WQLNotSupportedError
 
 PLAN_NAMES = tuple(kind.value for kind in PlanKind)
@@ -21,10 +22,9 @@ PLAN_CHOICES = ("auto", *PLAN_NAMES)  # what --plan accepts
 
 
 def candidates(query: Query, stats: Statistics | None = None) -> list[Candidate]:
-    """Every plan the window's family offers, with costs (or why it cannot run)."""
+    """Every plan the window's family offers, with costs (or why it cannot run): the family its kind names."""
     stats = stats or Statistics()
-    family = next(f for f in FAMILIES if f.applies(query.window))
-    return family.candidates(query, stats)
+    return family_of(query.window).planner.candidates(query, stats)
 
 
 def choose(

@@ -1,8 +1,9 @@
 """The sections of the project's docs/ that define what `wql explain` shows.
 
-One table, read top to bottom: each rule says when a section applies to a query
-(its window kind, its class, its plan, an option), so explain can cite, for
-every query, where its extent, wids, class and plan are defined. The sections
+The window's kind names the sections that define it (`Kind.cited`); a table says
+which sections its options, class and plan add, and one order says how explain
+lists them, so explain can cite, for every query, where its extent, wids, class
+and plan are defined. The sections
 are headings of docs/*.md; `Section.anchor` is the link GitHub renders for the
 heading, and tests/test_docs.py checks that every heading and anchor here
 exists, so the docs and the citations cannot drift apart.
@@ -13,11 +14,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from wql.compiler.analysis import Query
-from wql.compiler.classify import WindowClass
+from wql.compiler.classes import WindowClass
 from wql.compiler.schema import Domain
-from wql.compiler.windows import WindowKind
+
+if TYPE_CHECKING:
+    from wql.compiler.analysis import Query
 
 LANGUAGE = "docs/language.md"
 SEMANTICS = "docs/semantics.md"
@@ -104,36 +107,37 @@ PLANS: dict[str, Section] = {
 }
 
 
-def _grid(query: Query) -> bool:
-    return query.window.kind is WindowKind.SLIDING
-
-
-def _gaps(query: Query) -> bool:
-    window = query.window
-    return _grid(query) and window.range is not None and window.slide is not None and window.range < window.slide
-
-
-# What the window is: (applies?, section), in the order explain cites them.
-WINDOW_RULES: tuple[tuple[Callable[[Query], bool], Section], ...] = (
+# What the window is, in the order explain cites it. The window's kind says which of its own sections
+# apply (`Kind.cited`); the options any kind may have are cited by the rules below.
+ORDER: tuple[Section, ...] = (
+    DEFAULTS,
+    GRID,
+    LANDMARK,
+    TUPLE_BASED,
+    PARTITIONED,
+    GAPS,
+    SLIDE_BY_TUPLE,
+    SLIDE_BY_ROWS,
+    SLIDE_BY_RANK,
+    KAFKA,
+    INTERVALS,
+    SNAPSHOT,
+    CLIP,
+    SNAP,
+    CUMULATE,
+    KAFKA_GRID,
+    ALIGN_FIRST,
+    SESSIONS,
+    FRAMES,
+    DOUBLE_EDGES,
+    EMPTY,
+)
+OPTION_RULES: tuple[tuple[Callable[[Query], bool], Section], ...] = (
     (lambda q: bool(q.window.defaults), DEFAULTS),
-    (lambda q: _grid(q) and not q.window.is_interval and not q.window.is_tuple_based, GRID),
-    (lambda q: q.window.kind is WindowKind.LANDMARK, LANDMARK),
-    (lambda q: q.window.is_tuple_based and not q.window.partition_by, TUPLE_BASED),
-    (lambda q: q.window.is_tuple_based and bool(q.window.partition_by), PARTITIONED),
-    (_gaps, GAPS),
-    (lambda q: q.window.kind is WindowKind.SLIDE_BY_TUPLE and q.window.slide == 1, SLIDE_BY_TUPLE),
-    (lambda q: q.window.kind is WindowKind.SLIDE_BY_TUPLE and q.window.slide != 1, SLIDE_BY_ROWS),
-    (lambda q: q.window.kind is WindowKind.SLIDE_BY_RANK, SLIDE_BY_RANK),
-    (lambda q: q.window.kind is WindowKind.KAFKA, KAFKA),
-    (lambda q: q.window.is_interval, INTERVALS),
-    (lambda q: q.window.is_snapshot, SNAPSHOT),
     (lambda q: q.window.clip, CLIP),
     (lambda q: q.window.snap, SNAP),
-    (lambda q: q.window.kind is WindowKind.CUMULATE, CUMULATE),
     (lambda q: q.window.kafka_grid, KAFKA_GRID),
     (lambda q: q.window.align_first, ALIGN_FIRST),
-    (lambda q: q.window.kind is WindowKind.SESSION, SESSIONS),
-    (lambda q: q.window.is_data_driven and q.window.kind is not WindowKind.SESSION, FRAMES),
     (lambda q: q.window.attr.domain is Domain.FLOAT, DOUBLE_EDGES),
     (lambda q: q.emit_empty, EMPTY),
 )
@@ -141,7 +145,10 @@ WINDOW_RULES: tuple[tuple[Callable[[Query], bool], Section], ...] = (
 
 def sections_for(query: Query, plan: str | None = None) -> tuple[Section, ...]:
     """The sections defining this query's window, its class, its plan (if chosen) and its options."""
-    cited = [section for applies, section in WINDOW_RULES if applies(query)]
+    from wql.compiler.kinds import kind_of
+
+    applying = {*kind_of(query.window).cited(query.window), *(s for applies, s in OPTION_RULES if applies(query))}
+    cited = [section for section in ORDER if section in applying]
     cited.append(CLASSES[query.classification.window_class])
     if plan is not None and plan in PLANS:
         cited.append(PLANS[plan])
@@ -151,7 +158,7 @@ def sections_for(query: Query, plan: str | None = None) -> tuple[Section, ...]:
 
 
 ALL_SECTIONS: tuple[Section, ...] = (
-    *(section for _, section in WINDOW_RULES),
+    *ORDER,
     *CLASSES.values(),
     *PLANS.values(),
     SLACK,

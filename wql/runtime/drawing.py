@@ -19,8 +19,8 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from wql.compiler.analysis import Query
+from wql.compiler.kinds import kind_of
 from wql.compiler.schema import Domain
-from wql.compiler.windows import DATA_DRIVEN, WindowKind
 from wql.runtime.reference import from_base, to_base, window_extents
 from wql.runtime.sample import Sample
 
@@ -29,8 +29,6 @@ LEFT, RIGHT = 170, 30
 LANE, BAR = 24, 18
 MAX_LANES = 6
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf")
-# Windows whose edges the data may fall inside: the grid and the windows named by tuples.
-EDGED = frozenset({WindowKind.SLIDING, WindowKind.LANDMARK, WindowKind.CUMULATE})
 
 
 @dataclass(frozen=True)
@@ -87,7 +85,7 @@ def draw(query: Query, sample: Sample, count: int = 12) -> Drawing:
         lane: max((p for t in tuples if t.partition == lane and (p := position(t)) is not None), default=0.0)
         for lane in lanes
     }
-    edged = window.kind in EDGED or window.kind in {WindowKind.SLIDE_BY_TUPLE, WindowKind.SLIDE_BY_RANK}
+    edged = kind_of(window).edged  # the grid and the windows named by tuples: the data may fall inside their edges
     bars: list[DrawnWindow] = []
     finite = [v for e in shown for v in (_base(e.start, domain, None), _base(e.end, domain, None)) if v is not None]
     lo = min([*finite, *(position(m) or 0.0 for e in shown for m in e.members)], default=0.0)
@@ -101,11 +99,7 @@ def draw(query: Query, sample: Sample, count: int = 12) -> Drawing:
         # [start, end) on an integral attribute holds values up to end − 1: it runs past the data
         # only beyond that (a ROWS window ending at the last row + 1 is whole).
         past = data_hi[extent.partition] + (1 if domain in {Domain.ROW_NUM, Domain.INTEGER, Domain.DATE} else 0)
-        partial = (
-            edged
-            and (start < data_lo[extent.partition] or (sample.whole and end > past))
-            and window.kind not in DATA_DRIVEN
-        )
+        partial = edged and (start < data_lo[extent.partition] or (sample.whole and end > past))
         bars.append(
             DrawnWindow(
                 _label(extent.wid, domain),

@@ -1,7 +1,8 @@
 """The reference evaluator: window semantics straight from `extent` (docs/semantics.md §2).
 
-Window-centric and deliberately naive: it enumerates candidate window-ids,
-decides each window's contents with the extent predicate alone, then groups and
+Window-centric and deliberately naive: each window kind (wql.compiler.kinds)
+enumerates candidate window-ids and decides each window's contents with its
+extent predicate alone; this module prepares the tuples, then groups and
 aggregates in plain Python. It never uses a wids range or any plan's trick, so
 it can judge every physical plan. Quadratic on purpose; use it on small
 streams.
@@ -39,15 +40,18 @@ Conventions it fixes for every plan (docs/semantics.md §1–4):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 from wql.compiler.analysis import Query
+from wql.compiler.kinds import kind_of
+from wql.compiler.kinds.base import Extent, Member, from_base, partitions
+from wql.compiler.kinds.grid import candidates
 from wql.compiler.schema import Domain
 from wql.compiler.units import EPOCH_DATE
-from wql.compiler.windows import SlideOn, Window, WindowKind
+from wql.compiler.windows import SlideOn, Window
 from wql.runtime.sqleval import aggregate, evaluate
 
 Number = int | float
@@ -74,33 +78,9 @@ def to_base(value: Any, domain: Domain) -> Number | None:
     return value
 
 
-def from_base(value: Number | None, domain: Domain) -> Any:
-    """Base units back to the attribute's Python type (naive UTC datetimes for timestamps)."""
-    if value is None:
-        return None
-    if domain is Domain.TIMESTAMP:
-        return _EPOCH + timedelta(microseconds=int(value))
-    if domain is Domain.DATE:
-        return EPOCH_DATE + timedelta(days=int(value))
-    if domain is Domain.ROW_NUM:
-        return int(value)
-    return value
-
-
 # ------------------------------------------------------------------ prepared tuples
 
-
-@dataclass
-class _Tuple:
-    row: Mapping[str, Any]
-    row_num: int  # arrival position (or the stream's ROW_NUM column)
-    a: Number | None  # window attribute value, base units (per-partition rank for FCF windows)
-    end: Number | None = None  # interval end; None also for open-ended
-    open_ended: bool = False
-    partition: tuple[Any, ...] = ()
-    passes: bool = True  # WHERE holds
-    slide_pos: int = 0  # position that decides slide-by-n membership (row_num or rank)
-    group: tuple[Any, ...] = field(default=())
+_Tuple = Member  # a tuple as the evaluator sees it (wql.compiler.kinds.base)
 
 
 def _prepare(query: Query, rows: Sequence[Mapping[str, Any]], arrivals: Sequence[int] | None = None) -> list[_Tuple]:
@@ -139,327 +119,57 @@ def _prepare(query: Query, rows: Sequence[Mapping[str, Any]], arrivals: Sequence
         for item in tuples:
             item.slide_pos = item.row_num
     if window.slide_on is SlideOn.RANK:
-        for part in _partitions(tuples):
+        for part in partitions(tuples):
             ranked = sorted((t for t in part if t.a is not None), key=lambda t: (t.a, t.row_num))
             for position, item in enumerate(ranked):
                 item.slide_pos = position
     return tuples
 
 
-def _partitions(tuples: Iterable[_Tuple]) -> list[list[_Tuple]]:
-    groups: dict[tuple[Any, ...], list[_Tuple]] = {}
-    for item in tuples:
-        groups.setdefault(item.partition, []).append(item)
-    return list(groups.values())
-
-
 # ------------------------------------------------------------------ extents
 
 
-@dataclass
-class Extent:
-    wid: Any
-    start: Any  # window_start, in the attribute's type (None: unbounded)
-    end: Any  # window_end
-    partition: tuple[Any, ...]
-    members: list[_Tuple]
-    order: tuple[Any, ...] = ()
-    closer: _Tuple | None = None  # a frame's closing tuple, once there is one (see data_driven_final)
+class _SparkSql:
+    """Spark SQL over plain rows (wql.runtime.sqleval), as the kinds' extents read predicates and aggregates."""
+
+    @staticmethod
+    def evaluate(sql: str, row: Mapping[str, Any]) -> Any:
+        return evaluate(sql, row)
+
+    @staticmethod
+    def aggregate(sql: str, rows: Sequence[Mapping[str, Any]]) -> Any:
+        return aggregate(sql, rows)
+
+
+SQL = _SparkSql()
+
+
+def extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
+    """Every window over the tuples, with its members: the window's kind computes them from `extent`."""
+    return kind_of(window).extents(window, tuples, SQL)
 
 
 def _bounds(window: Window, w: int) -> tuple[Number, Number]:
     """[lo, hi) of grid window w, computed exactly as the extent formula reads."""
-    assert window.slide is not None
-    hi = window.origin + (w + 1) * window.slide
-    if window.kind is WindowKind.CUMULATE:  # from the start of w's period
-        assert window.range is not None
-        return window.origin + (w // window.windows_per_period) * window.range, hi
-    lo = hi - window.range if window.range is not None else -math.inf
-    return lo, hi
+    return kind_of(window).bounds(window, w)  # type: ignore[attr-defined, no-any-return]
 
 
 def _grid_candidates(window: Window, values: list[Number]) -> range:
-    assert window.slide is not None
-    if not values:
-        return range(0)
-    reach = (window.range or 0) / window.slide
-    low = math.floor((min(values) - window.origin) / window.slide) - 2
-    high = math.floor((max(values) - window.origin) / window.slide + reach) + 2
-    return range(low, high + 1)
-
-
-def _in_grid_window(window: Window, item: _Tuple, lo: Number, hi: Number) -> bool:
-    if item.a is None:
-        return False
-    if window.end_attr is None:
-        return lo <= item.a < hi
-    if item.open_ended:
-        return item.a < hi
-    if item.end is None or item.end < item.a:
-        return False
-    if item.end == item.a:
-        return lo <= item.a < hi
-    return item.a < hi and lo < item.end
-
-
-def grid_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
-    """Grid windows; with ALIGN FIRST, each partition's on its own grid.
-
-    ALIGN FIRST measures every value from f, the window attribute of the partition's first
-    arrival (least row_num; ties, possible only with a declared ROW_NUM column, by least value;
-    before WHERE, among tuples with a value): the grid is the ordinary one over t.a − f, and
-    the bounds reported are f + lo and f + hi.
-    """
-    if not window.align_first:
-        return _grid_extents(window, tuples)
-    out = []
-    for part in _partitions(tuples):
-        present = [t for t in part if t.a is not None]
-        if not present:
-            continue
-        f = min(present, key=lambda t: (t.row_num, t.a)).a
-        assert f is not None
-        shifted = [
-            replace(t, a=None if t.a is None else t.a - f, end=None if t.end is None else t.end - f) for t in part
-        ]
-        out.extend(_grid_extents(window, shifted, f))
-    return out
-
-
-def _grid_extents(window: Window, tuples: list[_Tuple], anchor: Number | None = None) -> list[Extent]:
-    domain = window.attr.domain
-
-    def reported(value: Number) -> Any:
-        return from_base(value if anchor is None else anchor + value, domain)
-
-    well_formed = [t for t in tuples if t.a is not None and (t.end is None or t.end >= t.a)]
-    values = [t.a for t in well_formed]  # a malformed event (end < start) does not move the horizon either
-    ends = [t.end for t in well_formed if t.end is not None]
-    candidates = _grid_candidates(window, values + ends)
-    horizon = max(values + ends) if values else None
-    extents = []
-    for part in _partitions(tuples):
-        for w in candidates:
-            lo, hi = _bounds(window, w)
-            if window.kind is WindowKind.LANDMARK:
-                if w < 0 or horizon is None or w > math.floor((horizon - window.origin) / window.slide):
-                    continue
-            elif window.is_interval and any(t.open_ended for t in tuples) and horizon is not None and lo > horizon:
-                continue
-            if window.kafka_grid and lo < 0:  # Kafka: no window starts before 0
-                continue
-            members = [t for t in part if _in_grid_window(window, t, lo, hi)]
-            start = None if window.kind is WindowKind.LANDMARK else reported(lo)
-            extents.append(Extent(w, start, reported(hi), part[0].partition, members, (w,)))
-    return extents
-
-
-def tuple_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
-    """Slide-by-tuple, slide by n rows, slide by n over rank: windows named by RATTR values."""
-    assert window.range is not None and window.slide is not None
-    domain = window.attr.domain
-    extents = []
-    for part in _partitions(tuples):
-        names = sorted({t.a for t in part if t.a is not None and t.slide_pos % window.slide == 0})
-        for w in names:
-            members = [t for t in part if t.a is not None and w - window.range < t.a <= w]
-            extents.append(
-                Extent(
-                    from_base(w, domain),
-                    from_base(w - window.range, domain),
-                    from_base(w, domain),
-                    part[0].partition,
-                    members,
-                    (w,),
-                )
-            )
-    return extents
-
-
-def kafka_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
-    """Kafka Streams sliding windows, as KIP-450 places them (see wql.runtime.kafka)."""
-    from wql.runtime.kafka import kafka_windows
-
-    assert window.range is not None
-    domain = window.attr.domain
-    tick = 1_000 if domain is Domain.TIMESTAMP else 1
-    extents = []
-    for part in _partitions(tuples):
-        present = [t for t in part if t.a is not None]
-        for lo, hi in kafka_windows(sorted(t.a for t in present), window.range, tick):  # type: ignore[misc]
-            members = [t for t in present if lo <= t.a <= hi]  # type: ignore[operator]
-            extents.append(
-                Extent(
-                    from_base(lo, domain),
-                    from_base(lo, domain),
-                    from_base(hi, domain),
-                    part[0].partition,
-                    members,
-                    (lo,),
-                )
-            )
-    return extents
+    return candidates(window, values)
 
 
 def data_driven_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
     """Sessions and frames: maximal runs of consecutive tuples, straight from semantics.md §2."""
-    frame = window.frame
-    assert frame is not None
-    domain = window.attr.domain
-    extents = []
-    for part in _partitions(tuples):
-        ordered = sorted((t for t in part if t.a is not None), key=lambda t: (t.a, t.row_num))
-        for run, closer in _runs(window, ordered):
-            first, last = run[0], run[-1]
-            if window.kind is WindowKind.THRESHOLD and frame.minimum is not None:
-                size = len(run) if frame.minimum_rows else last.a - first.a  # type: ignore[operator]
-                if size < frame.minimum:
-                    continue  # too short to be a frame
-            end = last.a
-            if window.kind is WindowKind.SESSION and not frame.kafka:
-                assert frame.gap is not None
-                end = last.a + frame.gap  # type: ignore[operator]
-                if frame.longest is not None:
-                    end = min(end, first.a + frame.longest)  # type: ignore[operator]
-            extents.append(
-                Extent(
-                    from_base(first.a, domain),
-                    from_base(first.a, domain),
-                    from_base(end, domain),
-                    part[0].partition,
-                    run,
-                    (first.a, first.row_num),  # two frames may start at one value (ties): arrival tells them apart
-                    closer,
-                )
-            )
-    return extents
-
-
-def _runs(window: Window, ordered: list[_Tuple]) -> list[tuple[list[_Tuple], _Tuple | None]]:
-    """The partition's windows, each a list of consecutive tuples with the tuple that closed it (the one
-    after it; AGGREGATE: its last, where the condition held; None: the data ended first); tuples in none
-    are left out."""
-    frame = window.frame
-    assert frame is not None
-    runs: list[tuple[list[_Tuple], _Tuple | None]] = []
-    current: list[_Tuple] = []
-
-    def close(closer: _Tuple | None = None) -> None:
-        nonlocal current
-        if current:
-            runs.append((current, closer))
-        current = []
-
-    anchor: Any = None  # DELTA: the frame's first x
-    for u in ordered:
-        if window.kind is WindowKind.SESSION:
-            assert frame.gap is not None
-            joins = bool(current) and u.a - current[-1].a <= frame.gap  # type: ignore[operator]
-            if joins and frame.longest is not None:
-                joins = u.a < current[0].a + frame.longest  # type: ignore[operator]
-            if not joins:
-                close(u)
-            current.append(u)
-        elif window.kind is WindowKind.THRESHOLD:
-            assert frame.condition is not None
-            if evaluate(frame.condition, u.row) is True:
-                current.append(u)
-            else:
-                close(u)  # a false or NULL predicate ends the run, and the tuple is in no frame
-        elif window.kind is WindowKind.DELTA:
-            assert frame.on is not None and frame.delta is not None
-            x = evaluate(frame.on, u.row)
-            if x is None or (isinstance(x, float) and math.isnan(x)):
-                close(u)  # a NULL x ends the frame, and the tuple is in no frame
-                continue
-            if not current or not (x == anchor or abs(x - anchor) <= frame.delta):
-                close(u)
-                anchor = x
-            current.append(u)
-        else:
-            current.append(u)
-            if _condition_holds(frame, current):
-                close(u)  # the tuple at which the condition first holds is the frame's last
-    close()  # the last run ends with the stream
-    return runs
-
-
-def _condition_holds(frame: Any, members: list[_Tuple]) -> bool:
-    """A FRAME AGGREGATE condition over the frame so far: each aggregate computed afresh, SQL's rules."""
-    from sqlglot import exp
-
-    from wql.grammar.expressions import parse_sql_expression, render_sql
-
-    values = {f"_running{i}": aggregate(r.sql, [m.row for m in members]) for i, r in enumerate(frame.running)}
-    names = {r.sql: f"_running{i}" for i, r in enumerate(frame.running)}
-
-    def swap(node: exp.Expression) -> exp.Expression:
-        name = names.get(render_sql(node)) if isinstance(node, exp.AggFunc) else None
-        return exp.column(name) if name else node
-
-    condition = render_sql(parse_sql_expression(frame.condition).transform(swap))
-    return evaluate(condition, values) is True
+    return kind_of(window).extents(window, tuples, SQL)
 
 
 def data_driven_final(window: Window, extent: Extent, point: Number) -> bool:
-    """Whether punctuation `point` makes a session or frame final on a stream (semantics.md §8.4).
-
-    A tuple still to come has a value at or past the punctuation and, on a tie, a later arrival. A
-    session is final once `point` is past its last value + g (a tuple still to come is too far to
-    join it), or with MAX once `point` reaches its first value + MAX (such a tuple would be cut off).
-    A frame is final once `point` is past the value of the tuple that closed it: every tuple before
-    that one in (value, arrival) order is known, and the frame depends on nothing after it. Not at
-    that value: the closing tuple itself may still arrive there, after the punctuation did."""
-    frame = window.frame
-    assert frame is not None
-    first, last = extent.members[0].a, extent.members[-1].a
-    if window.kind is WindowKind.SESSION:
-        assert frame.gap is not None and first is not None and last is not None
-        return point > last + frame.gap or (frame.longest is not None and point >= first + frame.longest)
-    return extent.closer is not None and extent.closer.a is not None and point > extent.closer.a
+    """Whether punctuation `point` makes a session or frame final on a stream (semantics.md §8.4)."""
+    return kind_of(window).final(window, extent, point)  # type: ignore[attr-defined, no-any-return]
 
 
-def snapshot_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
-    """A window from each endpoint of the partition's well-formed events to the next (none after the last)."""
-    domain = window.attr.domain
-    extents = []
-    for part in _partitions(tuples):
-        events = [t for t in part if t.a is not None and (t.end is None or t.end >= t.a)]
-        points = sorted({t.a for t in events} | {t.end for t in events if t.end is not None})  # type: ignore[type-var]
-        for index, p in enumerate(points):
-            following = points[index + 1] if index + 1 < len(points) else None
-            members = [t for t in events if _alive(t, p, following)]
-            extents.append(
-                Extent(
-                    from_base(p, domain),
-                    from_base(p, domain),
-                    from_base(following, domain),
-                    part[0].partition,
-                    members,
-                    (p,),
-                )
-            )
-    return extents
-
-
-def _alive(item: _Tuple, p: Number, following: Number | None) -> bool:
-    """Whether an event is alive over [p, following): a point event only at its start."""
-    assert item.a is not None
-    if item.end is not None and item.end == item.a:
-        return item.a == p
-    return (following is None or item.a < following) and (item.end is None or p < item.end)
-
-
-def extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
-    if window.kind is WindowKind.SNAPSHOT:
-        return snapshot_extents(window, tuples)
-    if window.frame is not None:
-        return data_driven_extents(window, tuples)
-    if window.is_grid:
-        return grid_extents(window, tuples)
-    if window.kind is WindowKind.KAFKA:
-        return kafka_extents(window, tuples)
-    return tuple_extents(window, tuples)
+def _filters_first(window: Window) -> bool:
+    return kind_of(window).filters_first(window)
 
 
 def window_extents(query: Query, rows: Sequence[Mapping[str, Any]]) -> tuple[list[Extent], list[_Tuple]]:
@@ -467,7 +177,7 @@ def window_extents(query: Query, rows: Sequence[Mapping[str, Any]]) -> tuple[lis
     not applied (each tuple says whether it `passes`): what `wql explain --draw` pictures."""
     window = query.window
     tuples = _prepare(query, rows)
-    if window.kind is WindowKind.KAFKA or (window.frame is not None and window.frame.kafka):
+    if _filters_first(window):
         tuples = [t for t in tuples if t.passes]  # Kafka filters records before placing windows
     return extents(window, tuples), tuples
 
@@ -493,7 +203,7 @@ def evaluate_query(
     if late and window.align_first:
         shaping = _prepare(query, [row for _, row in late], [number for number, _ in late])
         tuples += [replace(t, passes=False) for t in shaping]
-    if window.kind is WindowKind.KAFKA or (window.frame is not None and window.frame.kafka):
+    if _filters_first(window):
         tuples = [t for t in tuples if t.passes]  # Kafka filters records before placing windows
     partition_keys = [k for k in query.keys if k.origin == "partition"]
 

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 
 from wql.compiler.analysis import Query
 from wql.compiler.codegen.emit import Code, col, comment, expr, number, py, spark_name
+from wql.compiler.kinds import kind_of
 from wql.compiler.plans import Plan
 from wql.compiler.schema import ROW_NUM, Domain
 from wql.compiler.units import format_date, format_timestamp, quantity_text
-from wql.compiler.windows import Window, WindowKind
+from wql.compiler.windows import Window
 
 ATTR = "_t"  # the window attribute in base units
 END_ATTR = "_e"  # interval events: the end attribute in base units
@@ -109,10 +110,7 @@ def declare_window_constants(ctx: Context) -> None:
         ctx.constant("SLIDE", window.slide, note)
     if window.is_grid:
         ctx.constant("ORIGIN", window.origin, origin_note(window))
-    if window.kind is WindowKind.CUMULATE:
-        ctx.constant("PERIOD", window.windows_per_period, "CUMULATE: windows per period of RANGE")
-    if window.first_wid is not None:
-        ctx.constant("FIRST_WID", window.first_wid, "KAFKA: the window [0, RANGE); none starts before 0")
+    kind_of(window).declare(ctx)
 
 
 def attribute_expression(ctx: Context, name: str) -> str:
@@ -254,7 +252,7 @@ def flags_where(ctx: Context) -> bool:
     """Whether the prepared rows keep the tuples WHERE drops, flagged `_in` false: landmark grid windows are
     reported up to the window holding the stream's last value (docs/semantics.md §2.3), which WHERE does not
     move, so the plans need that value from every tuple."""
-    return ctx.window.kind is WindowKind.LANDMARK and ctx.window.end_attr is None and ctx.query.where is not None
+    return kind_of(ctx.window).flags_where(ctx.query)
 
 
 def first_arrival(ctx: Context) -> None:
@@ -412,13 +410,12 @@ def grid_bounds(ctx: Context) -> list[str]:
         Domain.DATE: "F.date_from_unix_date({})",
     }.get(domain, "({})")
     end = 'ORIGIN + (F.col("wid") + 1) * SLIDE'
-    if window.kind is WindowKind.LANDMARK:
+    bound = kind_of(window).start_bound(end)  # type: ignore[attr-defined]
+    if bound is None:  # unbounded: landmark windows
         kind = {Domain.TIMESTAMP: "timestamp", Domain.DATE: "date", Domain.FLOAT: "double"}.get(domain, "bigint")
         start = f'F.lit(None).cast("{kind}")'
-    elif window.kind is WindowKind.CUMULATE:  # every window of a period starts where the period does
-        start = convert.format(from_anchor(window, 'ORIGIN + F.floor(F.col("wid") / PERIOD) * RANGE'))
     else:
-        start = convert.format(from_anchor(window, f"{end} - RANGE"))
+        start = convert.format(from_anchor(window, bound))
     end = convert.format(from_anchor(window, end))
     return [f'{start}.alias("window_start")', f'{end}.alias("window_end")']
 

@@ -41,10 +41,12 @@ from wql.compiler.codegen.common import (
     unit_note,
 )
 from wql.compiler.codegen.emit import Code, Raw, col, expr, py
+from wql.compiler.kinds import kind_of
+from wql.compiler.kinds.data_driven import DataDriven
 from wql.compiler.plans import ONE, PlanKind
 from wql.compiler.plans.frames import in_jvm
 from wql.compiler.schema import ROW_NUM, Domain
-from wql.compiler.windows import Frame, WindowKind
+from wql.compiler.windows import Frame
 from wql.grammar.expressions import parse_sql_expression, render_sql
 
 LABEL = "_w"  # the number of a tuple's window within its key (starts and scan plans)
@@ -55,7 +57,7 @@ def generate(ctx: Context) -> None:
     """prepare, windows, finish."""
     constants(ctx)
     prepare(ctx)
-    what = "session" if ctx.window.kind is WindowKind.SESSION else "frame"
+    what = data_driven(ctx).noun
     doc = {
         PlanKind.FOLD: f"each key's {what}s found and their states folded in one pass",
         PlanKind.STARTS: f"{what} starts marked from predecessors, numbered, grouped",
@@ -103,14 +105,21 @@ def _groups(ctx: Context) -> list[str]:
     return [ctx.key_columns[k.name] for k in ctx.query.keys if k.origin == "group"]
 
 
+def data_driven(ctx: Context) -> DataDriven:
+    """The window's kind: a session or a frame, whose hooks write what differs between them."""
+    kind = kind_of(ctx.window)
+    assert isinstance(kind, DataDriven)
+    return kind
+
+
 def _ties(ctx: Context) -> bool:
     """Whether the order of tuples with equal values matters: for frames, not for sessions."""
-    return ctx.window.kind is not WindowKind.SESSION and not ctx.window.attr.is_row_num
+    return data_driven(ctx).ties and not ctx.window.attr.is_row_num
 
 
 def _closes(ctx: Context) -> bool:
     """Whether windows carry `_close`: a stream's frames, whose finality depends on the tuple after them."""
-    return ctx.streaming and ctx.window.kind is not WindowKind.SESSION
+    return ctx.streaming and data_driven(ctx).closed_by_tuple
 
 
 def prepare(ctx: Context) -> None:
@@ -137,26 +146,7 @@ def prepare(ctx: Context) -> None:
         columns.append(f'{col(query.stream.row_num or ROW_NUM)}.alias("_pos")')
     if query.where is not None and not frame.kafka:
         columns.append(f'F.coalesce({expr(query.where)}, F.lit(False)).alias("_in")')
-    if window.kind is WindowKind.THRESHOLD:
-        assert frame.condition is not None
-        columns.append(f'{expr(frame.condition)}.alias("_p")')
-    elif window.kind is WindowKind.DELTA:
-        assert frame.on is not None
-        x = expr(frame.on)
-        if frame.on_integral:
-            columns.append(f'{x}.cast("bigint").alias("_x")')
-        else:
-            columns.append(f'F.nanvl({x}.cast("double"), F.lit(None)).alias("_x")')  # NaN: like NULL
-    elif window.kind is WindowKind.AGGREGATE:
-        for index, running in enumerate(frame.running):
-            name = py(f"_c{index}")
-            if running.arg is None:
-                continue  # count(*): the kernel counts tuples
-            if running.function == "count":  # only whether a value is there
-                columns.append(f"F.when({expr(running.arg)}.isNotNull(), F.lit(1)).alias({name})")
-            else:
-                kind = "bigint" if running.integral else "double"
-                columns.append(f"{expr(running.arg)}.cast({py(kind)}).alias({name})")
+    columns += data_driven(ctx).rule_columns(ctx)  # what its rule reads (a predicate, x, running aggregates)
     if ctx.plan.kind is PlanKind.FOLD:
         assert ctx.plan.decomposition is not None
         for state in ctx.plan.decomposition.groups:
@@ -175,43 +165,21 @@ def prepare(ctx: Context) -> None:
 
 def rule(ctx: Context) -> str:
     """The window's rule as the kernels take it: a dict literal naming the job's constants."""
-    window, frame = ctx.window, _frame(ctx)
-    if window.kind is WindowKind.SESSION:
-        longest = "LONGEST" if frame.longest is not None else "None"
-        return f'{{"kind": "session", "gap": GAP, "longest": {longest}}}'
-    if window.kind is WindowKind.THRESHOLD:
-        return '{"kind": "threshold"}'
-    if window.kind is WindowKind.DELTA:
-        return '{"kind": "delta", "delta": DELTA}'
-    running = [(r.function, None if r.arg is None else f"_c{i}", r.integral) for i, r in enumerate(frame.running)]
-    return f'{{"kind": "aggregate", "running": {py(running)}, "test": {py(frame.test)}}}'
+    return data_driven(ctx).kernel_rule(ctx.window)
 
 
 def starts(ctx: Context) -> None:
     """Window numbers from neighbouring tuples: lag marks starts, a running count numbers them."""
-    code, window = ctx.code, ctx.window
+    code = ctx.code
     partitions = _partitions(ctx)
     by = f"Window.partitionBy({', '.join(col(p) for p in partitions)})" if partitions else "Window"
     order = py(ATTR) if not _ties(ctx) else f'{py(ATTR)}, "_pos"'
     code(f"ordered = {by}.orderBy({order})")
     code("running = ordered.rowsBetween(Window.unboundedPreceding, Window.currentRow)")
-    if window.kind is WindowKind.SESSION:
-        code.comment("A tuple starts a session when it is the first of its key, or more than GAP after the previous.")
-        code(f"step = F.col({py(ATTR)}) - F.lag({py(ATTR)}).over(ordered)")
-        code('rows = rows.withColumn("_start", F.when(step.isNull() | (step > GAP), 1).otherwise(0))')
-    else:
-        code.comment("A frame starts where the predicate holds and did not hold for the previous tuple (or none).")
-        code.comment("A false or NULL predicate ends the frame; that tuple is in no frame.")
-        code('rows = rows.withColumn("_p", F.coalesce(F.col("_p"), F.lit(False)))')
-        if _closes(ctx):
-            code.comment(f"The next tuple's {ATTR}: after a frame's last, the tuple that closed it.")
-            code(f'rows = rows.withColumn("_next", F.lead({py(ATTR)}).over(ordered))')
-        code('began = F.col("_p") & ~F.lag("_p", 1, False).over(ordered)')
-        code('rows = rows.withColumn("_start", F.when(began, 1).otherwise(0))')
+    data_driven(ctx).mark_starts(ctx, _closes(ctx))  # `_start`: 1 where a window begins
     code.comment("The number of starts so far numbers each tuple's window within its key.")
     code(f'rows = rows.withColumn({py(LABEL)}, F.sum("_start").over(running))')
-    if window.kind is WindowKind.THRESHOLD:
-        code('rows = rows.where(F.col("_p"))')
+    data_driven(ctx).keep_labelled(ctx)
 
 
 def scan(ctx: Context) -> None:
@@ -363,14 +331,9 @@ def _converter(ctx: Context) -> str:
 
 def bounds(ctx: Context) -> list[str]:
     """window_start: the first tuple's value; window_end: the last's, plus GAP for sessions (but at most MAX)."""
-    frame = _frame(ctx)
     convert = _converter(ctx)
     start = WID
-    end = 'F.col("_last")'
-    if ctx.window.kind is WindowKind.SESSION and not frame.kafka:
-        end = f"{end} + GAP"
-        if frame.longest is not None:
-            end = f'F.least({end}, F.col("wid") + LONGEST)'
+    end = data_driven(ctx).end_bound(ctx.window)
     return [f'{convert.format(start)}.alias("window_start")', f'{convert.format(end)}.alias("window_end")']
 
 
@@ -382,28 +345,16 @@ def _generous(ctx: Context) -> bool:
 def stream_rules(ctx: Context) -> None:
     """is_final, retain and missed for sessions and frames (semantics.md §8.4); with SLACK … GENEROUS
     also closing and closed, each key's closing point and the late tuples at or before it (§8.5)."""
-    code, window, frame = ctx.rules, ctx.window, _frame(ctx)
+    code = ctx.rules
     convert = _converter(ctx)
     partitions = _partitions(ctx)
     generous = _generous(ctx)
     code("def is_final(punctuation):")
     code.indent()
-    if window.kind is WindowKind.SESSION:
-        if frame.longest is not None:
-            code('"""A session is final once the punctuation is past its last value + GAP, or reaches its first')
-            code('value + MAX: a tuple still to come is at or past the punctuation, so it cannot join it."""')
-            code('return (F.col("_last") + GAP < punctuation) | (F.col("wid") + LONGEST <= punctuation)')
-        else:
-            code('"""A session is final once the punctuation is past its last value + GAP: a tuple still to come is')
-            code('at or past the punctuation, so it cannot join it."""')
-            code('return F.col("_last") + GAP < punctuation')
-    else:
-        code('"""A frame is final once the punctuation is past the tuple that closed it (_close): a tuple still')
-        code('to come sorts after that one, so every tuple the frame depends on is known."""')
-        code('return F.coalesce(F.col("_close") < punctuation, F.lit(False))')
+    data_driven(ctx).is_final_rule(ctx)
     code.dedent()
     code.blank(2)
-    what = "session" if window.kind is WindowKind.SESSION else "frame"
+    what = data_driven(ctx).noun
     code("def retain(rows, punctuation):")
     code.indent()
     if generous:
@@ -429,13 +380,7 @@ def stream_rules(ctx: Context) -> None:
     else:
         code('"""CONSISTENT: a late tuple is in no window; it may have joined, merged or split the windows near it."""')
     code("t = window_attribute(late)")
-    if window.kind is WindowKind.SESSION:
-        named = "sessions with a tuple in [%s, %s]"
-        low, high = (convert.format(bound) + ".cast('string')" for bound in ("t - GAP", "t + GAP"))
-        text = f"F.format_string({py(named)}, {low}, {high})"
-    else:
-        named = "the frame at %s or next to it"
-        text = f"F.format_string({py(named)}, {convert.format('t')}.cast('string'))"
+    text = data_driven(ctx).missed_text(ctx, convert)
     if generous:
         placed = f"none: placed in its key's open {what}s (GENEROUS)"
         text = f'F.when(F.col("_closed"), {text}).otherwise(F.lit({py(placed)}))'
@@ -448,14 +393,11 @@ def stream_rules(ctx: Context) -> None:
 def _closing_rules(ctx: Context, what: str) -> None:
     """closing: each key's closing point after a trigger (frame_closings); closed: whether a tuple of the
     stream is at or before its key's, where a late one is in no window (semantics.md §8.5)."""
-    code, window, frame = ctx.rules, ctx.window, _frame(ctx)
+    code = ctx.rules
+    kind = data_driven(ctx)
     partitions = _partitions(ctx)
-    session = window.kind is WindowKind.SESSION
-    extra = []
-    if session and frame.longest is not None:
-        extra.append(f'StructField("_closed_from", {STAMP})')
-    elif not session:
-        extra.append('StructField("_closed_pos", LongType())')
+    points = kind.closing_point(ctx.window)  # what each key's closing point holds beyond its value, _closed_t
+    extra = [f'StructField("{name}", {STAMP if kind_ == "stamp" else "LongType()"})' for name, kind_ in points]
     code("def closing(rows, punctuation):")
     code.indent()
     code(f'"""GENEROUS: per key with a {what} final at the punctuation among its rows, the point the last one')
@@ -468,31 +410,19 @@ def _closing_rules(ctx: Context, what: str) -> None:
     keys = [k for k in ctx.query.keys if k.origin == "partition"]
     code("def closed(rows, closings):")
     code.indent()
-    if session:
-        joins = "above its last value + GAP" + (", or at its first value + MAX," if frame.longest is not None else "")
-    else:
-        joins = "after the tuple that closed it"
+    joins = kind.closing_text(ctx.window)
     code('"""GENEROUS: _closed, whether a tuple is at or before its key\'s closing point, that of its last final')
     code(f'{what} (a tuple {joins} cannot change it); a key with none yet: false."""')
     code("if closings is None:")
     code('    return rows.withColumn("_closed", F.lit(False))')
     names = [f"_closing{index}" for index in range(len(keys))]
     picked = [*(f"F.col({py(p)}).alias({py(n)})" for p, n in zip(partitions, names, strict=True)), '"_closed_t"']
-    picked += ['"_closed_from"'] if session and frame.longest is not None else []
-    picked += [] if session else ['"_closed_pos"']
+    picked += [f'"{name}"' for name, _ in points]
     code.call("points", "closings.select", picked)
     match = " & ".join(f"{expr(k.sql)}.eqNullSafe(F.col({py(n)}))" for k, n in zip(keys, names, strict=True))
     code(f'joined = rows.join(F.broadcast(points), {match or "F.lit(True)"}, "left")')
     code("t = window_attribute(rows)")
-    if session:
-        after = '(t > F.col("_closed_t"))'
-        if frame.longest is not None:
-            after += ' | (t >= F.col("_closed_from"))'
-        at_or_before = f"~({after})"
-    else:
-        pos = col(ctx.query.stream.row_num or ROW_NUM)
-        at_or_before = f'(t < F.col("_closed_t")) | ((t == F.col("_closed_t")) & ({pos} <= F.col("_closed_pos")))'
-    code(f"at_or_before = {at_or_before}")
+    code(f"at_or_before = {kind.at_or_before(ctx)}")
     dropped = ", ".join(py(n) for n in [*names, *(p.strip('"') for p in picked[len(names) :])])
     code('marked = joined.withColumn("_closed", F.coalesce(at_or_before, F.lit(False)))')
     code(f"return marked.drop({dropped})")

@@ -11,6 +11,7 @@ one where rounding moved it (see first_window/last_window in the job).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from wql.compiler.codegen.common import (
     ANCHOR,
@@ -28,10 +29,14 @@ from wql.compiler.codegen.common import (
     prologue,
 )
 from wql.compiler.codegen.emit import col, expr, py
-from wql.compiler.plans import Grid, PlanKind
+from wql.compiler.kinds import kind_of
+from wql.compiler.plans import Grid as Cells
+from wql.compiler.plans import PlanKind
 from wql.compiler.plans.grid import each_tuple_a_cell
 from wql.compiler.schema import Domain
-from wql.compiler.windows import WindowKind
+
+if TYPE_CHECKING:
+    from wql.compiler.kinds.grid import Grid
 
 T = f"F.col({py(ATTR)})"
 MARK = "_mark"  # landmarks with WHERE: the cell of the stream's last value, among the cells (not a cell itself)
@@ -59,18 +64,18 @@ def _sql_or_column(sql: str) -> str:
     return col(sql) if sql.isidentifier() else expr(sql)
 
 
-def _float(ctx: Context) -> bool:
+def on_doubles(ctx: Context) -> bool:
     return ctx.window.attr.domain is Domain.FLOAT
 
 
-def _first(ctx: Context, value: str = T) -> str:
-    if _float(ctx):
+def first_of(ctx: Context, value: str = T) -> str:
+    if on_doubles(ctx):
         return f"first_window({value})"
     return f"F.floor(({value} - ORIGIN) / SLIDE)"
 
 
-def _last(ctx: Context, value: str = T) -> str:
-    if _float(ctx):
+def last_of(ctx: Context, value: str = T) -> str:
+    if on_doubles(ctx):
         return f"last_window({value})"
     return f"F.floor(({value} - ORIGIN + RANGE) / SLIDE) - 1"
 
@@ -86,57 +91,30 @@ def bucket(ctx: Context) -> None:
         "windows", "rows", "One row per window and key: each tuple tagged with its window-ids, then grouped."
     )
     assert window.slide is not None
-    if window.kind is WindowKind.LANDMARK:
-        _landmark_limit(ctx, f"rows.agg(({_first(ctx, f'F.max({py(ATTR)})')})")
-        if flags_where(ctx):
-            code.comment("Only the tuples WHERE keeps count.")
-            code(f"rows = rows.where({IN})")
-        code.comment("Bucket (WID), landmark: a tuple belongs to its own window and every later one, up to the")
-        code.comment("last window of the stream; aggregate by window-id and key.")
-        code(f"first = F.greatest({_first(ctx)}, F.lit(0))")
-        code("tagged = rows.crossJoin(F.broadcast(final_window))")
-        code('tagged = tagged.withColumn("wid", F.explode(F.sequence(first, F.col("_last"))))')
-    elif window.kind is WindowKind.CUMULATE:
-        code.comment("Bucket (WID), CUMULATE: tag each tuple with its window-ids, from its own window ⌊(t − o)/s⌋ to")
-        code.comment("the last window of its period, PERIOD·(⌊(t − o)/r⌋ + 1) − 1, and aggregate by window-id and key.")
-        period = f"cell_of({T}, RANGE)" if _float(ctx) else f"F.floor(({T} - ORIGIN) / RANGE)"
-        code(f"first = {_first(ctx)}")
-        code(f"last = ({period} + 1) * PERIOD - 1")
-        code('tagged = rows.withColumn("wid", F.explode(F.sequence(first, last)))')
-    else:
-        assert window.range is not None
-        code.comment("Bucket (WID): tag each tuple with its window-ids wids(t) = ⌊(t − o)/s⌋ … ⌊(t − o + r)/s⌋ − 1")
-        code.comment("and aggregate by window-id and key: an ordinary group-by.")
-        code(f"first = {_first(ctx)}")
-        if window.kafka_grid:
-            code(f"last = {_last(ctx)}")
-            code.comment("KAFKA: windows that would start before 0 do not exist (FIRST_WID is [0, RANGE)), so a")
-            code("# tuple before 0 is in none.")
-            code("first = F.greatest(first, F.lit(FIRST_WID))")
-            wid = "first" if window.range == window.slide else "F.explode(F.sequence(first, last))"
-            code(f'tagged = rows.where(first <= last).withColumn("wid", {wid})')
-        elif window.range == window.slide:
-            code.comment("Tumbling: each tuple is in exactly one window.")
-            code('tagged = rows.withColumn("wid", first)')
-        elif window.range < window.slide:
-            code(f"last = {_last(ctx)}")
-            code.comment("SLIDE > RANGE: a tuple is in one window, or in a gap between windows and in none.")
-            code('tagged = rows.where(first <= last).withColumn("wid", first)')
-        else:
-            code(f"last = {_last(ctx)}")
-            code('tagged = rows.withColumn("wid", F.explode(F.sequence(first, last)))')
+    kind = grid_kind(ctx)
+    kind.tag(ctx)  # `tagged`: each tuple once per window it is in, with the window-id in `wid`
     group_by = _group_by(ctx, 'F.col("wid")')
     code(f"grouped = tagged.groupBy({group_by})")
     code.call("windows", "grouped.agg", aggregate_items(ctx.query))
+    kind.limit_windows(ctx)
 
 
-def _landmark_limit(ctx: Context, last: str) -> None:
+def grid_kind(ctx: Context) -> Grid:
+    """The window's kind: one on a grid, whose hooks write what differs between grid kinds."""
+    from wql.compiler.kinds.grid import Grid
+
+    kind = kind_of(ctx.window)
+    assert isinstance(kind, Grid)
+    return kind
+
+
+def landmark_limit(ctx: Context, last: str) -> None:
     """final_window: one row, `_last`, the window holding the stream's largest value (`last` aggregates it)."""
     ctx.code.comment("Landmark windows are reported up to the window holding the stream's last value.")
     ctx.code(f'final_window = {last}.alias("_last"))')
 
 
-def _cell(ctx: Context, grid: Grid) -> str:
+def cell_expression(ctx: Context, grid: Cells) -> str:
     """The Spark expression for a tuple's cell index."""
     code = ctx.code
     if grid.kind == "slice":
@@ -144,12 +122,12 @@ def _cell(ctx: Context, grid: Grid) -> str:
         code.comment("Slices (Pairs): two per slide, cut where windows end (at each slide) and where they start")
         code.comment("(SLICE_SPLIT into each slide); window w is the slices between its start and end.")
         slide_no = f"F.floor(({T} - ORIGIN) / SLIDE)"
-        if _float(ctx):
+        if on_doubles(ctx):
             slide_no = f"cell_of({T}, SLIDE)"
         code(f"slide_no = {slide_no}")
         return f"(2 * slide_no + F.when({T} - ORIGIN - slide_no * SLIDE >= SLICE_SPLIT, 1).otherwise(0))"
     width = "SLIDE" if grid.kind in {"landmark", "cumulate"} else ctx.constant("PANE", grid.width, "gcd(RANGE, SLIDE)")
-    if _float(ctx):
+    if on_doubles(ctx):
         return f"cell_of({T}, {width})"
     return f"F.floor(({T} - ORIGIN) / {width})"
 
@@ -185,7 +163,7 @@ def lift(ctx: Context) -> None:
     elif grid.kind == "pane":
         code.comment("Panes of PANE = gcd(RANGE, SLIDE): pre-aggregate each (key, pane) once. Window w is the")
         code.comment(f"{grid.size} panes ending at pane (w + 1)·{grid.step} − 1.")
-    cell = _cell(ctx, grid)
+    cell = cell_expression(ctx, grid)
     source = _in_windows(ctx, cell)
     keys = ctx.keys()
     grouped = ", ".join([*(col(k) for k in keys), f'{cell}.alias("_cell")'])
@@ -213,7 +191,7 @@ def combine(ctx: Context) -> None:
     keys = ctx.keys()
     code = ctx.stage("windows", "cells", "One row per window and key: each key's ordered cells combined into windows.")
     if grid.kind == "landmark":
-        _landmark_limit(ctx, 'cells.agg(F.max("_cell")')
+        landmark_limit(ctx, 'cells.agg(F.max("_cell")')
         if flags_where(ctx):
             code(f"cells = cells.where(F.col({py(MARK)}).isNull()).drop({py(MARK)})")
         code('cells = cells.crossJoin(F.broadcast(final_window.select(F.col("_last").cast("bigint"))))')
@@ -264,6 +242,7 @@ def lower_stage(ctx: Context) -> None:
     items = ['F.col("wid")', *(col(k) for k in keys)]
     items += [f"{_sql_or_column(sql)}.alias({py(name)})" for name, sql in decomposition.lowers]
     code.call("windows", "windows.select", items)
+    grid_kind(ctx).limit_windows(ctx)
 
 
 # ------------------------------------------------------------------ on a stream
@@ -287,7 +266,7 @@ def final_rules(ctx: Context, final: Callable[[Context], None] | None = None) ->
     code.indent()
     code('"""The first window the punctuation has not closed."""')
     first = "F.floor((F.lit(punctuation) - ORIGIN) / SLIDE)"
-    if _float(ctx):
+    if on_doubles(ctx):
         code("# DOUBLE edges: one window earlier than the floor, so that rounding never drops a needed tuple.")
         first += " - 1"
     code(f"return {first}")
@@ -297,8 +276,7 @@ def final_rules(ctx: Context, final: Callable[[Context], None] | None = None) ->
 
 def stream_rules(ctx: Context) -> None:
     """merge (cell plans), is_final, retain and missed: what a streaming job needs beyond the batch stages."""
-    window, plan = ctx.window, ctx.plan
-    grid = plan.grid
+    grid = ctx.plan.grid
     if grid is not None:
         _merge_stage(ctx)
         if _shares_each(ctx):
@@ -308,48 +286,7 @@ def stream_rules(ctx: Context) -> None:
     kept = "cells" if grid is not None else "rows"
     code(f"def retain({kept}, punctuation):")
     code.indent()
-    if window.kind is WindowKind.LANDMARK:
-        if grid is not None:
-            code(
-                '"""Landmark panes: each key\'s panes up to the last final window fold into one (its running combine);'
-            )
-            code('later panes stay as they are."""')
-            code("if punctuation is None:")
-            code("    return cells")
-            relative_punctuation(ctx, ANCHOR)
-            code("last_final = first_open(punctuation) - 1")
-            code('folded = cells.where(F.col("_cell") <= last_final).withColumn("_cell", last_final.cast("bigint"))')
-            code('return merge(folded.unionByName(cells.where(F.col("_cell") > last_final)))')
-        elif flags_where(ctx):
-            code('"""A landmark window holds every tuple since the stream began: all rows WHERE keeps stay (a')
-            code("holistic aggregate since the beginning needs them all); of the others, the one with the largest")
-            code('value, which may say where the data ends."""')
-            code(f"last = rows.where(~{IN}).orderBy(F.col({py(ATTR)}).desc()).limit(1)")
-            code(f"return rows.where({IN}).unionByName(last)")
-        else:
-            code('"""A landmark window holds every tuple since the stream began: all rows stay (a holistic aggregate')
-            code('since the beginning needs them all)."""')
-            code("return rows")
-    else:
-        code(
-            '"""What windows not yet final can still need: the cells (rows) from the first open window\'s start on."""'
-        )
-        code("if punctuation is None:")
-        code(f"    return {kept}")
-        relative_punctuation(ctx, ANCHOR)
-        if window.kind is WindowKind.CUMULATE:
-            code("# CUMULATE: the first open window starts where its period does.")
-            code("start = ORIGIN + F.floor(first_open(punctuation) / PERIOD) * RANGE")
-        else:
-            code("start = ORIGIN + (first_open(punctuation) + 1) * SLIDE - RANGE")
-        if grid is not None and grid.kind == "cumulate":
-            code('return cells.where(F.col("_cell") >= F.floor((start - ORIGIN) / SLIDE))')
-        elif grid is not None and grid.kind == "slice":
-            code('return cells.where(F.col("_cell") >= 2 * F.floor((start - ORIGIN) / SLIDE))')
-        elif grid is not None:
-            code('return cells.where(F.col("_cell") >= F.floor((start - ORIGIN) / PANE))')
-        else:
-            code(f"return rows.where({T} >= start)")
+    grid_kind(ctx).retain(ctx, kept)
     code.dedent()
     code.blank(2)
     missed_rule(ctx)
@@ -380,7 +317,7 @@ def _shares_stage(ctx: Context) -> None:
         "rows",
         "Each tuple as a cell of its own: its cell index and its share of each partial state, for merge.",
     )
-    cell = _cell(ctx, grid)
+    cell = cell_expression(ctx, grid)
     source = _in_windows(ctx, cell)
     keys = ctx.keys()
     items = [*(col(k) for k in keys), f'{cell}.alias("_cell")']
@@ -456,7 +393,7 @@ def missed_rule(ctx: Context, windows: Callable[[Context, str, bool], str] | Non
     if generous:
         relative_punctuation(ctx, FIRST)
     closed = "first_open(punctuation) - 1"
-    if _float(ctx):
+    if on_doubles(ctx):
         # first_open is one window early on DOUBLE edges (what to keep must never round away a window); the
         # windows a late tuple missed are those is_final closed, so count the ones first_open left open.
         code("opened = first_open(punctuation)")
@@ -466,25 +403,10 @@ def missed_rule(ctx: Context, windows: Callable[[Context, str, bool], str] | Non
         code("    .otherwise(opened - 1)")
         code(")")
         closed = "closed"
-    if window.kind is WindowKind.LANDMARK:
-        first = f"F.greatest({_first(ctx, 't')}, F.lit(0))"
-        if generous:
-            code(f"first, last = {first}, {closed}")
-            nothing = missed_none(generous)
-            text = f'F.when(first <= last, F.format_string("windows %d to %d", first, last)).otherwise({py(nothing)})'
-        else:
-            text = f'F.format_string("windows %d and every later one", {first})'
-    elif windows is not None:
+    if windows is not None:
         text = windows(ctx, closed, generous)
     else:
-        last = _last(ctx, "t")
-        if window.kind is WindowKind.CUMULATE:  # up to the last window of t's period
-            last = "F.floor((t - ORIGIN) / RANGE) * PERIOD + PERIOD - 1"
-        code(f"first, last = {_first(ctx, 't')}, {f'F.least({last}, {closed})' if generous else last}")
-        # A tuple in a gap between windows (SLIDE > RANGE) belongs to none; GENEROUS placed one whose windows
-        # are all open in them, and it missed none.
-        nothing = missed_none(generous)
-        text = f'F.when(first <= last, F.format_string("windows %d to %d", first, last)).otherwise({py(nothing)})'
+        text = grid_kind(ctx).missed(ctx, closed, generous)
     code(f'return late.withColumn("_missed", {text})')
     code.dedent()
     code.blank(2)

@@ -43,7 +43,6 @@ from wql.compiler.codegen.emit import Raw, col, expr, py
 from wql.compiler.codegen.grid import final_rules, missed_none, missed_rule, relative_punctuation
 from wql.compiler.plans import ONE, PlanKind, StateGroup, fresh_name, intervals
 from wql.compiler.schema import Domain
-from wql.compiler.windows import WindowKind
 
 T = f"F.col({py(ATTR)})"
 E = f"F.col({py(END_ATTR)})"
@@ -78,7 +77,7 @@ def generate(ctx: Context) -> None:
         _se_slices(ctx)
     elif kind is PlanKind.SWEEP:
         _sweep(ctx)
-    elif window.kind is WindowKind.LANDMARK:
+    elif window.range is None:  # landmark windows
         _landmark_difference(ctx)
     else:
         _difference(ctx)
@@ -118,7 +117,7 @@ def _constants(ctx: Context) -> None:
         ctx.constant("RANGE", _base(ctx, window.range), note(window.range))
     if window.slide is not None:
         ctx.constant("SLIDE", _base(ctx, window.slide), note(window.slide))
-    if window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}:
+    if not window.is_snapshot:
         ctx.constant("ORIGIN", _base(ctx, window.origin), note(window.origin) if decimal else origin_note(window))
 
 
@@ -199,7 +198,7 @@ def _horizon(ctx: Context, source: str = "rows") -> None:
     code.comment("The end of the data: the last window starting at or before the largest start or end of any")
     code.comment("well-formed event (WHERE or not); open-ended events last to it.")
     code(f'horizon = {source}.agg(F.greatest(F.max({py(ATTR)}), F.max({py(END_ATTR)})).alias("_h"))')
-    if ctx.window.kind is WindowKind.LANDMARK:
+    if ctx.window.range is None:  # landmark windows
         last = _first(ctx, 'F.col("_h")')
     else:
         last = _last_holding(ctx, 'F.col("_h")')
@@ -224,7 +223,7 @@ def _bucket(ctx: Context) -> None:
     code = ctx.stage("windows", "rows", "One row per window and key: each event copied into every window it overlaps.")
     _horizon(ctx)
     first, last = _windows_of_event(ctx)
-    if window.kind is WindowKind.LANDMARK:
+    if window.range is None:
         code.comment("Landmark windows hold every event that starts before their end: from its first window (or 0)")
         code.comment("to the data's last.")
         first, last = f"F.greatest({first}, F.lit(0))", 'F.col("_last")'
@@ -261,7 +260,7 @@ def _snap_names(ctx: Context) -> tuple[str, str, str]:
 def _grid_edges(ctx: Context, wid: str) -> tuple[str | None, str]:
     """A grid window's start (None for landmarks) and end, in base units."""
     end = f"(ORIGIN + ({wid} + 1) * SLIDE)"
-    start = None if ctx.window.kind is WindowKind.LANDMARK else f"({end} - RANGE)"
+    start = None if ctx.window.range is None else f"({end} - RANGE)"  # landmark windows: unbounded
     return start, end
 
 
@@ -877,7 +876,7 @@ def stream_rules(ctx: Context) -> None:
     code.indent()
     if window.snap:
         _snap_retain(ctx)
-    elif window.kind is WindowKind.LANDMARK:
+    elif window.range is None:  # landmark windows
         code('"""A landmark window holds every event since the stream began: all rows stay."""')
         code("return rows")
     else:
@@ -891,7 +890,7 @@ def stream_rules(ctx: Context) -> None:
         code(f"return rows.where({E}.isNull() | ({E} >= start))")
     code.dedent()
     code.blank(2)
-    missed_rule(ctx, _missed_windows)
+    missed_rule(ctx, None if window.range is None else _missed_windows)  # landmark windows: the grid's words
 
 
 def _snap_final(ctx: Context) -> None:

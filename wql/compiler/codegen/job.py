@@ -16,10 +16,10 @@ from wql.compiler.analysis import Query
 from wql.compiler.classify import describe_kind
 from wql.compiler.codegen.common import Context, check_internal_names
 from wql.compiler.codegen.emit import Code, comment, identifier, py
-from wql.compiler.codegen.families import FAMILIES
 from wql.compiler.codegen.stream import check_streamable, stream_extras, stream_header, streaming_constants
 from wql.compiler.codegen.support import IMPORTED, global_reads, section
 from wql.compiler.explain import PlanChoice
+from wql.compiler.families import FAMILIES
 from wql.compiler.plans import Plan
 from wql.compiler.schema import ROW_NUM, Stream
 
@@ -158,7 +158,7 @@ def emit_stages(code: Code, ctx: Context) -> None:
 
 def body(ctx: Context) -> None:
     """The stages, written by the code generator of the plan's family."""
-    FAMILIES[ctx.plan.family].generate(ctx)
+    FAMILIES[ctx.plan.family].generator.generate(ctx)
 
 
 def _header(

@@ -14,8 +14,8 @@ from typing import Any
 
 from wql.compiler.analysis import Query
 from wql.compiler.codegen.common import Context, anchors_rule, window_attribute_rule
-from wql.compiler.codegen.families import FAMILIES
 from wql.compiler.disorder import check_streamable, cut_from_windows, disorder, state_text
+from wql.compiler.families import FAMILIES
 from wql.compiler.plans import Plan
 from wql.compiler.plans.grid import in_state_store
 from wql.compiler.schema import Domain
@@ -37,7 +37,7 @@ GUARDED_RULES: dict[str, Callable[[dict[str, Any]], bool]] = {
 def stream_extras(ctx: Context) -> None:
     """The merge stage and the window rules, from the plan's family."""
     window_attribute_rule(ctx)
-    FAMILIES[ctx.plan.family].stream_rules(ctx)
+    FAMILIES[ctx.plan.family].generator.stream_rules(ctx)
     if ctx.window.align_first:
         anchors_rule(ctx)
     _show_point(ctx)

@@ -25,7 +25,6 @@ from wql.compiler.codegen.emit import Raw, col, expr, py
 from wql.compiler.plans import ONE, PlanKind, fresh_name
 from wql.compiler.plans.tuples import tuple_mode
 from wql.compiler.schema import ROW_NUM, Domain
-from wql.compiler.windows import WindowKind
 from wql.grammar.expressions import parse_sql_expression, render_sql
 
 
@@ -378,7 +377,7 @@ def bounds(ctx: Context) -> list[str]:
     """window_start and window_end: (wid − RANGE, wid], or [wid, wid + RANGE] for Kafka windows."""
     convert = _converter(ctx).replace("{}", "({})") if _converter(ctx) == "{}" else _converter(ctx)
     wid = 'F.col("wid")'
-    if ctx.window.kind is WindowKind.KAFKA:
+    if tuple_mode(ctx.window) == "kafka":
         start, end = wid, f"{wid} + RANGE"
     else:
         start, end = f"{wid} - RANGE", wid

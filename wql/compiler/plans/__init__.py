@@ -7,20 +7,17 @@
 - `intervals`: bucket, se-slices and difference plans for interval events and snapshot windows.
 - `frames`: fold, starts and scan plans for sessions and frames (data-driven windows).
 
-Every family offers `applies(window)` and `candidates(query, stats)`; the
-optimizer asks the family that applies and ranks what it offers.
+Every family offers `candidates(query, stats)` (the `Planner` protocol of
+`wql.compiler.families`, the table planning and code generation share); the
+optimizer asks the family the window's kind names and ranks what it offers.
 """
 
 from __future__ import annotations
 
-from wql.compiler.plans import frames, grid, intervals, tuples
 from wql.compiler.plans.base import Candidate, Family, Grid, Plan, PlanKind, Statistics
 from wql.compiler.plans.states import ONE, Decomposition, StateGroup, decompose, fresh_name
 
-FAMILIES = (intervals, grid, tuples, frames)  # intervals first: grid windows over interval events are theirs
-
 __all__ = [
-    "FAMILIES",
     "ONE",
     "Candidate",
     "Decomposition",

@@ -41,10 +41,12 @@ on the same data (benchmarks/sessions.py), hence half its cost.
 from __future__ import annotations
 
 from wql.compiler.analysis import Query
+from wql.compiler.kinds import kind_of
+from wql.compiler.kinds.data_driven import DataDriven
 from wql.compiler.plans.base import Candidate, Plan, PlanKind, Statistics
 from wql.compiler.plans.states import decompose, state_names, why_not_shared
 from wql.compiler.schema import Domain
-from wql.compiler.windows import Window, WindowKind
+from wql.compiler.windows import Window
 
 # What a numpy pass (the fold without the JVM kernel, the scan) holds: Spark sorts each partition in
 # window order (keys, attribute, arrival; its sort spills) and mapInArrow hands the pass the sorted
@@ -57,21 +59,16 @@ HOLDS = (
 )
 
 
-def applies(window: Window) -> bool:
-    return window.is_data_driven
-
-
 def chained(window: Window) -> str | None:
     """Why a window's starts depend on earlier starts (so neighbouring tuples cannot mark them), or None."""
-    frame = window.frame
-    assert frame is not None
-    if window.kind is WindowKind.DELTA:
-        return "a delta frame is anchored at its first tuple, which depends on where the previous frame began"
-    if window.kind is WindowKind.AGGREGATE:
-        return "an aggregate frame's running aggregate restarts after each frame, which no window function can follow"
-    if frame.longest is not None:
-        return "MAX cuts a session at its first tuple plus MAX, which depends on where the session began"
-    return None
+    return data_driven(window).chained(window)
+
+
+def data_driven(window: Window) -> DataDriven:
+    """The window's kind: a session or a frame, which says where its runs start and end."""
+    kind = kind_of(window)
+    assert isinstance(kind, DataDriven)
+    return kind
 
 
 def fold_blocker(query: Query) -> str | None:
@@ -93,7 +90,7 @@ def in_jvm(query: Query) -> bool:
 def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     n = stats.rows
     window = query.window
-    what = "session" if window.kind is WindowKind.SESSION else "frame"
+    what = data_driven(window).noun
     out = []
     decomposition = decompose(query, state_names(query))
     if decomposition is None:
@@ -117,7 +114,7 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     if chain is not None:
         out.append(Candidate.refused(PlanKind.STARTS, chain))
     else:
-        mark = "a gap above GAP" if window.kind is WindowKind.SESSION else "a predicate that turns true"
+        mark = data_driven(window).start_mark
         note = (
             f"lag over each key's tuples in order marks the tuples that start a {what} ({mark}), a running count "
             f"numbers the {what}s, a group-by aggregates them"

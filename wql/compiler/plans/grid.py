@@ -23,28 +23,28 @@ from __future__ import annotations
 import math
 
 from wql.compiler.analysis import Query
+from wql.compiler.kinds import kind_of
+from wql.compiler.kinds.grid import Grid as GridKind
 from wql.compiler.plans.base import Candidate, Grid, Plan, PlanKind, Statistics
 from wql.compiler.plans.states import decompose, state_names, why_not_shared
 from wql.compiler.schema import Domain
-from wql.compiler.windows import Window, WindowKind
-
-
-def applies(window: Window) -> bool:
-    return window.is_grid and not window.is_interval
+from wql.compiler.windows import Window
 
 
 def pane_grid(window: Window) -> Grid | None:
-    """Panes of gcd(RANGE, SLIDE), or None when the edges are not whole numbers (see grid_exact)."""
+    """Panes of gcd(RANGE, SLIDE) (the window's kind may cut its own), or None when the edges are not whole
+    numbers (see grid_exact)."""
     assert window.slide is not None
     if not grid_exact(window):
         return None
-    if window.kind is WindowKind.LANDMARK:
-        return Grid("landmark", window.slide, 1, 1)
-    if window.kind is WindowKind.CUMULATE:
-        return Grid("cumulate", window.slide, window.windows_per_period, 1)
-    assert window.range is not None
-    width = _gcd(window.range, window.slide)
-    return Grid("pane", width, round(window.range / width), round(window.slide / width))
+    return grid_kind(window).cell_grid(window)
+
+
+def grid_kind(window: Window) -> GridKind:
+    """The window's kind, one on a grid: it says what a grid plan needs to know of it (its cells, fan-out)."""
+    kind = kind_of(window)
+    assert isinstance(kind, GridKind)
+    return kind
 
 
 def slice_grid(window: Window) -> Grid | None:
@@ -57,7 +57,7 @@ def slice_grid(window: Window) -> Grid | None:
     return Grid("slice", window.slide, 2 * q - 1, 2, delta)
 
 
-def _gcd(a: int | float, b: int | float) -> int | float:
+def gcd(a: int | float, b: int | float) -> int | float:
     if isinstance(a, int) and isinstance(b, int):
         return math.gcd(a, b)
     return float(math.gcd(int(a), int(b)))
@@ -71,31 +71,12 @@ def grid_exact(window: Window) -> bool:
     return all(float(v).is_integer() for v in values)
 
 
-def fan_out(window: Window, stats: Statistics) -> float:
-    """Windows per tuple, the bucket plan's copies of each row."""
-    assert window.slide is not None
-    if window.kind is WindowKind.LANDMARK:
-        return max(1.0, stats.rows / stats.rows_per_slide / 2)
-    assert window.range is not None
-    if window.kind is WindowKind.CUMULATE:
-        return (window.windows_per_period + 1) / 2  # from a tuple's own window to the end of its period
-    return max(1.0, window.range / window.slide)
-
-
 def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     window = query.window
+    kind = grid_kind(window)
     n = stats.rows
-    copies = fan_out(window, stats)
-    bucket_note = (
-        f"every tuple is copied into its {copies:g} window{'s' if copies != 1 else ''}, then grouped"
-        if window.kind is not WindowKind.LANDMARK
-        else "every tuple is copied into each later window (landmark), then grouped"
-    )
-    if window.kind is WindowKind.CUMULATE:
-        bucket_note = (
-            f"every tuple is copied into its windows up to its period's end ({copies:g} on average), then grouped"
-        )
-    out = [Candidate(PlanKind.BUCKET, Plan("grid", PlanKind.BUCKET), n * (1 + copies), bucket_note)]
+    copies = kind.fan_out(window, stats)
+    out = [Candidate(PlanKind.BUCKET, Plan("grid", PlanKind.BUCKET), n * (1 + copies), kind.bucket_note(copies))]
     decomposition = decompose(query, state_names(query))
     why_not = None
     if decomposition is None:
@@ -105,40 +86,12 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     grid = pane_grid(window) if why_not is None else None
     if why_not is not None or grid is None:
         out.append(Candidate.refused(PlanKind.PANE, why_not or ""))
-    elif window.kind is WindowKind.LANDMARK:
-        cells = min(n, n / stats.rows_per_slide)
-        note = "panes of one slide; each window is a running combine of every pane before it"
-        plan = Plan("grid", PlanKind.PANE, grid, decomposition)
-        out.append(Candidate(PlanKind.PANE, plan, 1.2 * n + 4 * cells, note))
-    elif window.kind is WindowKind.CUMULATE and grid.size > 1:
-        cells = min(n, n / stats.rows_per_slide)
-        note = (
-            f"panes of one slide; each window is a running combine of its period's panes, reset every "
-            f"{grid.size} panes: cost flat in RANGE/SLIDE"
-        )
-        plan = Plan("grid", PlanKind.PANE, grid, decomposition)
-        out.append(Candidate(PlanKind.PANE, plan, 1.2 * n + 4 * cells, note))
-    elif grid.size == 1 and grid.step == 1:
-        out.append(Candidate.refused(PlanKind.PANE, "tumbling: each window is one pane, so bucket is a plain group-by"))
     else:
-        cells = min(n, n * grid.step / stats.rows_per_slide)
-        note = f"panes of gcd(RANGE, SLIDE), {grid.size} per window, combined in blocks: cost flat in RANGE/SLIDE"
-        plan = Plan("grid", PlanKind.PANE, grid, decomposition)
-        out.append(Candidate(PlanKind.PANE, plan, 1.2 * n + 4 * cells, note))
-
-    if window.kind is WindowKind.SLIDING and why_not is None:
-        sliced = slice_grid(window)
-        if sliced is None:
-            out.append(Candidate.refused(PlanKind.SLICE, "SLIDE divides RANGE, so slices are the panes"))
-        else:
-            cells = min(n, n * sliced.step / stats.rows_per_slide)
-            note = f"two slices per slide (Pairs), {sliced.size} per window"
-            plan = Plan("grid", PlanKind.SLICE, sliced, decomposition)
-            out.append(Candidate(PlanKind.SLICE, plan, 1.2 * n + 4 * cells, note))
-    elif window.kind is WindowKind.SLIDING:
-        out.append(Candidate.refused(PlanKind.SLICE, why_not or ""))
-    elif window.kind is WindowKind.CUMULATE:
-        out.append(Candidate.refused(PlanKind.SLICE, "CUMULATE windows end on every slide: the panes are the slices"))
+        assert decomposition is not None
+        out.append(kind.pane_candidate(grid, decomposition, stats))
+    sliced = kind.slice_candidate(window, why_not, decomposition, stats)
+    if sliced is not None:
+        out.append(sliced)
     return out
 
 

@@ -84,12 +84,8 @@ from wql.compiler.plans.base import Candidate, Grid, Plan, PlanKind, Statistics
 from wql.compiler.plans.grid import grid_exact, pane_grid, slice_grid
 from wql.compiler.plans.states import Decomposition, decompose, state_names, why_not_shared
 from wql.compiler.schema import Domain
-from wql.compiler.windows import Window, WindowKind
+from wql.compiler.windows import Window
 from wql.grammar.expressions import parse_sql_expression
-
-
-def applies(window: Window) -> bool:
-    return window.is_interval
 
 
 def slices(window: Window) -> Grid:
@@ -135,7 +131,7 @@ def _cumulative_only(decomposition: Decomposition) -> str | None:
 
 def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     window = query.window
-    if window.kind is WindowKind.SNAPSHOT:
+    if window.is_snapshot:
         return _snapshot_candidates(query, stats)
     n, rho, length = stats.rows, stats.rows_per_slide, stats.event_slides
     decomposition = decompose(query, state_names(query))
@@ -146,7 +142,7 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     elif decomposition is None:
         shared_blocker = why_not_shared(query)
     out = []
-    if window.kind is WindowKind.LANDMARK:
+    if window.range is None:  # landmark windows
         note = "every event is copied into each later window (landmark), then grouped"
         out.append(Candidate(PlanKind.BUCKET, Plan("intervals", PlanKind.BUCKET), n * (1 + n / rho / 2), note))
         out.append(Candidate.refused(PlanKind.SE_SLICES, "landmark windows keep growing: a running combine adds up"))

@@ -232,6 +232,19 @@ def why_not_shared(query: Query) -> str:
         return f"not supported yet: merging the sketches of {', '.join(sketches)} across cells"
     if by:
         return f"not supported yet: partial states for {', '.join(by)}"
+    untyped = [
+        a.sql
+        for a in query.aggregates
+        if len(a.args) == 1
+        and not a.star
+        and a.function not in {"count", "count_if"}
+        and _argument_type(query, a.args[0]) is None
+    ]
+    if untyped:
+        return (
+            f"WQL cannot infer the type of {', '.join(untyped)}'s argument, so it knows no partial state for it: "
+            "cast the argument (e.g. CAST(x AS DOUBLE))"
+        )
     return "an aggregate's argument type (e.g. STRING or DECIMAL) has no partial state WQL can combine yet"
 
 

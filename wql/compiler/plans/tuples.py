@@ -23,14 +23,11 @@
 from __future__ import annotations
 
 from wql.compiler.analysis import Query
+from wql.compiler.kinds import kind_of
 from wql.compiler.plans.base import Candidate, Plan, PlanKind, Statistics
 from wql.compiler.plans.states import Decomposition, decompose, state_names, why_not_shared
 from wql.compiler.schema import Domain
-from wql.compiler.windows import SlideOn, Window, WindowKind
-
-
-def applies(window: Window) -> bool:
-    return window.kind in {WindowKind.SLIDE_BY_TUPLE, WindowKind.SLIDE_BY_RANK, WindowKind.KAFKA}
+from wql.compiler.windows import SlideOn, Window
 
 
 def over_blocker(query: Query) -> str | None:
@@ -50,7 +47,7 @@ def over_blocker(query: Query) -> str | None:
 def prefix_blocker(query: Query, decomposition: Decomposition) -> str | None:
     """Why running frames cannot compute this query, or None if they can."""
     window = query.window
-    if window.kind is WindowKind.KAFKA:
+    if tuple_mode(window) == "kafka":
         return "Kafka windows open between records, which the bins kernel places"
     if window.slide != 1 and window.slide_on is SlideOn.ROW_NUM:
         return "windows named by arrival position need a second sort, by arrival"
@@ -66,12 +63,8 @@ def prefix_blocker(query: Query, decomposition: Decomposition) -> str | None:
 
 
 def tuple_mode(window: Window) -> str:
-    """Which tuples name windows, as the kernels call it: every, row_num, rank or kafka."""
-    if window.kind is WindowKind.KAFKA:
-        return "kafka"
-    if window.slide == 1:
-        return "every"
-    return "row_num" if window.slide_on is SlideOn.ROW_NUM else "rank"
+    """Which tuples name windows, as the kernels call it: every, row_num, rank or kafka (the kind says)."""
+    return kind_of(window).naming_mode(window)  # type: ignore[attr-defined, no-any-return]
 
 
 def in_jvm(query: Query) -> bool:

@@ -1,0 +1,242 @@
+"""What sessions and frames share: windows the data cuts (docs/semantics.md §2.16, §2.17).
+
+Each window is a maximal run of consecutive tuples of a PATTR partition taken in (attribute,
+row_num) order, named by its first tuple's value; a tuple whose attribute is NULL is in no window
+and does not break a run. Whether a tuple belongs to a window depends on tuples after it, as far as
+the data goes: every data-driven window is FCU. The subclasses (`sessions`, `frames`) say where a
+run ends, and when a run is final on a stream.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from wql.compiler.classes import Classification, WindowClass
+from wql.compiler.kinds.base import Extent, Kind, Member, Sql, from_base, partitions
+from wql.compiler.units import Number, quantity_text
+from wql.grammar.errors import WQLNotSupportedError
+
+if TYPE_CHECKING:
+    from wql.compiler.analysis import Query
+    from wql.compiler.codegen.common import Context
+    from wql.compiler.plans.base import Plan
+    from wql.compiler.windows import Frame, Window
+
+Run = tuple[list[Member], Member | None]  # a window's tuples, and the tuple that closed it (None: the data ended)
+
+
+def frame_of(window: Window) -> Frame:
+    assert window.frame is not None
+    return window.frame
+
+
+def order(window: Window, ties: bool) -> str:
+    """How a window's tuples are ordered, in words: (ts, row_num) per user."""
+    per = f" per {', '.join(window.partition_by)}" if window.partition_by else ""
+    if not ties or window.attr.is_row_num:
+        return f"{window.attr.name} order{per}"
+    return f"({window.attr.name}, row_num) order{per}"
+
+
+def ordering(window: Window) -> str:
+    if window.attr.is_row_num:
+        return "arrival-ordered"
+    from wql.compiler.schema import Domain
+
+    return "time-ordered" if window.attr.domain in {Domain.TIMESTAMP, Domain.DATE} else "value-ordered"
+
+
+class DataDriven(Kind):
+    """A session or a frame: a maximal run of consecutive tuples."""
+
+    data_driven = True
+    family = "frames"
+    ties = True  # whether the order of tuples with equal values matters (frames: yes; sessions: no)
+    closed_by_tuple = True  # whether a window's finality depends on the tuple after it (frames; not sessions)
+    start_mark = "a predicate that turns true"  # what marks a window's first tuple, for the starts plan
+
+    # ---------------------------------------------------------------- explain
+    def classify(self, window: Window) -> Classification:
+        return Classification(WindowClass.FCU, "forward, unbounded", self.reason(window))
+
+    def reason(self, window: Window) -> str:
+        """Why the window is FCU: which later arrivals can change t's window-id."""
+        raise NotImplementedError
+
+    def order(self, window: Window) -> str:
+        return order(window, self.ties)
+
+    def run_text(self, window: Window) -> str:
+        return f"u₁ … uₙ consecutive in {self.order(window)}"
+
+    def wids(self, window: Window) -> str:
+        a = window.attr.name
+        return f"wids(t) = {{ u₁.{a} }}, u₁ the first tuple of the run holding t (t with a NULL {a} is in none)"
+
+    def rule(self, window: Window) -> dict[str, Any]:
+        """The window's own rule (gap, predicate, delta, condition) as explain's `window.rule` shows it."""
+        raise NotImplementedError
+
+    def facts(self, window: Window) -> dict[str, Any]:
+        domain = window.attr.domain
+        return {
+            "spec": window.spec_text(),
+            "kind": window.kind.value,
+            "range": None,
+            "slide": None,
+            "range_attribute": window.attr.name,
+            "slide_attribute": None,
+            "rule": self.rule(window),
+            "partition_by": list(window.partition_by),
+            "slack": None
+            if window.slack is None
+            else {"amount": quantity_text(window.slack.amount, domain, window.slack_unit), "mode": window.slack.mode},
+            "defaults": list(window.defaults),
+        }
+
+    # ---------------------------------------------------------------- what the plans need to know
+    def chained(self, window: Window) -> str | None:
+        """Why the window's starts depend on earlier starts (so neighbouring tuples cannot mark them), or None:
+        then only a pass that follows the chain (the fold and scan plans) finds them."""
+        return None
+
+    # ---------------------------------------------------------------- code generation (the frames family)
+    # The frames family (wql.compiler.codegen.frames) writes the stages and rules every session and frame
+    # shares; these hooks write what its rule is made of.
+
+    def rule_columns(self, ctx: Context) -> list[str]:
+        """The prepare stage's columns that the rule reads (a predicate, x, the running aggregates' inputs)."""
+        return []
+
+    def kernel_rule(self, window: Window) -> str:
+        """The rule as the kernels take it: a dict literal naming the job's constants."""
+        raise NotImplementedError
+
+    def mark_starts(self, ctx: Context, closes: bool) -> None:
+        """The starts plan: `_start`, 1 where a window begins, from each tuple and the one before it (`ordered`);
+        with `closes`, `_next`, the value of the tuple after, which closes a frame."""
+        raise NotImplementedError
+
+    def keep_labelled(self, ctx: Context) -> None:
+        """The starts plan, once every tuple has its window's number: drop the tuples in no window."""
+
+    def end_bound(self, window: Window) -> str:
+        """window_end in base units, from the window's first (`wid`) and last (`_last`) values."""
+        return 'F.col("_last")'
+
+    def is_final_rule(self, ctx: Context) -> None:
+        """The body of `is_final(punctuation)`, over the windows `windows` computes."""
+        raise NotImplementedError
+
+    def missed_text(self, ctx: Context, convert: str) -> str:
+        """The windows near a late tuple at `t` that it may have joined, merged or split, for the late-rows output."""
+        raise NotImplementedError
+
+    def closing_point(self, window: Window) -> list[tuple[str, str]]:
+        """GENEROUS: what a key's closing point holds beyond the value `_closed_t`: (column, "stamp" or "long")."""
+        return []
+
+    def closing_text(self, window: Window) -> str:
+        """GENEROUS: which tuple cannot change a key's last final window, in words."""
+        raise NotImplementedError
+
+    def at_or_before(self, ctx: Context) -> str:
+        """GENEROUS: whether a tuple `t` is at or before its key's closing point (joined as `_closed_*`)."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- the reference evaluator
+    def runs(self, window: Window, ordered: list[Member], sql: Sql) -> list[Run]:
+        """The partition's windows, each a list of consecutive tuples with the tuple that closed it (the one
+        after it; AGGREGATE: its last, where the condition held; None: the data ended first); tuples in none
+        are left out."""
+        raise NotImplementedError
+
+    def kept(self, window: Window, run: list[Member]) -> bool:
+        """Whether a run is a window (a threshold run shorter than MIN is not)."""
+        return True
+
+    def end(self, window: Window, run: list[Member]) -> Number:
+        """window_end, in base units: the run's last value ([u₁, uₙ])."""
+        last = run[-1].a
+        assert last is not None
+        return last
+
+    def extents(self, window: Window, tuples: list[Member], sql: Sql) -> list[Extent]:
+        """Maximal runs of consecutive tuples, straight from semantics.md §2."""
+        domain = window.attr.domain
+        out = []
+        for part in partitions(tuples):
+            ordered = sorted((t for t in part if t.a is not None), key=lambda t: (t.a, t.row_num))
+            for run, closer in self.runs(window, ordered, sql):
+                if not self.kept(window, run):
+                    continue
+                first = run[0]
+                out.append(
+                    Extent(
+                        from_base(first.a, domain),
+                        from_base(first.a, domain),
+                        from_base(self.end(window, run), domain),
+                        part[0].partition,
+                        run,
+                        (first.a, first.row_num),  # two frames may start at one value (ties): arrival tells them apart
+                        closer,
+                    )
+                )
+        return out
+
+    # ---------------------------------------------------------------- on a stream
+    def final(self, window: Window, extent: Extent, point: Number) -> bool:
+        """Whether punctuation `point` makes the window final on a stream (semantics.md §8.4)."""
+        raise NotImplementedError
+
+    def kept_text(self, query: Query, plan: Plan) -> str:
+        window = query.window
+        what = self.noun
+        if window.slack is not None and window.slack.mode == "generous":
+            return (
+                f"rows: per key, every tuple after its last final {what} (GENEROUS places an admitted late tuple "
+                f"among them; with a threshold or delta frame that includes the tuples in no frame), from which the "
+                f"windows stage finds the open {what}s again; and each key's closing point, from its last final {what}"
+            )
+        kept = (
+            f"rows: per key, the tuples from its first {what} not final yet on, from which the windows stage "
+            f"finds the open {what}s again with the next trigger's tuples"
+        )
+        if window.partition_by and self.cuts_from_windows(query):
+            kept += (
+                f"; and each key's open {what}s, so that a trigger computes again only the keys its tuples touch; "
+                "every key's tuples are cut at its first open session, read off those windows"
+            )
+        elif window.partition_by:
+            kept += (
+                f"; and each key's open {what}s, so that a trigger computes again only the keys its tuples touch "
+                "(a key none touches keeps its tuples as they were until one does)"
+            )
+        return kept
+
+    def late_text(self, query: Query, name: str) -> str | None:
+        window = query.window
+        if window.slack is None or window.slack.mode != "generous":
+            return None
+        what = self.noun
+        return (
+            f"a tuple whose {name} is below the punctuation at the start of its trigger (GENEROUS): after the "
+            f"point its key's last final {what} closes the key's history up to, it is placed as if on time (it "
+            f"can merge, split or start {what}s); at or before it, it is in no window; either way it is counted "
+            "and written to the late-rows output"
+        )
+
+    def refuse_on_stream(self, query: Query) -> None:
+        if query.emit == "changes":
+            raise WQLNotSupportedError(
+                f"EMIT CHANGES of {query.window.kind.value} windows: a tuple that arrives out of order can merge two "
+                "sessions or split a frame, so a window emitted as changed could stop existing, which needs "
+                "retractions",
+                hint="use EMIT FINAL",
+            )
+
+
+def gap_of(window: Window) -> Number:
+    frame = frame_of(window)
+    assert frame.gap is not None
+    return frame.gap

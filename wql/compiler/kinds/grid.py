@@ -1,0 +1,393 @@
+"""Grid windows on a time or value attribute: sliding, tumbling, SLIDE > RANGE (gaps), KAFKA, ALIGN FIRST.
+
+`[RANGE r SLIDE s WATTR a]`: window w is the half-open interval that ends on the w-th point of the
+grid o + k·s (docs/semantics.md §2.1, §2.2, §2.14, §2.15). `Grid` is also the base of the other
+kinds on a grid (rows, partitioned rows, landmark, CUMULATE, interval events): they share its
+window-ids and differ in a window's start, which windows are reported, and the tuples' axis.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from wql.compiler.classes import Classification, WindowClass
+from wql.compiler.kinds.base import (
+    Extent,
+    Kind,
+    Member,
+    Sql,
+    basis,
+    from_base,
+    has_origin,
+    origin_text,
+    partitioned,
+    partitions,
+)
+from wql.compiler.units import Number, number_text, short_text
+from wql.compiler.windows import WindowKind
+
+if TYPE_CHECKING:
+    from wql.compiler.analysis import Query
+    from wql.compiler.codegen.common import Context
+    from wql.compiler.plans.base import Candidate, Plan, Statistics
+    from wql.compiler.plans.base import Grid as Cells
+    from wql.compiler.plans.states import Decomposition
+    from wql.compiler.sections import Section
+    from wql.compiler.windows import Window
+
+
+class Grid(Kind):
+    """Sliding and tumbling windows on a time or value attribute (and the base of every grid kind)."""
+
+    name = "grid"
+    family = "grid"
+    edged = True
+
+    def matches(self, window: Window) -> bool:
+        return window.kind is WindowKind.SLIDING and window.end_attr is None and not window.attr.is_row_num
+
+    # ---------------------------------------------------------------- explain
+    def classify(self, window: Window) -> Classification:
+        if window.per_partition_rows:
+            return Classification(
+                WindowClass.FCF,
+                "backward",
+                "partitioned tuple-based: a tuple's row number within its partition "
+                f"({', '.join(window.partition_by)}) counts the partition's earlier arrivals"
+                + ("; the grid starts at the partition's first arrival (ALIGN FIRST)" if window.align_first else ""),
+            )
+        if window.align_first:
+            where = f"t's partition ({', '.join(window.partition_by)})" if window.partition_by else "the stream"
+            return Classification(
+                WindowClass.FCF,
+                "backward",
+                f"ALIGN FIRST: the grid's origin is the {window.attr.name} of the first tuple to arrive in {where}, "
+                "so wids(t) needs that earlier tuple",
+            )
+        return Classification(
+            WindowClass.CF, "none", f"{self.grid_what(window)} grid window: wids(t) follows from t and the spec alone"
+        )
+
+    def grid_what(self, window: Window) -> str:
+        """What the grid is laid over, in the class's reason."""
+        return "tuple-based" if window.is_tuple_based else "interval-event" if window.is_interval else "attribute-based"
+
+    def describe(self, window: Window) -> str:
+        text = self.describe_grid(window, self.basis(window), partitioned(window))
+        if window.align_first:
+            first = "each partition's first tuple" if window.partition_by else "the first tuple"
+            text = f"{text}, aligned to {first}"
+        return text + self.variant_note(window)
+
+    def basis(self, window: Window) -> str:
+        return basis(window)
+
+    def variant_note(self, window: Window) -> str:
+        return ""
+
+    def describe_grid(self, window: Window, basis: str, partitioned: str) -> str:
+        assert window.range is not None and window.slide is not None
+        if window.kafka_grid:
+            shape = "tumbling" if window.range == window.slide else "hopping"
+            return (
+                f"{basis}{partitioned} {shape} window, Kafka Streams TimeWindows: starts on the epoch-aligned grid, "
+                "none before 0"
+            )
+        if window.range == window.slide:
+            return f"{basis}{partitioned} tumbling window"
+        ratio = window.range / window.slide
+        shape = "sliding window" if window.range > window.slide else "sampling window (SLIDE > RANGE leaves gaps)"
+        return (
+            f"{basis}{partitioned} {shape}, range/slide = {number_text(round(ratio, 4) if ratio % 1 else int(ratio))}"
+        )
+
+    def value(self, window: Window) -> str:
+        """How a tuple's attribute is written in formulas."""
+        if window.per_partition_rows:
+            return "rank(t, row_num, " + ", ".join(window.partition_by) + ")"
+        return f"t.{window.attr.name}"
+
+    def wids(self, window: Window) -> str:
+        assert window.slide is not None
+        a = self.value(window)
+        o = " − o" if has_origin(window) else ""
+        s = short_text(window.slide, window.attr.domain)
+        first = f"⌊({a}{o}) / {s}⌋" if o else f"⌊{a} / {s}⌋"
+        formula = self.wids_range(window, a, o, first)
+        if window.per_partition_rows:
+            formula = formula.replace(
+                "wids(t) = ", f"wids(t) = ({', '.join('t.' + p for p in window.partition_by)}) × "
+            )
+        if has_origin(window):
+            formula += f",  o = {origin_text(window)}"
+        return formula
+
+    def wids_range(self, window: Window, a: str, o: str, first: str) -> str:
+        """wids(t) from the tuple's first window, `first`; `a` the tuple's value, `o` " − o" or nothing."""
+        assert window.range is not None and window.slide is not None
+        d = window.attr.domain
+        r, s = short_text(window.range, d), short_text(window.slide, d)
+        formula = f"wids(t) = {first} … ⌊({a}{o} + {r}) / {s}⌋ − 1"
+        if window.kafka_grid:
+            formula = f"wids(t) = max({first}, {window.first_wid}) … ⌊({a}{o} + {r}) / {s}⌋ − 1"
+            formula += f"  (window {window.first_wid} is [0, {r}): none starts before 0)"
+        return formula
+
+    def extent(self, window: Window) -> str:
+        assert window.slide is not None
+        s = short_text(window.slide, window.attr.domain)
+        o = "o + " if has_origin(window) else ""
+        where = f",  o = {origin_text(window)}" if window.align_first else ""
+        return self.extent_of(window, self.value(window), f"{o}(w+1)·{s}", o, where)
+
+    def extent_of(self, window: Window, a: str, end: str, o: str, where: str) -> str:
+        """extent(w) from the window's end `end`; `o` "o + " or nothing, `where` the origin's definition."""
+        assert window.range is not None
+        r = short_text(window.range, window.attr.domain)
+        if window.kafka_grid:
+            return f"extent(w) = {{ t | {end} − {r} ≤ {a} < {end} }},  w ≥ {window.first_wid}{where}"
+        return f"extent(w) = {{ t | {end} − {r} ≤ {a} < {end} }}{where}"
+
+    def cited(self, window: Window) -> tuple[Section, ...]:
+        from wql.compiler import sections
+
+        return (sections.GRID, *self.gaps(window))
+
+    def gaps(self, window: Window) -> tuple[Section, ...]:
+        from wql.compiler import sections
+
+        gapped = window.range is not None and window.slide is not None and window.range < window.slide
+        return (sections.GAPS,) if gapped else ()
+
+    # ---------------------------------------------------------------- the reference evaluator
+    def bounds(self, window: Window, w: int) -> tuple[Number, Number]:
+        """[lo, hi) of grid window w, computed exactly as the extent formula reads."""
+        assert window.slide is not None and window.range is not None
+        hi = window.origin + (w + 1) * window.slide
+        return hi - window.range, hi
+
+    def holds(self, window: Window, item: Member, lo: Number, hi: Number) -> bool:
+        """Whether window [lo, hi) holds the tuple."""
+        return item.a is not None and lo <= item.a < hi
+
+    def reported(self, window: Window, w: int, lo: Number, tuples: list[Member], horizon: Number | None) -> bool:
+        """Whether window w (which starts at lo) is among the windows (reported when non-empty)."""
+        return not (window.kafka_grid and lo < 0)  # Kafka: no window starts before 0
+
+    def start_of(self, window: Window, lo: Number) -> Number | None:
+        return lo
+
+    def extents(self, window: Window, tuples: list[Member], sql: Sql) -> list[Extent]:
+        """Grid windows; with ALIGN FIRST, each partition's on its own grid.
+
+        ALIGN FIRST measures every value from f, the window attribute of the partition's first
+        arrival (least row_num; ties, possible only with a declared ROW_NUM column, by least value;
+        before WHERE, among tuples with a value): the grid is the ordinary one over t.a − f, and
+        the bounds reported are f + lo and f + hi.
+        """
+        if not window.align_first:
+            return self.grid_extents(window, tuples)
+        out = []
+        for part in partitions(tuples):
+            present = [t for t in part if t.a is not None]
+            if not present:
+                continue
+            f = min(present, key=lambda t: (t.row_num, t.a)).a
+            assert f is not None
+            shifted = [
+                replace(t, a=None if t.a is None else t.a - f, end=None if t.end is None else t.end - f) for t in part
+            ]
+            out.extend(self.grid_extents(window, shifted, f))
+        return out
+
+    def grid_extents(self, window: Window, tuples: list[Member], anchor: Number | None = None) -> list[Extent]:
+        domain = window.attr.domain
+
+        def shown(value: Number | None) -> Any:
+            return None if value is None else from_base(value if anchor is None else anchor + value, domain)
+
+        well_formed = [t for t in tuples if t.a is not None and (t.end is None or t.end >= t.a)]
+        values = [t.a for t in well_formed]  # a malformed event (end < start) does not move the horizon either
+        ends = [t.end for t in well_formed if t.end is not None]
+        found = candidates(window, values + ends)  # type: ignore[arg-type]
+        horizon = max(values + ends) if values else None  # type: ignore[type-var]
+        extents = []
+        for part in partitions(tuples):
+            for w in found:
+                lo, hi = self.bounds(window, w)
+                if not self.reported(window, w, lo, tuples, horizon):
+                    continue
+                members = [t for t in part if self.holds(window, t, lo, hi)]
+                extents.append(Extent(w, shown(self.start_of(window, lo)), shown(hi), part[0].partition, members, (w,)))
+        return extents
+
+    # ---------------------------------------------------------------- on a stream
+    def kept_text(self, query: Query, plan: Plan) -> str:
+        window = query.window
+        per = "per key" if query.keys or window.partition_by else "in all"
+        reach = "(RANGE + SLACK)" if window.slack is not None else "RANGE"
+        if plan.grid is not None:
+            return self.kept_cells(query, per, reach)
+        return self.kept_rows(query, per, reach)
+
+    def kept_cells(self, query: Query, per: str, reach: str) -> str:
+        return f"cells of the open windows: {per}, at most about {reach} / cell width + 1, however many rows"
+
+    def kept_rows(self, query: Query, per: str, reach: str) -> str:
+        if query.window.attr.is_row_num:
+            return f"rows: {per}, the last RANGE rows (and the positions that keep SLIDE's multiples)"
+        return f"rows: the tuples the open windows can still hold, within {reach} of the newest"
+
+    # ---------------------------------------------------------------- what the grid plans need to know
+    def cell_grid(self, window: Window) -> Cells:
+        """The cells pane plans cut the axis into: panes of gcd(RANGE, SLIDE), RANGE/g to a window."""
+        from wql.compiler.plans.base import Grid as Cells
+        from wql.compiler.plans.grid import gcd
+
+        assert window.range is not None and window.slide is not None
+        width = gcd(window.range, window.slide)
+        return Cells("pane", width, round(window.range / width), round(window.slide / width))
+
+    def fan_out(self, window: Window, stats: Statistics) -> float:
+        """Windows per tuple: the bucket plan's copies of each row."""
+        assert window.range is not None and window.slide is not None
+        return max(1.0, window.range / window.slide)
+
+    def bucket_note(self, copies: float) -> str:
+        return f"every tuple is copied into its {copies:g} window{'s' if copies != 1 else ''}, then grouped"
+
+    def pane_candidate(self, grid: Cells, decomposition: Decomposition, stats: Statistics) -> Candidate:
+        """The pane plan over `grid`, with its cost, or why it does not run."""
+        from wql.compiler.plans.base import Candidate, Plan, PlanKind
+
+        if grid.size == 1 and grid.step == 1:
+            return Candidate.refused(PlanKind.PANE, "tumbling: each window is one pane, so bucket is a plain group-by")
+        n = stats.rows
+        cells = min(n, n * grid.step / stats.rows_per_slide)
+        note = f"panes of gcd(RANGE, SLIDE), {grid.size} per window, combined in blocks: cost flat in RANGE/SLIDE"
+        plan = Plan("grid", PlanKind.PANE, grid, decomposition)
+        return Candidate(PlanKind.PANE, plan, 1.2 * n + 4 * cells, note)
+
+    def slice_candidate(
+        self, window: Window, why_not: str | None, decomposition: Decomposition | None, stats: Statistics
+    ) -> Candidate | None:
+        """The slice plan (Pairs: two cells per slide), or why it does not run; None where it is no option."""
+        from wql.compiler.plans.base import Candidate, Plan, PlanKind
+        from wql.compiler.plans.grid import slice_grid
+
+        if why_not is not None:
+            return Candidate.refused(PlanKind.SLICE, why_not)
+        sliced = slice_grid(window)
+        if sliced is None:
+            return Candidate.refused(PlanKind.SLICE, "SLIDE divides RANGE, so slices are the panes")
+        n = stats.rows
+        cells = min(n, n * sliced.step / stats.rows_per_slide)
+        note = f"two slices per slide (Pairs), {sliced.size} per window"
+        plan = Plan("grid", PlanKind.SLICE, sliced, decomposition)
+        return Candidate(PlanKind.SLICE, plan, 1.2 * n + 4 * cells, note)
+
+    # ---------------------------------------------------------------- code generation (the grid family)
+    # The grid family (wql.compiler.codegen.grid) writes the stages every grid kind shares; these hooks
+    # write what this kind does differently: the window-ids a tuple is tagged with, where a window starts,
+    # which windows exist, what a stream keeps and what a late tuple missed.
+
+    def declare(self, ctx: Context) -> None:
+        window = ctx.window
+        if window.first_wid is not None:
+            ctx.constant("FIRST_WID", window.first_wid, "KAFKA: the window [0, RANGE); none starts before 0")
+
+    def start_bound(self, end: str) -> str | None:
+        """window_start in base units, from window_end's expression `end`; None where windows are unbounded."""
+        return f"{end} - RANGE"
+
+    def tag(self, ctx: Context) -> None:
+        """The bucket plan's tagging: `tagged`, each of `rows` once per window it is in, its id in `wid`."""
+        from wql.compiler.codegen.grid import first_of, last_of
+
+        window, code = ctx.window, ctx.code
+        assert window.range is not None and window.slide is not None
+        code.comment("Bucket (WID): tag each tuple with its window-ids wids(t) = ⌊(t − o)/s⌋ … ⌊(t − o + r)/s⌋ − 1")
+        code.comment("and aggregate by window-id and key: an ordinary group-by.")
+        code(f"first = {first_of(ctx)}")
+        if window.kafka_grid:
+            code(f"last = {last_of(ctx)}")
+            code.comment("KAFKA: windows that would start before 0 do not exist (FIRST_WID is [0, RANGE)), so a")
+            code("# tuple before 0 is in none.")
+            code("first = F.greatest(first, F.lit(FIRST_WID))")
+            wid = "first" if window.range == window.slide else "F.explode(F.sequence(first, last))"
+            code(f'tagged = rows.where(first <= last).withColumn("wid", {wid})')
+        elif window.range == window.slide:
+            code.comment("Tumbling: each tuple is in exactly one window.")
+            code('tagged = rows.withColumn("wid", first)')
+        elif window.range < window.slide:
+            code(f"last = {last_of(ctx)}")
+            code.comment("SLIDE > RANGE: a tuple is in one window, or in a gap between windows and in none.")
+            code('tagged = rows.where(first <= last).withColumn("wid", first)')
+        else:
+            code(f"last = {last_of(ctx)}")
+            code('tagged = rows.withColumn("wid", F.explode(F.sequence(first, last)))')
+
+    def limit_windows(self, ctx: Context) -> None:
+        """After the windows stage has computed `windows` (one row per window and key, `wid` and the keys):
+        drop those this kind leaves out. Every kind here keeps every window that holds a tuple."""
+
+    def retain_start(self, ctx: Context) -> None:
+        """`start`: where the first window the punctuation has not closed begins."""
+        ctx.rules("start = ORIGIN + (first_open(punctuation) + 1) * SLIDE - RANGE")
+
+    def retain(self, ctx: Context, kept: str) -> None:
+        """The body of `retain(cells | rows, punctuation)`: what windows not yet final can still need."""
+        from wql.compiler.codegen.common import ANCHOR
+        from wql.compiler.codegen.grid import T, relative_punctuation
+
+        code, grid = ctx.rules, ctx.plan.grid
+        code(
+            '"""What windows not yet final can still need: the cells (rows) from the first open window\'s start on."""'
+        )
+        code("if punctuation is None:")
+        code(f"    return {kept}")
+        relative_punctuation(ctx, ANCHOR)
+        self.retain_start(ctx)
+        if grid is not None and grid.kind == "cumulate":
+            code('return cells.where(F.col("_cell") >= F.floor((start - ORIGIN) / SLIDE))')
+        elif grid is not None and grid.kind == "slice":
+            code('return cells.where(F.col("_cell") >= 2 * F.floor((start - ORIGIN) / SLIDE))')
+        elif grid is not None:
+            code('return cells.where(F.col("_cell") >= F.floor((start - ORIGIN) / PANE))')
+        else:
+            code(f"return rows.where({T} >= start)")
+
+    def missed_last(self, ctx: Context) -> str:
+        """The last window a late tuple at `t` belongs to."""
+        from wql.compiler.codegen.grid import last_of
+
+        return last_of(ctx, "t")
+
+    def missed(self, ctx: Context, closed: str, generous: bool) -> str:
+        """The late-rows output's text for a late tuple at `t`: the windows it belongs to and missed (all of
+        them, or with GENEROUS those up to `closed`, the last window the punctuation closed)."""
+        from wql.compiler.codegen.emit import py
+        from wql.compiler.codegen.grid import first_of, missed_none
+
+        last = self.missed_last(ctx)
+        ctx.rules(f"first, last = {first_of(ctx, 't')}, {f'F.least({last}, {closed})' if generous else last}")
+        # A tuple in a gap between windows (SLIDE > RANGE) belongs to none; GENEROUS placed one whose windows
+        # are all open in them, and it missed none.
+        nothing = missed_none(generous)
+        return f'F.when(first <= last, F.format_string("windows %d to %d", first, last)).otherwise({py(nothing)})'
+
+
+def candidates(window: Window, values: list[Number]) -> range:
+    """Window-ids worth trying for tuples at these values: every window any of them can be in, and some."""
+    assert window.slide is not None
+    if not values:
+        return range(0)
+    reach = (window.range or 0) / window.slide
+    low = math.floor((min(values) - window.origin) / window.slide) - 2
+    high = math.floor((max(values) - window.origin) / window.slide + reach) + 2
+    return range(low, high + 1)
+
+
+KIND = Grid()

@@ -1,0 +1,163 @@
+"""Landmark windows: `[RANGE UNBOUNDED SLIDE s WATTR a]` (docs/semantics.md §2.3).
+
+Every window starts at the beginning of the stream and ends on the grid o + (w+1)·s. A tuple is in
+its own window and every later one, so there are infinitely many non-empty windows: they are
+reported from the first non-empty window to the one holding the largest attribute value of the
+stream, taken before WHERE and across partitions and keys.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from wql.compiler.kinds.base import Member
+from wql.compiler.kinds.grid import Grid
+from wql.compiler.units import Number
+from wql.compiler.windows import WindowKind
+
+if TYPE_CHECKING:
+    from wql.compiler.analysis import Query
+    from wql.compiler.codegen.common import Context
+    from wql.compiler.plans.base import Candidate, Statistics
+    from wql.compiler.plans.base import Grid as Cells
+    from wql.compiler.plans.states import Decomposition
+    from wql.compiler.sections import Section
+    from wql.compiler.windows import Window
+
+
+class Landmark(Grid):
+    """Windows from the beginning of the stream to each point of the grid."""
+
+    name = "landmark"
+
+    def matches(self, window: Window) -> bool:
+        return window.kind is WindowKind.LANDMARK and window.end_attr is None
+
+    def describe_grid(self, window: Window, basis: str, partitioned: str) -> str:
+        return f"{basis}{partitioned} landmark window"
+
+    def wids_range(self, window: Window, a: str, o: str, first: str) -> str:
+        return f"wids(t) = {{ w ≥ 0 | w ≥ {first} }}  (reported up to the last window of the data)"
+
+    def extent_of(self, window: Window, a: str, end: str, o: str, where: str) -> str:
+        return f"extent(w) = {{ t | {a} < {end} }},  w ≥ 0{where}"
+
+    def cited(self, window: Window) -> tuple[Section, ...]:
+        from wql.compiler import sections
+
+        if not window.is_tuple_based:
+            return (sections.LANDMARK,)
+        return (sections.LANDMARK, sections.PARTITIONED if window.partition_by else sections.TUPLE_BASED)
+
+    def bounds(self, window: Window, w: int) -> tuple[Number, Number]:
+        assert window.slide is not None
+        return -math.inf, window.origin + (w + 1) * window.slide
+
+    def reported(self, window: Window, w: int, lo: Number, tuples: list[Member], horizon: Number | None) -> bool:
+        """From window 0 to the window holding the stream's largest value (before WHERE, every partition)."""
+        assert window.slide is not None
+        return not (w < 0 or horizon is None or w > math.floor((horizon - window.origin) / window.slide))
+
+    def start_of(self, window: Window, lo: Number) -> Number | None:
+        return None
+
+    def kept_cells(self, query: Query, per: str, reach: str) -> str:
+        return f"cells: {per}, one running state for the final windows and the cells after them"
+
+    def kept_rows(self, query: Query, per: str, reach: str) -> str:
+        return "rows: every tuple (a landmark window's aggregate without partial states needs them all)"
+
+    # ---------------------------------------------------------------- what the grid plans need to know
+    def cell_grid(self, window: Window) -> Cells:
+        """Panes of one slide; window w is every pane up to w."""
+        from wql.compiler.plans.base import Grid as Cells
+
+        assert window.slide is not None
+        return Cells("landmark", window.slide, 1, 1)
+
+    def fan_out(self, window: Window, stats: Statistics) -> float:
+        return max(1.0, stats.rows / stats.rows_per_slide / 2)
+
+    def bucket_note(self, copies: float) -> str:
+        return "every tuple is copied into each later window (landmark), then grouped"
+
+    def pane_candidate(self, grid: Cells, decomposition: Decomposition, stats: Statistics) -> Candidate:
+        from wql.compiler.plans.base import Candidate, Plan, PlanKind
+
+        n = stats.rows
+        cells = min(n, n / stats.rows_per_slide)
+        note = "panes of one slide; each window is a running combine of every pane before it"
+        return Candidate(PlanKind.PANE, Plan("grid", PlanKind.PANE, grid, decomposition), 1.2 * n + 4 * cells, note)
+
+    def slice_candidate(
+        self, window: Window, why_not: str | None, decomposition: Decomposition | None, stats: Statistics
+    ) -> Candidate | None:
+        return None  # landmark windows end on every slide: the panes are the slices
+
+    # ---------------------------------------------------------------- code generation (the grid family)
+    def flags_where(self, query: Query) -> bool:
+        """Landmark windows are reported up to the window holding the stream's last value (§2.3), which WHERE
+        does not move: the plans need that value from every tuple."""
+        return query.where is not None
+
+    def start_bound(self, end: str) -> str | None:
+        return None
+
+    def tag(self, ctx: Context) -> None:
+        from wql.compiler.codegen.common import ATTR, IN, flags_where
+        from wql.compiler.codegen.emit import py
+        from wql.compiler.codegen.grid import first_of, landmark_limit
+
+        code = ctx.code
+        landmark_limit(ctx, f"rows.agg(({first_of(ctx, f'F.max({py(ATTR)})')})")
+        if flags_where(ctx):
+            code.comment("Only the tuples WHERE keeps count.")
+            code(f"rows = rows.where({IN})")
+        code.comment("Bucket (WID), landmark: a tuple belongs to its own window and every later one, up to the")
+        code.comment("last window of the stream; aggregate by window-id and key.")
+        code(f"first = F.greatest({first_of(ctx)}, F.lit(0))")
+        code("tagged = rows.crossJoin(F.broadcast(final_window))")
+        code('tagged = tagged.withColumn("wid", F.explode(F.sequence(first, F.col("_last"))))')
+
+    def retain(self, ctx: Context, kept: str) -> None:
+        from wql.compiler.codegen.common import ANCHOR, ATTR, IN, flags_where
+        from wql.compiler.codegen.emit import py
+        from wql.compiler.codegen.grid import relative_punctuation
+
+        code = ctx.rules
+        if ctx.plan.grid is not None:
+            code(
+                '"""Landmark panes: each key\'s panes up to the last final window fold into one (its running combine);'
+            )
+            code('later panes stay as they are."""')
+            code("if punctuation is None:")
+            code("    return cells")
+            relative_punctuation(ctx, ANCHOR)
+            code("last_final = first_open(punctuation) - 1")
+            code('folded = cells.where(F.col("_cell") <= last_final).withColumn("_cell", last_final.cast("bigint"))')
+            code('return merge(folded.unionByName(cells.where(F.col("_cell") > last_final)))')
+        elif flags_where(ctx):
+            code('"""A landmark window holds every tuple since the stream began: all rows WHERE keeps stay (a')
+            code("holistic aggregate since the beginning needs them all); of the others, the one with the largest")
+            code('value, which may say where the data ends."""')
+            code(f"last = rows.where(~{IN}).orderBy(F.col({py(ATTR)}).desc()).limit(1)")
+            code(f"return rows.where({IN}).unionByName(last)")
+        else:
+            code('"""A landmark window holds every tuple since the stream began: all rows stay (a holistic aggregate')
+            code('since the beginning needs them all)."""')
+            code("return rows")
+
+    def missed(self, ctx: Context, closed: str, generous: bool) -> str:
+        from wql.compiler.codegen.emit import py
+        from wql.compiler.codegen.grid import first_of, missed_none
+
+        first = f"F.greatest({first_of(ctx, 't')}, F.lit(0))"
+        if not generous:
+            return f'F.format_string("windows %d and every later one", {first})'
+        ctx.rules(f"first, last = {first}, {closed}")
+        nothing = missed_none(generous)
+        return f'F.when(first <= last, F.format_string("windows %d to %d", first, last)).otherwise({py(nothing)})'
+
+
+KIND = Landmark()

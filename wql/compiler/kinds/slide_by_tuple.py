@@ -1,0 +1,121 @@
+"""Windows named by tuples: slide-by-tuple (§2.6) and sliding n rows over row_num (§2.7).
+
+`[RANGE r RATTR a SLIDE n ROWS]`: every n-th arrival (every tuple with SLIDE 1 ROW) names the window
+(w − r, w] ending at its value w. The window-ids are values of the range attribute, taken from every
+tuple of a partition; WHERE filters contents only. A tuple's windows lie in [t.a, t.a + r), known on
+arrival, but which of them exist depends on later tuples (FCB).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from wql.compiler.classes import Classification, WindowClass, ordinal
+from wql.compiler.kinds.base import Extent, Kind, Member, Sql, from_base, partitioned, partitions, same_partition
+from wql.compiler.schema import Domain
+from wql.compiler.units import quantity_text, short_text
+from wql.compiler.windows import SlideOn, WindowKind
+
+if TYPE_CHECKING:
+    from wql.compiler.sections import Section
+    from wql.compiler.windows import Window
+
+
+class SlideByTuple(Kind):
+    """Windows ending at the values of every tuple, or of every n-th arrival."""
+
+    name = "slide-by-tuple"
+    family = "tuples"
+    edged = True
+
+    def matches(self, window: Window) -> bool:
+        return window.kind is WindowKind.SLIDE_BY_TUPLE
+
+    def classify(self, window: Window) -> Classification:
+        assert window.slide is not None
+        which = "every tuple" if window.slide == 1 else f"every {ordinal(int(window.slide))} arrival"
+        a = window.attr.name
+        return Classification(
+            WindowClass.FCB,
+            "forward, bounded",
+            f"window-ids are the {a} values of {which}; t's windows are among [t.{a}, t.{a} + r), known on arrival, "
+            "but which of them exist depends on later tuples",
+        )
+
+    def describe(self, window: Window) -> str:
+        if window.slide == 1:
+            return f"slide-by-tuple{partitioned(window)} window (one window per arrival)"
+        assert window.slide is not None
+        return (
+            f"slide-by-{window.slide}-rows{partitioned(window)} window "
+            f"(a window at every {ordinal(int(window.slide))} arrival)"
+        )
+
+    def naming_mode(self, window: Window) -> str:
+        """Which tuples name windows, as the kernels call it: every, row_num or rank."""
+        if window.slide == 1:
+            return "every"
+        return "row_num" if window.slide_on is SlideOn.ROW_NUM else "rank"
+
+    def naming(self, window: Window) -> str:
+        """Which tuples name windows, as the formula of `windows` says it."""
+        part = "".join(f", {p}" for p in window.partition_by)
+        if window.slide == 1:
+            return "u ∈ T"
+        if window.slide_on is SlideOn.ROW_NUM:
+            position = f"rank(u, row_num{part})" if window.partition_by else "u.row_num"
+            return f"{position} mod {window.slide} = 0"
+        return f"rank(u, {window.attr.name}{part}) mod {window.slide} = 0"
+
+    def wids(self, window: Window) -> str:
+        assert window.range is not None
+        r = short_text(window.range, window.attr.domain)
+        name = window.attr.name
+        which = self.naming(window)
+        return (
+            f"wids(t) = {{ w ∈ windows | t.{name} ≤ w < t.{name} + {r} }},  "
+            f"windows = {{ u.{name} | {which}{same_partition(window)} }}"
+        )
+
+    def extent(self, window: Window) -> str:
+        assert window.range is not None
+        return f"extent(w) = {{ u | w − {short_text(window.range, window.attr.domain)} < u.{window.attr.name} ≤ w }}"
+
+    def cited(self, window: Window) -> tuple[Section, ...]:
+        from wql.compiler import sections
+
+        return (sections.SLIDE_BY_TUPLE if window.slide == 1 else sections.SLIDE_BY_ROWS,)
+
+    def slide_text(self, window: Window) -> str:
+        assert window.slide is not None
+        return quantity_text(window.slide, Domain.ROW_NUM)
+
+    def slide_attribute(self, window: Window) -> str | None:
+        return "row_num" if window.slide_on is SlideOn.ROW_NUM else f"rank({window.attr.name})"
+
+    def extents(self, window: Window, tuples: list[Member], sql: Sql) -> list[Extent]:
+        """Windows named by RATTR values: every SLIDE-th arrival's (or rank's), per partition."""
+        assert window.range is not None and window.slide is not None
+        domain = window.attr.domain
+        out = []
+        for part in partitions(tuples):
+            names = sorted({t.a for t in part if t.a is not None and t.slide_pos % window.slide == 0})
+            for w in names:
+                members = [t for t in part if t.a is not None and w - window.range < t.a <= w]
+                out.append(
+                    Extent(
+                        from_base(w, domain),
+                        from_base(w - window.range, domain),
+                        from_base(w, domain),
+                        part[0].partition,
+                        members,
+                        (w,),
+                    )
+                )
+        return out
+
+    def final_text(self, window: Window) -> str:
+        return "the window named by value w, (w − RANGE, w], once the punctuation is past w"
+
+
+KIND = SlideByTuple()

@@ -341,7 +341,13 @@ def missed(query: Any, value: Any, before: Any) -> Any:
     domain = window.attr.domain
     nothing = "none: it joined the open windows it belongs to" if generous else "none: it belongs to no window"
     if window.kind is WindowKind.LANDMARK and not window.align_first and not window.is_interval:
-        first = next(w for w in itertools.count(0) if value < _bounds(window, w)[1])
+        # The first window past the value, found from its formula and made exact as the extent reads (counting
+        # up from window 0 took minutes for a timestamp in base units).
+        first = max(0, math.floor((value - window.origin) / window.slide) - 1)
+        while first > 0 and value < _bounds(window, first - 1)[1]:
+            first -= 1
+        while not value < _bounds(window, first)[1]:
+            first += 1
         if not generous:
             return f"windows {first} and every later one"
         last = math.floor((before - window.origin) / window.slide) - 1

@@ -83,17 +83,16 @@ class Cumulate(Grid):
         return f"every tuple is copied into its windows up to its period's end ({copies:g} on average), then grouped"
 
     def pane_candidate(self, grid: Cells, decomposition: Decomposition, stats: Statistics) -> Candidate:
-        from wql.compiler.plans.base import Candidate, Plan, PlanKind
+        from wql.compiler.plans.base import PlanKind
+        from wql.compiler.plans.grid import cells_candidate
 
         if grid.size == 1:
             return super().pane_candidate(grid, decomposition, stats)
-        n = stats.rows
-        cells = min(n, n / stats.rows_per_slide)
         note = (
             f"panes of one slide; each window is a running combine of its period's panes, reset every "
             f"{grid.size} panes: cost flat in RANGE/SLIDE"
         )
-        return Candidate(PlanKind.PANE, Plan("grid", PlanKind.PANE, grid, decomposition), 1.2 * n + 4 * cells, note)
+        return cells_candidate(PlanKind.PANE, grid, decomposition, stats, note)
 
     def slice_candidate(
         self, window: Window, why_not: str | None, decomposition: Decomposition | None, stats: Statistics

@@ -260,33 +260,28 @@ class Grid(Kind):
 
     def pane_candidate(self, grid: Cells, decomposition: Decomposition, stats: Statistics) -> Candidate:
         """The pane plan over `grid`, with its cost, or why it does not run."""
-        from wql.compiler.plans.base import Candidate, Plan, PlanKind
+        from wql.compiler.plans.base import Candidate, PlanKind
+        from wql.compiler.plans.grid import cells_candidate
 
         if grid.size == 1 and grid.step == 1:
             return Candidate.refused(PlanKind.PANE, "tumbling: each window is one pane, so bucket is a plain group-by")
-        n = stats.rows
-        cells = min(n, n * grid.step / stats.rows_per_slide)
         note = f"panes of gcd(RANGE, SLIDE), {grid.size} per window, combined in blocks: cost flat in RANGE/SLIDE"
-        plan = Plan("grid", PlanKind.PANE, grid, decomposition)
-        return Candidate(PlanKind.PANE, plan, 1.2 * n + 4 * cells, note)
+        return cells_candidate(PlanKind.PANE, grid, decomposition, stats, note)
 
     def slice_candidate(
         self, window: Window, why_not: str | None, decomposition: Decomposition | None, stats: Statistics
     ) -> Candidate | None:
         """The slice plan (Pairs: two cells per slide), or why it does not run; None where it is no option."""
-        from wql.compiler.plans.base import Candidate, Plan, PlanKind
-        from wql.compiler.plans.grid import slice_grid
+        from wql.compiler.plans.base import Candidate, PlanKind
+        from wql.compiler.plans.grid import cells_candidate, slice_grid
 
         if why_not is not None:
             return Candidate.refused(PlanKind.SLICE, why_not)
         sliced = slice_grid(window)
         if sliced is None:
             return Candidate.refused(PlanKind.SLICE, "SLIDE divides RANGE, so slices are the panes")
-        n = stats.rows
-        cells = min(n, n * sliced.step / stats.rows_per_slide)
         note = f"two slices per slide (Pairs), {sliced.size} per window"
-        plan = Plan("grid", PlanKind.SLICE, sliced, decomposition)
-        return Candidate(PlanKind.SLICE, plan, 1.2 * n + 4 * cells, note)
+        return cells_candidate(PlanKind.SLICE, sliced, decomposition, stats, note)
 
     # ---------------------------------------------------------------- code generation (the grid family)
     # The grid family (wql.compiler.codegen.grid) writes the stages every grid kind shares; these hooks

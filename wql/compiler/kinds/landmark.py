@@ -83,12 +83,11 @@ class Landmark(Grid):
         return "every tuple is copied into each later window (landmark), then grouped"
 
     def pane_candidate(self, grid: Cells, decomposition: Decomposition, stats: Statistics) -> Candidate:
-        from wql.compiler.plans.base import Candidate, Plan, PlanKind
+        from wql.compiler.plans.base import PlanKind
+        from wql.compiler.plans.grid import cells_candidate
 
-        n = stats.rows
-        cells = min(n, n / stats.rows_per_slide)
         note = "panes of one slide; each window is a running combine of every pane before it"
-        return Candidate(PlanKind.PANE, Plan("grid", PlanKind.PANE, grid, decomposition), 1.2 * n + 4 * cells, note)
+        return cells_candidate(PlanKind.PANE, grid, decomposition, stats, note)
 
     def slice_candidate(
         self, window: Window, why_not: str | None, decomposition: Decomposition | None, stats: Statistics

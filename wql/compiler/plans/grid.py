@@ -26,7 +26,7 @@ from wql.compiler.analysis import Query
 from wql.compiler.kinds import kind_of
 from wql.compiler.kinds.grid import Grid as GridKind
 from wql.compiler.plans.base import Candidate, Grid, Plan, PlanKind, Statistics
-from wql.compiler.plans.states import decompose, state_names, why_not_shared
+from wql.compiler.plans.states import Decomposition, decompose, state_names, why_not_shared
 from wql.compiler.schema import Domain
 from wql.compiler.windows import Window
 
@@ -61,6 +61,16 @@ def gcd(a: int | float, b: int | float) -> int | float:
     if isinstance(a, int) and isinstance(b, int):
         return math.gcd(a, b)
     return float(math.gcd(int(a), int(b)))
+
+
+def cells_candidate(
+    kind: PlanKind, grid: Grid, decomposition: Decomposition | None, stats: Statistics, note: str
+) -> Candidate:
+    """A plan over the cells of `grid` and its cost: each row read once into its cell, then the cells
+    (`grid.step` of them a slide) combined into windows. Every grid kind's pane and slice plans cost this."""
+    n = stats.rows
+    cells = min(n, n * grid.step / stats.rows_per_slide)
+    return Candidate(kind, Plan("grid", kind, grid, decomposition), 1.2 * n + 4 * cells, note)
 
 
 def grid_exact(window: Window) -> bool:

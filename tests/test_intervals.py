@@ -236,6 +236,24 @@ def test_equal_values_have_no_spread_in_se_slices(spark: Any, kernel: str) -> No
     assert len(got) > 10 and all(r["n"] < 2 or (r["sd"], r["vp"]) == (0.0, 0.0) for r in got)
 
 
+@pytest.mark.parametrize("plan", ["difference", "sweep"])
+def test_equal_values_left_after_others_leave_have_no_spread(spark: Any, plan: str) -> None:
+    """Two open-ended events of -4.75 outlive -1.25, 0.5 and -5.0: the windows from 55 hold only them, so their
+    variance is exactly 0. These plans take a window's moments as everything that entered less everything that
+    left, and that subtraction once left 2.7e-15 (a hypothesis example of test_align_first)."""
+    rows = [
+        event(46, None, -4.75, seq=0),
+        event(-10, None, -4.75, seq=1),
+        event(11, 11, 0.5, seq=2),
+        event(8, 8, -5.0, seq=3),
+        event(12, 55, -1.25, seq=4),
+    ]
+    text = "SELECT count(*) AS n, stddev(v) AS sd, var_pop(v) AS vp FROM s [RANGE 12 SLIDE 6 WATTR (s, e) ALIGN 1]"
+    got = run(spark, text, rows, plan)
+    alone = [r for r in got if r["window_start"] >= 55]
+    assert alone and all((r["n"], r["sd"], r["vp"]) == (2, 0.0, 0.0) for r in alone)
+
+
 def test_clip_gives_aggregates_the_lifetime_inside_the_window(spark: Any) -> None:
     # Windows [0, 10), [10, 20): the call [5, 25) is busy 5 in the first and 10 in the second; the open one
     # from 12 is busy 8 in the second (it lasts to the end of the data, 25: windows up to [20, 30)).

@@ -573,9 +573,15 @@ class _Signed:
                 kept = f"({col(ns)} - {col(ne)})"
                 shift = f"({col(ms)} - {col(me)})"
                 finite_mean = f"F.when({kept} > 0, {col(ms)} + {shift} * {col(ne)} / {kept})"
-                difference = f"{col(qs)} - {col(qe)} - {col(ns)} * {col(ne)} * {shift} ** 2 / {kept}"
-                # One value has no spread, and M2 is never negative: the subtraction's rounding must not say so.
-                finite_m2 = f"F.when({kept} == 1, F.lit(0.0)).when({kept} > 1, F.greatest({difference}, F.lit(0.0)))"
+                correction = f"{col(ns)} * {col(ne)} * {shift} ** 2 / {kept}"
+                difference = f"({col(qs)} - {col(qe)} - {correction})"
+                # One value has no spread, and M2 is never negative. The subtraction's rounding error is at most
+                # about n·ε times its operands (n merges of Chan's formula): an M2 within that of zero is zero.
+                rounding = f"{col(ns)} * F.lit(2.0**-52) * ({col(qs)} + {col(qe)} + {correction})"
+                finite_m2 = (
+                    f"F.when({kept} == 1, F.lit(0.0)).when({kept} > 1, "
+                    f"F.when({difference} <= {rounding}, F.lit(0.0)).otherwise({difference}))"
+                )
                 undefined = f"({nan} > 0) | (({pinf} > 0) & ({ninf} > 0))"
                 nonfinite = f"({nan} > 0) | ({pinf} > 0) | ({ninf} > 0)"
                 items += [

@@ -108,6 +108,52 @@ def test_a_jobs_support_code_is_the_kernels_source_and_defines_every_name_it_rea
         assert tree.body, name
 
 
+def test_the_support_codes_calls_into_a_job_follow_its_declared_contract() -> None:
+    """The names the kernel modules take from the job are the ones wql/compiler/kernels/job.pyi declares
+    (none undeclared, none declared that nothing reads), every example job defines those it defines with
+    an arity the declaration accepts, and its STREAMS and STREAMING have the typed contract's keys."""
+    from typing import get_type_hints
+
+    from wql.compiler.kernels import contract
+    from wql.runtime.execute import load_job
+
+    kernels = ROOT / "wql" / "compiler" / "kernels"
+    declared: dict[str, ast.AST] = {}
+    for node in ast.parse((kernels / "job.pyi").read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef):
+            declared[node.name] = node
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            declared[node.target.id] = node
+    taken: set[str] = set()
+    for path in kernels.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "wql.compiler.kernels.job":
+                taken |= {alias.name for alias in node.names}
+    assert taken == set(declared), (sorted(taken - set(declared)), sorted(set(declared) - taken))
+
+    def keys(typed: type) -> tuple[set[str], set[str]]:
+        hints = get_type_hints(typed)
+        return set(typed.__required_keys__), set(hints)
+
+    for name, code in every_job():
+        if "not supported yet" in code:
+            continue
+        for node in ast.parse(code).body:
+            spec = declared.get(node.name) if isinstance(node, ast.FunctionDef) else None
+            if isinstance(spec, ast.FunctionDef) and spec.args.vararg is None and spec.args.kwarg is None:
+                given, accepted = len(node.args.args), len(spec.args.args)
+                required = accepted - len(spec.args.defaults)
+                assert node.args.vararg or required <= given <= accepted, (name, node.name)
+        job = load_job(code)
+        required, known = keys(contract.Stream)
+        for stream in job.STREAMS.values():
+            assert required <= set(stream) <= known, (name, set(stream) ^ known)
+        if name.startswith("stream"):
+            assert set(job.STREAMING) == keys(contract.Streaming)[1], name
+            if job.STREAMING["store"] is not None:
+                assert set(job.STREAMING["store"]) == keys(contract.StoreRequest)[1], name
+
+
 @pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: str(p.relative_to(EXAMPLES)))
 def test_generated_code_is_valid_standalone_python(path: Path) -> None:
     code = compiled_code(path, whole=True)

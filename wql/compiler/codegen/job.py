@@ -20,17 +20,18 @@ from wql.compiler.codegen.stream import check_streamable, stream_extras, stream_
 from wql.compiler.codegen.support import IMPORTED, global_reads, section
 from wql.compiler.explain import PlanChoice
 from wql.compiler.families import FAMILIES
+from wql.compiler.kernels.contract import Stream as JobStream
 from wql.compiler.plans import Plan
 from wql.compiler.schema import ROW_NUM, Stream
 
 VERSION = "0.1.0"
 
 
-def stream_declaration(query: Query, parameter: str, *, stream: bool = False) -> dict[str, object]:
+def stream_declaration(query: Query, parameter: str, *, stream: bool = False) -> JobStream:
     source: Stream = query.stream
     window = query.window
     attributes = [a.name for a in (window.attr, window.end_attr) if a is not None and not a.is_row_num]
-    declaration: dict[str, object] = {
+    declaration: JobStream = {
         "parameter": parameter,
         "path": source.path,
         "format": source.format or "csv",

@@ -16,6 +16,7 @@ from wql.compiler.analysis import Query
 from wql.compiler.codegen.common import Context, anchors_rule, window_attribute_rule
 from wql.compiler.disorder import check_streamable, cut_from_windows, disorder, state_text
 from wql.compiler.families import FAMILIES
+from wql.compiler.kernels.contract import StoreRequest, Streaming
 from wql.compiler.plans import Plan
 from wql.compiler.plans.grid import in_state_store
 from wql.compiler.schema import Domain
@@ -70,7 +71,7 @@ def _show_point(ctx: Context) -> None:
     code.blank(2)
 
 
-def streaming_constants(ctx: Context) -> dict[str, object]:
+def streaming_constants(ctx: Context) -> Streaming:
     """STREAMING: what the driver needs to know of this query."""
     query, window = ctx.query, ctx.window
     rules = disorder(query)
@@ -98,7 +99,7 @@ def streaming_constants(ctx: Context) -> dict[str, object]:
     }
 
 
-def store_request(ctx: Context) -> dict[str, object] | None:
+def store_request(ctx: Context) -> StoreRequest | None:
     """What Spark's state store keeps of this query when the job runs with WQL's JVM kernels (the
     StreamCells function of flatMapGroupsWithState): each key's open cells, for grid windows whose cells
     are panes or slices of partial states a tuple's share of which it can merge (docs/semantics.md §8.12).

@@ -6,6 +6,13 @@ either side of a floor of (t - ORIGIN) / SLIDE; these compare t with the edges
 themselves, so every plan places it where the extent formula does.
 """
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # names the job defines, or other support code copied beside this (job.pyi)
+    from pyspark.sql import functions as F
+
+    from wql.compiler.kernels.job import ORIGIN, RANGE, SLIDE
+
 
 def first_window(t):
     """The first window holding t: the least w with t < ORIGIN + (w + 1) * SLIDE, exact on doubles."""

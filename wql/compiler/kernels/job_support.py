@@ -1,3 +1,9 @@
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # names the job defines, or other support code copied beside this (job.pyi)
+    from wql.compiler.kernels.job import APP_NAME, SHOWN_IN, STREAMS, query
+
+
 CORRUPT = "_corrupt_record"
 
 
@@ -286,21 +292,41 @@ def jvm_kernel(frame, request):
             quoted = [n if n == "*" else "`" + n.replace("`", "``") + "`" for n in names]
             windows = frame.hint("wql_kernel", text).select(*quoted)
             windows.schema  # noqa: B018
-        except Exception as error:
+        except spark_errors() as error:
             if "WQL kernel refused" in str(error):
                 return None
             raise
         return windows
-    try:
-        from py4j.java_gateway import JavaClass
-
-        kernels = spark._jvm.wql.kernels.Kernels
-    except Exception:
+    kernels = jvm_class(spark, "Kernels")
+    if kernels is None:
         return None  # Spark Connect without the extension, or no jar
-    if not isinstance(kernels, JavaClass):
-        return None
     windows = kernels.apply(frame._jdf, text)
     return None if windows is None else DataFrame(windows, spark)
+
+
+def spark_errors():
+    """What a failing Spark call raises in Python: PySpark's own errors, and py4j's for a JVM error that a
+    classic session does not convert (a Spark Connect client may have no py4j at all)."""
+    from pyspark.errors import PySparkException
+
+    try:
+        from py4j.protocol import Py4JError
+    except ImportError:
+        return (PySparkException,)
+    return (PySparkException, Py4JError)
+
+
+def jvm_class(spark, name):
+    """WQL's JVM class wql.kernels.NAME in this session's Spark, or None: under Spark Connect there is no
+    JVM in this process (the session has no _jvm), and without wql-kernels.jar py4j finds a package, not
+    a class."""
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        return None
+    from py4j.java_gateway import JavaClass
+
+    found = getattr(jvm.wql.kernels, name)
+    return found if isinstance(found, JavaClass) else None
 
 
 def kernel_extension(spark):
@@ -308,10 +334,7 @@ def kernel_extension(spark):
     protocol. Asked once per SparkContext: extensions are its static configuration, and a stream's
     foreachBatch hands each trigger a new session (asking per session cost two jobs a trigger and kept every
     trigger's session alive). A Spark Connect client has no SparkContext: asked once per client session."""
-    try:
-        owner = spark.sparkContext
-    except Exception:
-        owner = spark
+    owner = getattr(spark, "sparkContext", None) or spark  # a Connect session has none: it raises AttributeError
     known = _kernel_servers.get(id(owner))
     if known is None or known[0] is not owner:
         present = spark.catalog.functionExists("wql_kernels")  # the function is the extension's mark

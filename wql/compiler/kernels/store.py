@@ -20,6 +20,22 @@ row less than HIDDEN base units late: StreamCells decides what is late, and the 
 punctuation the next trigger starts with, as in the other engine.
 """
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # names the job defines, or other support code copied beside this (job.pyi)
+    from wql.compiler.kernels.job import STREAMING, finish, lower, prepare, shares, show_point, window_attribute
+    from wql.compiler.kernels.job_support import CORRUPT, jvm_class
+    from wql.compiler.kernels.streaming import (
+        ended,
+        fault,
+        newest_meta,
+        next_punctuation,
+        save_meta,
+        start_query,
+        trigger_report,
+        write_late,
+    )
+
 BASE = 1 << 52  # the event time of attribute value 0, in milliseconds (Spark's watermark never goes below 0)
 HIDDEN = 1 << 50  # added to the delay: Spark drops no row less late than this
 REACH = (1 << 53) - BASE  # attribute values (base units) the watermark carries: from −(BASE − HIDDEN) to this
@@ -30,12 +46,7 @@ def stores_state(spark):
     has WQL's StreamCells (wql-kernels.jar on the classpath) and spark.wql.stream.state is not "files"."""
     if STREAMING.get("store") is None or spark.conf.get("spark.wql.stream.state", "store") == "files":
         return False
-    try:
-        from py4j.java_gateway import JavaClass
-
-        return isinstance(spark.sparkContext._jvm.wql.kernels.StreamCells, JavaClass)
-    except Exception:
-        return False  # Spark Connect, or no jar
+    return jvm_class(spark, "StreamCells") is not None  # not under Spark Connect, nor without the jar
 
 
 def stored_request():

@@ -1,9 +1,9 @@
 """The streaming driver: a query's stages run trigger by trigger, with WQL's own state in the checkpoint.
 
-Copied verbatim into every streaming job (it imports nothing of WQL). The job
+Copied verbatim into every streaming job (it imports nothing of WQL at run time). The job
 defines the stages (number, prepare, lift, merge, windows, finish), the window
 rules (window_attribute, is_final, retain, missed) and the constants STREAMS and
-STREAMING; this code calls them.
+STREAMING; this code calls them (declared, with their types, in job.pyi).
 
 Why Spark's foreachBatch and not its stateful operators: a stateful operator
 drops late rows before user code sees them (they must be counted, written to
@@ -23,6 +23,33 @@ written before its windows: it refuses while a trigger Spark logged has not
 finished, and once it has begun the stream has ended, so no trigger runs on that
 checkpoint again and only a drain can be finished there.
 """
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # names the job defines, or other support code copied beside this (job.pyi)
+    from wql.compiler.kernels.job import (
+        APP_NAME,
+        STREAMING,
+        STREAMS,
+        anchors_seen,
+        closed,
+        closing,
+        finish,
+        is_final,
+        lift,
+        lower,
+        merge,
+        missed,
+        number,
+        prepare,
+        retain,
+        shares,
+        show_point,
+        window_attribute,
+        windows,
+    )
+    from wql.compiler.kernels.job_support import CORRUPT, shown_in_order, spark_errors
+    from wql.compiler.kernels.store import drain_stored, start_stored, stores_state
 
 STATE_DIR = "wql"
 STAGING = "_wql_staging"
@@ -335,7 +362,7 @@ def open_stream(spark, name, stream, path=None, max_files=None):
         value_format = options.pop("value.format", "json")
         try:
             frame = spark.readStream.format("kafka").options(**options).load()
-        except Exception as error:
+        except spark_errors() as error:
             if "kafka" in str(error).lower() and "data source" in str(error).lower():
                 raise ValueError(
                     "Spark's Kafka connector is not on the classpath: start Spark with "
@@ -532,9 +559,10 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         kept.count()
         try:
             stats = seen.get
-        except Exception:
+        except spark_errors():
             # Spark's optimizer drops the counting with the rows when it can tell the micro-batch is empty
-            # (a LIMIT 0, an empty local relation); then they are counted apart, which is cheap.
+            # (a LIMIT 0, an empty local relation): the Observation has no row (py4j: an assertion in
+            # PythonSQLUtils.toPyRow); then they are counted apart, which is cheap.
             stats = frame.agg(*statistics, *signals).first()
         max_seen, after, unchanged = punctuation_after(stats)
     next_row += stats["rows"]
@@ -1027,7 +1055,7 @@ def await_stream(running, idle=None, poll=0.5):
     while running.isActive:
         try:
             running.awaitTermination(poll)
-        except Exception:  # it failed: told below, with its cause
+        except spark_errors():  # it failed: told below, with its cause
             break
         progress = running.lastProgress
         if progress and progress.get("numInputRows"):

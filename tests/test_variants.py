@@ -1,4 +1,4 @@
-"""Peer-compatible window variants (issue 16): CUMULATE, KAFKA grid windows, ALIGN FIRST.
+"""Peer-compatible window variants: CUMULATE, KAFKA grid windows, ALIGN FIRST, FULL START count windows.
 
 Differential tests run every plan each variant can use, × aggregates, against the
 reference evaluator (the combine both in the JVM and in numpy); hand-worked cases pin
@@ -388,6 +388,8 @@ SELECT caller, count(*) AS n FROM calls [RANGE 5 MINUTES WATTR started PATTR cal
 SELECT avg(cost) AS a FROM calls [RANGE 10 MINUTES SLIDE 4 MINUTES WATTR started ALIGN START FIRST];
 SELECT count(*) AS n FROM calls [RANGE 1 DAY SLIDE 1 HOUR CUMULATE WATTR started ALIGN FIRST PATTR caller];
 SELECT count(*) AS n FROM calls [RANGE 10 ROWS PATTR caller ALIGN FIRST];
+SELECT caller, count(*) AS n FROM calls [RANGE 4 ROWS SLIDE 2 ROWS FULL START] GROUP BY caller;
+SELECT sum(cost) AS s FROM calls [RANGE 6 ROWS SLIDE 4 ROWS PATTR caller FULL START];
 """
 
 
@@ -396,9 +398,9 @@ def test_golden_explain_variants() -> None:
 
     explanations = wql.explain(EXPLAINED)
     classes = [e.window_class for e in explanations]
-    assert classes == ["CF", "CF", "FCF", "CF", "CF", "CF", "FCF", "FCF", "FCF", "FCF"]
+    assert classes == ["CF", "CF", "FCF", "CF", "CF", "CF", "FCF", "FCF", "FCF", "FCF", "CF", "FCF"]
     assert [e.plan for e in explanations] == [
-        "pane", "pane", "bucket", "pane", "slice", "bucket", "bucket", "pane", "pane", "bucket"
+        "pane", "pane", "bucket", "pane", "slice", "bucket", "bucket", "pane", "pane", "bucket", "pane", "pane"
     ]  # fmt: skip
     check_golden("explain/variants.txt", render(explanations))
     check_golden("explain/variants.json", as_json(explanations))
@@ -417,3 +419,61 @@ def reference(text: str, xs: list[int | None]) -> list[dict[str, Any]]:
     compiled = wql.compile(STREAM + text)
     rows = [row(0, i, "a", 1.0, 1, None, x, None, None) for i, x in enumerate(xs)]
     return evaluate_query(compiled.query, rows)
+
+
+# ------------------------------------------------------------------ FULL START count windows
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("plan", [*COMBINES, "slice"])
+@SETTINGS
+@given(data=st.data(), rows=cases())
+def test_full_start_count_windows(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    """No window starts before the first row (of the stream, or with PATTR of each partition)."""
+    step = data.draw(st.integers(1, 5))
+    size = data.draw(st.integers(1, 12))
+    if plan == "slice":  # slices need a step that does not divide the size
+        step = data.draw(st.integers(2, 5))
+        size = data.draw(st.integers(step + 1, 13).filter(lambda v: v % step != 0))
+    if plan.startswith("pane") and size == step:
+        size += step
+    origin = data.draw(st.sampled_from(["", " ALIGN 1 ROWS"]))
+    partition, group = data.draw(st.sampled_from([("", " GROUP BY case_id, k"), (" PATTR case_id", " GROUP BY k")]))
+    where = data.draw(WHERES)
+    text = (
+        f"SELECT k, {aggregates(plan.removesuffix(' in numpy'))} FROM s "
+        f"[RANGE {size} ROWS SLIDE {step} ROWS{partition}{origin} FULL START] {where}{group}"
+    )
+    run(spark, plan, text, rows)
+
+
+def test_full_start_count_windows_by_hand() -> None:
+    """Rows 0 … 8, windows of 4 rows every 2: the first window [−2, 2) starts before row 0 and is left out, as
+    TDengine's count_window(4, 2) starts at the first row; the last ones still run past row 8."""
+    stream = "CREATE STREAM s (x BIGINT);\n"
+    rows = [{"x": x} for x in range(9)]
+
+    def spans(spec: str) -> list[tuple[int, int, int]]:
+        query = wql.compile(f"{stream}SELECT count(*) AS n FROM s [{spec}]").query
+        got = sorted(evaluate_query(query, rows), key=lambda r: r["wid"])
+        return [(r["window_start"], r["window_end"], r["n"]) for r in got]
+
+    plain = spans("RANGE 4 ROWS SLIDE 2 ROWS")
+    assert plain[0] == (-2, 2, 2) and plain[-1] == (8, 12, 1)
+    assert spans("RANGE 4 ROWS SLIDE 2 ROWS FULL START") == plain[1:]
+    assert spans("RANGE 4 ROWS SLIDE 4 ROWS FULL START")[0] == (0, 4, 4)  # tumbling: nothing to leave out
+
+
+@pytest.mark.parametrize(
+    ("spec", "error", "message"),
+    [
+        ("RANGE 4 ROWS SLIDE 2 ROWS FULL END", WQLNotSupportedError, "FULL END: leaving out the windows that end"),
+        ("RANGE 4 ROWS SLIDE 2 ROWS FULL", WQLNotSupportedError, "FULL (both ends)"),
+        ("RANGE 4 SLIDE 2 WATTR x FULL START", WQLError, "FULL applies to count windows"),
+        ("RANGE UNBOUNDED SLIDE 2 ROWS FULL START", WQLError, "not landmark ones"),
+        ("RANGE 4 ROWS SATTR RANK(x) FULL START", WQLError, "FULL applies to count windows with SLIDE in ROWS"),
+    ],
+)
+def test_full_is_refused_where_it_has_no_meaning_or_is_not_supported_yet(spec: str, error: type, message: str) -> None:
+    with pytest.raises(error, match=message.replace("(", r"\(").replace(")", r"\)")):
+        wql.compile(f"CREATE STREAM s (x BIGINT);\nSELECT count(*) AS n FROM s [{spec}]")

@@ -160,6 +160,8 @@ class Window:
     kafka_grid: bool = False
     # ALIGN [START] FIRST: `origin` is measured from the first arriving tuple's value (per PATTR partition).
     align_first: bool = False
+    # FULL START: count windows that start before the (partition's) first row do not exist.
+    full_start: bool = False
 
     @property
     def is_grid(self) -> bool:
@@ -256,7 +258,8 @@ class Window:
             parts.append(f"ALIGN {origin_text(self.origin, domain)}")
         if self.slack is not None:
             parts.append(f"SLACK {quantity_text(self.slack.amount, domain, self.slack_unit)} {self.slack.mode.upper()}")
-        parts += [word for word, on in (("CLIP", self.clip), ("SNAP", self.snap)) if on]
+        variants = (("CLIP", self.clip), ("SNAP", self.snap), ("FULL START", self.full_start))
+        parts += [word for word, on in variants if on]
         return "[" + " ".join(parts) + "]"
 
     def _data_driven_spec_text(self, frame: Frame) -> str:
@@ -423,6 +426,7 @@ _NOT_DATA_DRIVEN: dict[type, str] = {
     ast.SattrClause: "SATTR",
     ast.AlignClause: "ALIGN",
     ast.CumulateClause: "CUMULATE",
+    ast.FullClause: "FULL",
     ast.SnapshotClause: "SNAPSHOT",
     ast.ClipClause: "CLIP",
     ast.SnapClause: "SNAP",
@@ -646,6 +650,7 @@ class _Resolver:
             (ast.AlignClause, "ALIGN"),
             (ast.CumulateClause, "CUMULATE"),
             (ast.KafkaClause, "KAFKA"),
+            (ast.FullClause, "FULL"),
         ):
             found = self.get(kind)
             if found is not None:
@@ -754,6 +759,9 @@ class _Resolver:
         align_first = isinstance(align, ast.AlignClause) and align.first
         if align_first:
             self.check_align_first(align, end_attr, kind)  # type: ignore[arg-type]
+        full = self.get(ast.FullClause)
+        if isinstance(full, ast.FullClause):
+            self.check_full(full, attr, kind, kafka is not None)
         if end_attr is not None and attr.domain is Domain.DECIMAL:
             attr, end_attr = _scaled(attr, end_attr, (range_value, slide_value, origin))
         return Window(
@@ -771,6 +779,7 @@ class _Resolver:
             **self.variants(kind, end_attr),
             kafka_grid=kafka is not None,
             align_first=align_first,
+            full_start=full is not None,
         )
 
     # variants of grid windows -------------------------------------------------------------
@@ -850,7 +859,26 @@ class _Resolver:
                 hint="drop PATTR (GROUP BY keeps one grid for the whole stream), or ALIGN to a value",
             )
 
+    def check_full(self, clause: ast.FullClause, attr: Attribute, kind: WindowKind, kafka: bool) -> None:
+        """FULL START: count windows without the partial ones at a partition's start (TDengine's count_window)."""
+        if not attr.is_row_num or kind is not WindowKind.SLIDING or kafka:
+            what = {WindowKind.LANDMARK: "landmark", WindowKind.CUMULATE: "CUMULATE"}.get(kind, "time or value")
+            raise WQLSemanticError(
+                f"FULL applies to count windows ([RANGE n ROWS SLIDE m ROWS]), not {'KAFKA' if kafka else what} ones",
+                span=clause.span,
+            )
+        if clause.end != "start":
+            raise WQLNotSupportedError(
+                f"{'FULL END' if clause.end else 'FULL (both ends)'}: leaving out the windows that end after a "
+                "partition's last row is not supported yet",
+                span=clause.span,
+                hint="FULL START leaves out the windows that start before its first row",
+            )
+
     def reject_variants(self, why: str) -> None:
+        full = self.get(ast.FullClause)
+        if full is not None:
+            raise WQLSemanticError(f"FULL applies to count windows with SLIDE in ROWS: {why}", span=full.span)
         for kind, word in ((ast.CumulateClause, "CUMULATE"), (ast.KafkaClause, "KAFKA")):
             clause = self.get(kind)
             if clause is not None:

@@ -214,6 +214,14 @@ class KafkaClause(Node):
     no window starting before 0; after SESSION: Kafka's [first, last] sessions)."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class FullClause(Node):
+    """FULL [START | END] after count windows: only windows that start at or after a partition's first row
+    (START), or end at or before its last row (END); FULL alone, both."""
+
+    end: Literal["start", "end"] | None = None
+
+
 WindowClause = (
     RangeClause
     | SlideClause
@@ -230,6 +238,7 @@ WindowClause = (
     | FrameClause
     | CumulateClause
     | KafkaClause
+    | FullClause
 )
 
 

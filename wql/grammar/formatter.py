@@ -17,7 +17,7 @@ from wql.grammar import ast
 KEYWORDS = frozenset(
     """CREATE STREAM FORMAT OPTIONS EXPLAIN SELECT FROM AS WHERE GROUP BY HAVING ORDER LIMIT EMIT EMPTY FINAL
     CHANGES PUNCTUATION WHEN
-    NULLS ASC DESC FIRST LAST RANGE SLIDE WATTR RATTR SATTR PATTR ALIGN SLACK UNBOUNDED KAFKA CUMULATE RANK START
+    NULLS ASC DESC FIRST LAST RANGE SLIDE WATTR RATTR SATTR PATTR ALIGN SLACK UNBOUNDED KAFKA CUMULATE FULL RANK START
     END TIMESTAMP CONSISTENT GENEROUS TRUE FALSE SESSION GAP MAX FRAME THRESHOLD DELTA AGGREGATE MIN ON""".split()
 )
 _UNIT_WORD = re.compile(r"(ROWS?|MICROSECONDS?|MILLISECONDS?|SECONDS?|MINUTES?|HOURS?|DAYS?|WEEKS?)", re.I)
@@ -109,6 +109,8 @@ def format_clause(clause: ast.WindowClause) -> str:
             return "CUMULATE"
         case ast.KafkaClause():
             return "KAFKA"
+        case ast.FullClause(end=end):
+            return f"FULL {end.upper()}" if end else "FULL"
     raise TypeError(f"not a window clause: {clause!r}")
 
 

@@ -120,6 +120,7 @@ _CLAUSE_KEYWORDS = {
     "ALIGN",
     "SLACK",
     "CUMULATE",
+    "FULL",
     "SESSION",
     "FRAME",
     "SNAPSHOT",
@@ -505,6 +506,11 @@ class _Builder(Transformer[Any, Any]):
     @v_args(meta=True)
     def kafka_clause(self, meta: Any, children: list[Any]) -> ast.KafkaClause:
         return ast.KafkaClause(span=self._span(meta))
+
+    @v_args(meta=True)
+    def full_clause(self, meta: Any, children: list[Any]) -> ast.FullClause:
+        end = str(children[1]).lower() if len(children) > 1 else None
+        return ast.FullClause(end=end, span=self._span(meta))  # type: ignore[arg-type]
 
     @v_args(meta=True)
     def window(self, meta: Any, children: list[Any]) -> ast.WindowSpec:

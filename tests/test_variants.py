@@ -1,4 +1,4 @@
-"""Peer-compatible window variants: CUMULATE, KAFKA grid windows, ALIGN FIRST, FULL START count windows.
+"""Peer-compatible window variants: CUMULATE, KAFKA grid windows, ALIGN FIRST, FULL count windows.
 
 Differential tests run every plan each variant can use, × aggregates, against the
 reference evaluator (the combine both in the JVM and in numpy); hand-worked cases pin
@@ -390,6 +390,8 @@ SELECT count(*) AS n FROM calls [RANGE 1 DAY SLIDE 1 HOUR CUMULATE WATTR started
 SELECT count(*) AS n FROM calls [RANGE 10 ROWS PATTR caller ALIGN FIRST];
 SELECT caller, count(*) AS n FROM calls [RANGE 4 ROWS SLIDE 2 ROWS FULL START] GROUP BY caller;
 SELECT sum(cost) AS s FROM calls [RANGE 6 ROWS SLIDE 4 ROWS PATTR caller FULL START];
+SELECT caller, count(*) AS n FROM calls [RANGE 4 ROWS SLIDE 2 ROWS FULL END] WHERE cost > 1 GROUP BY caller;
+SELECT max(cost) AS top FROM calls [RANGE 3 ROWS SLIDE 2 ROWS PATTR caller FULL];
 """
 
 
@@ -398,9 +400,10 @@ def test_golden_explain_variants() -> None:
 
     explanations = wql.explain(EXPLAINED)
     classes = [e.window_class for e in explanations]
-    assert classes == ["CF", "CF", "FCF", "CF", "CF", "CF", "FCF", "FCF", "FCF", "FCF", "CF", "FCF"]
+    assert classes == ["CF", "CF", "FCF", "CF", "CF", "CF", "FCF", "FCF", "FCF", "FCF", "CF", "FCF", "CF", "FCF"]
     assert [e.plan for e in explanations] == [
-        "pane", "pane", "bucket", "pane", "slice", "bucket", "bucket", "pane", "pane", "bucket", "pane", "pane"
+        "pane", "pane", "bucket", "pane", "slice", "bucket", "bucket", "pane", "pane", "bucket", "pane", "pane",
+        "bucket", "bucket",
     ]  # fmt: skip
     check_golden("explain/variants.txt", render(explanations))
     check_golden("explain/variants.json", as_json(explanations))
@@ -421,15 +424,16 @@ def reference(text: str, xs: list[int | None]) -> list[dict[str, Any]]:
     return evaluate_query(compiled.query, rows)
 
 
-# ------------------------------------------------------------------ FULL START count windows
+# ------------------------------------------------------------------ FULL count windows
 
 
 @pytest.mark.spark
 @pytest.mark.parametrize("plan", [*COMBINES, "slice"])
 @SETTINGS
 @given(data=st.data(), rows=cases())
-def test_full_start_count_windows(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
-    """No window starts before the first row (of the stream, or with PATTR of each partition)."""
+def test_full_count_windows(spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    """No window starts before the first row (of the stream, or with PATTR of each partition), or ends after
+    its last (the bucket plan's: the cells do not keep the last position)."""
     step = data.draw(st.integers(1, 5))
     size = data.draw(st.integers(1, 12))
     if plan == "slice":  # slices need a step that does not divide the size
@@ -440,16 +444,18 @@ def test_full_start_count_windows(spark: Any, plan: str, data: st.DataObject, ro
     origin = data.draw(st.sampled_from(["", " ALIGN 1 ROWS"]))
     partition, group = data.draw(st.sampled_from([("", " GROUP BY case_id, k"), (" PATTR case_id", " GROUP BY k")]))
     where = data.draw(WHERES)
+    full = data.draw(st.sampled_from(["FULL START", "FULL END", "FULL"] if plan == "bucket" else ["FULL START"]))
     text = (
         f"SELECT k, {aggregates(plan.removesuffix(' in numpy'))} FROM s "
-        f"[RANGE {size} ROWS SLIDE {step} ROWS{partition}{origin} FULL START] {where}{group}"
+        f"[RANGE {size} ROWS SLIDE {step} ROWS{partition}{origin} {full}] {where}{group}"
     )
     run(spark, plan, text, rows)
 
 
-def test_full_start_count_windows_by_hand() -> None:
-    """Rows 0 … 8, windows of 4 rows every 2: the first window [−2, 2) starts before row 0 and is left out, as
-    TDengine's count_window(4, 2) starts at the first row; the last ones still run past row 8."""
+def test_full_count_windows_by_hand() -> None:
+    """Rows 0 … 8, windows of 4 rows every 2: the first window [−2, 2) starts before row 0 and FULL START leaves
+    it out, as TDengine's count_window(4, 2) starts at the first row; FULL END leaves out [6, 10) and [8, 12),
+    which run past row 8, as Flink's countWindow(4, 2) never fires them; FULL both."""
     stream = "CREATE STREAM s (x BIGINT);\n"
     rows = [{"x": x} for x in range(9)]
 
@@ -462,18 +468,49 @@ def test_full_start_count_windows_by_hand() -> None:
     assert plain[0] == (-2, 2, 2) and plain[-1] == (8, 12, 1)
     assert spans("RANGE 4 ROWS SLIDE 2 ROWS FULL START") == plain[1:]
     assert spans("RANGE 4 ROWS SLIDE 4 ROWS FULL START")[0] == (0, 4, 4)  # tumbling: nothing to leave out
+    assert spans("RANGE 4 ROWS SLIDE 2 ROWS FULL END") == plain[:-2] and plain[-3] == (4, 8, 4)
+    assert spans("RANGE 4 ROWS SLIDE 2 ROWS FULL") == plain[1:-2]
+
+
+@pytest.mark.spark
+def test_full_end_keeps_the_window_the_last_row_ends(spark: Any) -> None:
+    """Rows 0 … 7: [4, 8) ends with row 7, the last, and stays; [6, 10) runs past it and goes. With PATTR k each
+    key has rows 0 … 3 of its own: [0, 4) stays and [2, 6) goes."""
+    stream = "CREATE STREAM s (x BIGINT, k STRING);\n"
+    frame = spark.createDataFrame([(x, "ab"[x % 2]) for x in range(8)], "x bigint, k string")
+    for spec, want in [
+        ("RANGE 4 ROWS SLIDE 2 ROWS FULL END", [(None, -2, 2), (None, 0, 4), (None, 2, 6), (None, 4, 8)]),
+        ("RANGE 4 ROWS SLIDE 2 ROWS PATTR k FULL", [("a", 0, 4), ("b", 0, 4)]),
+    ]:
+        text = f"{stream}SELECT count(*) AS n FROM s [{spec}]"
+        compiled = wql.compile(text.replace("count(*) AS n", "k, count(*) AS n") if "PATTR" in spec else text)
+        got = sorted(
+            (r["k"] if "PATTR" in spec else None, r["window_start"], r["window_end"])
+            for r in compiled.run(spark, s=frame).collect()
+        )
+        assert got == want, spec
+        assert sorted(got) == sorted(
+            (r["k"] if "PATTR" in spec else None, r["window_start"], r["window_end"])
+            for r in evaluate_query(compiled.query, [r.asDict() for r in frame.collect()])
+        )
 
 
 @pytest.mark.parametrize(
     ("spec", "error", "message"),
     [
-        ("RANGE 4 ROWS SLIDE 2 ROWS FULL END", WQLNotSupportedError, "FULL END: leaving out the windows that end"),
-        ("RANGE 4 ROWS SLIDE 2 ROWS FULL", WQLNotSupportedError, "FULL (both ends)"),
         ("RANGE 4 SLIDE 2 WATTR x FULL START", WQLError, "FULL applies to count windows"),
         ("RANGE UNBOUNDED SLIDE 2 ROWS FULL START", WQLError, "not landmark ones"),
         ("RANGE 4 ROWS SATTR RANK(x) FULL START", WQLError, "FULL applies to count windows with SLIDE in ROWS"),
     ],
 )
-def test_full_is_refused_where_it_has_no_meaning_or_is_not_supported_yet(spec: str, error: type, message: str) -> None:
+def test_full_is_refused_where_it_has_no_meaning(spec: str, error: type, message: str) -> None:
     with pytest.raises(error, match=message.replace("(", r"\(").replace(")", r"\)")):
         wql.compile(f"CREATE STREAM s (x BIGINT);\nSELECT count(*) AS n FROM s [{spec}]")
+
+
+@pytest.mark.parametrize("plan", ["pane", "slice"])
+def test_full_end_is_not_supported_yet_by_the_cell_plans(plan: str) -> None:
+    text = "CREATE STREAM s (x BIGINT);\nSELECT sum(x) AS s FROM s [RANGE 5 ROWS SLIDE 2 ROWS FULL END]"
+    assert wql.compile(text).plan == "bucket"
+    with pytest.raises(WQLNotSupportedError, match="FULL END needs each partition's last position"):
+        wql.compile(text, plan=plan)

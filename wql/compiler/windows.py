@@ -160,8 +160,10 @@ class Window:
     kafka_grid: bool = False
     # ALIGN [START] FIRST: `origin` is measured from the first arriving tuple's value (per PATTR partition).
     align_first: bool = False
-    # FULL START: count windows that start before the (partition's) first row do not exist.
+    # FULL START / FULL END: count windows that start before the (partition's) first row, or end after its last
+    # row, do not exist (FULL: neither).
     full_start: bool = False
+    full_end: bool = False
 
     @property
     def is_grid(self) -> bool:
@@ -258,8 +260,9 @@ class Window:
             parts.append(f"ALIGN {origin_text(self.origin, domain)}")
         if self.slack is not None:
             parts.append(f"SLACK {quantity_text(self.slack.amount, domain, self.slack_unit)} {self.slack.mode.upper()}")
-        variants = (("CLIP", self.clip), ("SNAP", self.snap), ("FULL START", self.full_start))
-        parts += [word for word, on in variants if on]
+        full = {(True, True): "FULL", (True, False): "FULL START", (False, True): "FULL END"}
+        variants = (("CLIP", self.clip), ("SNAP", self.snap), (full.get((self.full_start, self.full_end)), True))
+        parts += [word for word, on in variants if on and word]
         return "[" + " ".join(parts) + "]"
 
     def _data_driven_spec_text(self, frame: Frame) -> str:
@@ -779,7 +782,8 @@ class _Resolver:
             **self.variants(kind, end_attr),
             kafka_grid=kafka is not None,
             align_first=align_first,
-            full_start=full is not None,
+            full_start=isinstance(full, ast.FullClause) and full.end != "end",
+            full_end=isinstance(full, ast.FullClause) and full.end != "start",
         )
 
     # variants of grid windows -------------------------------------------------------------
@@ -860,19 +864,13 @@ class _Resolver:
             )
 
     def check_full(self, clause: ast.FullClause, attr: Attribute, kind: WindowKind, kafka: bool) -> None:
-        """FULL START: count windows without the partial ones at a partition's start (TDengine's count_window)."""
+        """FULL [START | END]: count windows without the partial ones at a partition's start (TDengine's
+        count_window), at its end (Flink's countWindow), or at either."""
         if not attr.is_row_num or kind is not WindowKind.SLIDING or kafka:
             what = {WindowKind.LANDMARK: "landmark", WindowKind.CUMULATE: "CUMULATE"}.get(kind, "time or value")
             raise WQLSemanticError(
                 f"FULL applies to count windows ([RANGE n ROWS SLIDE m ROWS]), not {'KAFKA' if kafka else what} ones",
                 span=clause.span,
-            )
-        if clause.end != "start":
-            raise WQLNotSupportedError(
-                f"{'FULL END' if clause.end else 'FULL (both ends)'}: leaving out the windows that end after a "
-                "partition's last row is not supported yet",
-                span=clause.span,
-                hint="FULL START leaves out the windows that start before its first row",
             )
 
     def reject_variants(self, why: str) -> None:

@@ -222,8 +222,8 @@ def prologue(ctx: Context) -> None:
     code(f"rows = {ctx.param}")
     flag: list[str] = []
     if flags_where(ctx):
-        code.comment("WHERE filters window contents, but landmark windows go on to the window holding the stream's")
-        code.comment(f"last value, WHERE or not: a tuple WHERE drops stays, flagged {WHERE_FLAG} false, to say so.")
+        for line in kind_of(window).where_flag_comment(WHERE_FLAG):
+            code.comment(line)
         flag = [where_flag(query.where)]
     elif query.where is not None:
         code.comment("WHERE filters window contents.")

@@ -248,6 +248,10 @@ class Kind:
         the data does (a landmark window) takes that end from every tuple, WHERE or not."""
         return False
 
+    def where_flag_comment(self, flag: str) -> tuple[str, ...]:
+        """The prepare stage's comment where flags_where holds: why the tuples WHERE drops stay."""
+        return (f"WHERE filters window contents, but the windows need every tuple: one WHERE drops has {flag} false.",)
+
     def cuts_from_windows(self, query: Query) -> bool:
         """Whether a stream's kept tuples follow from the windows a trigger computes (see the sessions kind)."""
         return False

@@ -82,12 +82,12 @@ class Cumulate(Grid):
     def bucket_note(self, copies: float) -> str:
         return f"every tuple is copied into its windows up to its period's end ({copies:g} on average), then grouped"
 
-    def pane_candidate(self, grid: Cells, decomposition: Decomposition, stats: Statistics) -> Candidate:
+    def pane_candidate(self, window: Window, grid: Cells, decomposition: Decomposition, stats: Statistics) -> Candidate:
         from wql.compiler.plans.base import PlanKind
         from wql.compiler.plans.grid import cells_candidate
 
         if grid.size == 1:
-            return super().pane_candidate(grid, decomposition, stats)
+            return super().pane_candidate(window, grid, decomposition, stats)
         note = (
             f"panes of one slide; each window is a running combine of its period's panes, reset every "
             f"{grid.size} panes: cost flat in RANGE/SLIDE"

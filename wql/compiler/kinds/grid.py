@@ -258,7 +258,7 @@ class Grid(Kind):
     def bucket_note(self, copies: float) -> str:
         return f"every tuple is copied into its {copies:g} window{'s' if copies != 1 else ''}, then grouped"
 
-    def pane_candidate(self, grid: Cells, decomposition: Decomposition, stats: Statistics) -> Candidate:
+    def pane_candidate(self, window: Window, grid: Cells, decomposition: Decomposition, stats: Statistics) -> Candidate:
         """The pane plan over `grid`, with its cost, or why it does not run."""
         from wql.compiler.plans.base import Candidate, PlanKind
         from wql.compiler.plans.grid import cells_candidate

@@ -82,7 +82,7 @@ class Landmark(Grid):
     def bucket_note(self, copies: float) -> str:
         return "every tuple is copied into each later window (landmark), then grouped"
 
-    def pane_candidate(self, grid: Cells, decomposition: Decomposition, stats: Statistics) -> Candidate:
+    def pane_candidate(self, window: Window, grid: Cells, decomposition: Decomposition, stats: Statistics) -> Candidate:
         from wql.compiler.plans.base import PlanKind
         from wql.compiler.plans.grid import cells_candidate
 
@@ -99,6 +99,12 @@ class Landmark(Grid):
         """Landmark windows are reported up to the window holding the stream's last value (§2.3), which WHERE
         does not move: the plans need that value from every tuple."""
         return query.where is not None
+
+    def where_flag_comment(self, flag: str) -> tuple[str, ...]:
+        return (
+            "WHERE filters window contents, but landmark windows go on to the window holding the stream's",
+            f"last value, WHERE or not: a tuple WHERE drops stays, flagged {flag} false, to say so.",
+        )
 
     def start_bound(self, end: str) -> str | None:
         return None

@@ -3,14 +3,16 @@
 Window w holds the rows numbered (w+1)·m − n … (w+1)·m − 1: the grid of §2.1 with the arrival
 position as the attribute. The first windows start before the first row and the last ones run past
 the last row; they hold fewer than n rows and are reported like every non-empty window. FULL START
-leaves out the first ones, as TDengine's count_window does: no window starts before position 0.
+leaves out the first ones, as TDengine's count_window does: no window starts before position 0;
+FULL END the last ones, as Flink's countWindow never fires them: no window ends after the
+partition's last position (before WHERE, which never renumbers rows); FULL, both.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from wql.compiler.kinds.base import Member
+from wql.compiler.kinds.base import Extent, Member
 from wql.compiler.kinds.grid import Grid
 from wql.compiler.units import Number
 from wql.compiler.windows import WindowKind
@@ -18,8 +20,16 @@ from wql.compiler.windows import WindowKind
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
     from wql.compiler.codegen.common import Context
+    from wql.compiler.plans.base import Candidate, Statistics
+    from wql.compiler.plans.base import Grid as Cells
+    from wql.compiler.plans.states import Decomposition
     from wql.compiler.sections import Section
     from wql.compiler.windows import Window
+
+LAST_ROW = "_last_row"  # FULL END: the partition's last position, which its windows must end by
+
+
+FULL_END_CELLS = "FULL END needs each partition's last position, which the cells do not keep (not supported yet)"
 
 
 def first_full(window: Window) -> int:
@@ -45,8 +55,12 @@ class Rows(Grid):
         return (sections.PARTITIONED if window.partition_by else sections.TUPLE_BASED,)
 
     def variant_note(self, window: Window) -> str:
+        if window.full_start and window.full_end:
+            return ", FULL: no window starts before the first row or ends after the last one"
         if window.full_start:
             return ", FULL START: no window starts before the first row (TDengine's count_window)"
+        if window.full_end:
+            return ", FULL END: no window ends after the last row (Flink's countWindow)"
         return ""
 
     def wids_range(self, window: Window, a: str, o: str, first: str) -> str:
@@ -60,7 +74,23 @@ class Rows(Grid):
         formula = super().extent_of(window, a, end, o, where)
         if window.full_start:
             formula = formula.replace(" }", f" }},  w ≥ {first_full(window)}", 1)
+        if window.full_end:
+            last = "the partition's last position" if window.partition_by else "the last row_num"
+            formula = formula.replace(" }", f" }},  {end} − 1 ≤ {last}", 1)
         return formula
+
+    def grid_extents(self, window: Window, tuples: list[Member], anchor: Number | None = None) -> list[Extent]:
+        """FULL END: only the windows whose last position the partition reaches (every tuple counts, WHERE or
+        not: its position is its own either way)."""
+        extents = super().grid_extents(window, tuples, anchor)
+        if not window.full_end:
+            return extents
+        last: dict[tuple[object, ...], Number] = {}
+        for item in tuples:
+            if item.a is not None:
+                last[item.partition] = max(last.get(item.partition, item.a), item.a)
+        shift = anchor or 0
+        return [e for e in extents if e.partition in last and e.end - shift - 1 <= last[e.partition]]
 
     def reported(self, window: Window, w: int, lo: Number, tuples: list[Member], horizon: Number | None) -> bool:
         return super().reported(window, w, lo, tuples, horizon) and not (window.full_start and lo < 0)
@@ -73,12 +103,73 @@ class Rows(Grid):
             )
 
     def limit_windows(self, ctx: Context) -> None:
-        """FULL START: the windows before FIRST_FULL start before row 0, so they do not exist."""
+        """FULL START: the windows before FIRST_FULL start before row 0, so they do not exist. FULL END: nor do
+        those that end after the partition's last position, `last_rows` (the bucket plan's tag)."""
+        from wql.compiler.codegen.emit import py
+
+        code = ctx.code
         if ctx.window.full_start:
-            ctx.code.comment(
-                "FULL START: windows that start before the first row (those before FIRST_FULL) do not exist."
-            )
-            ctx.code('windows = windows.where(F.col("wid") >= FIRST_FULL)')
+            code.comment("FULL START: windows that start before the first row (those before FIRST_FULL) do not exist.")
+            code('windows = windows.where(F.col("wid") >= FIRST_FULL)')
+        if ctx.window.full_end:
+            parts = self.partition_columns(ctx)
+            code.comment("FULL END: windows that end after the partition's last row do not exist.")
+            if parts:
+                same = " & ".join(f"F.col({py(c)}).eqNullSafe(F.col({py('_last_' + c)}))" for c in parts)
+                code(f"windows = windows.join(last_rows, {same})")
+            else:
+                code("windows = windows.crossJoin(last_rows)")
+            code(f'windows = windows.where(ORIGIN + (F.col("wid") + 1) * SLIDE - 1 <= F.col({py(LAST_ROW)}))')
+            dropped = [LAST_ROW, *("_last_" + c for c in parts)]
+            code(f"windows = windows.drop({', '.join(py(c) for c in dropped)})")
+
+    def partition_columns(self, ctx: Context) -> list[str]:
+        """The PATTR columns of the rows and windows frames: each partition counts its own positions."""
+        return [ctx.key_columns[k.name] for k in ctx.query.keys if k.origin == "partition"]
+
+    def flags_where(self, query: Query) -> bool:
+        """FULL END: a window ends by the partition's last position, which WHERE does not move (it never
+        renumbers rows): the bucket plan needs the positions of the tuples WHERE drops too."""
+        return query.window.full_end and query.where is not None
+
+    def where_flag_comment(self, flag: str) -> tuple[str, ...]:
+        return (
+            "WHERE filters window contents, but with FULL END windows end by the partition's last position,",
+            f"WHERE or not: a tuple WHERE drops stays, flagged {flag} false, to say so.",
+        )
+
+    def tag(self, ctx: Context) -> None:
+        """FULL END: each partition's last position, from every tuple, before the tuples WHERE drops go."""
+        from wql.compiler.codegen.common import IN, flags_where
+        from wql.compiler.codegen.emit import py
+        from wql.compiler.codegen.grid import T
+
+        if ctx.window.full_end:
+            code = ctx.code
+            parts = self.partition_columns(ctx)
+            code.comment("FULL END: the last position of each partition (of the stream without PATTR).")
+            grouped = "rows.groupBy(" + ", ".join(f"F.col({py(c)}).alias({py('_last_' + c)})" for c in parts) + ")"
+            code(f"last_rows = {grouped if parts else 'rows'}.agg(F.max({T}).alias({py(LAST_ROW)}))")
+            if flags_where(ctx):
+                code.comment("Only the tuples WHERE keeps count.")
+                code(f"rows = rows.where({IN})")
+        super().tag(ctx)
+
+    def pane_candidate(self, window: Window, grid: Cells, decomposition: Decomposition, stats: Statistics) -> Candidate:
+        from wql.compiler.plans.base import Candidate, PlanKind
+
+        if window.full_end:
+            return Candidate.refused(PlanKind.PANE, FULL_END_CELLS)
+        return super().pane_candidate(window, grid, decomposition, stats)
+
+    def slice_candidate(
+        self, window: Window, why_not: str | None, decomposition: Decomposition | None, stats: Statistics
+    ) -> Candidate | None:
+        from wql.compiler.plans.base import Candidate, PlanKind
+
+        if window.full_end:
+            return Candidate.refused(PlanKind.SLICE, FULL_END_CELLS)
+        return super().slice_candidate(window, why_not, decomposition, stats)
 
     def edges(self, query: Query) -> str | None:
         """The first windows start before the first row and the last run past the last row, so they hold
@@ -87,6 +178,17 @@ class Rows(Grid):
         assert window.range is not None and window.slide is not None
         rows, step = int(window.range), int(window.slide)
         where, whose = (" of each partition", "the partition's") if window.partition_by else ("", "the stream's")
+        if window.full_start and window.full_end:
+            return (
+                f"FULL: every window{where} holds {rows:,} rows: none starts before {whose} first row or ends "
+                "after its last"
+            )
+        if window.full_end:
+            return (
+                f"FULL END: no window{where} ends after {whose} last row (on a stream a window closes once its last "
+                f"row has arrived, and a drain leaves out those the data ends inside); the first ones start before "
+                f"its first row and hold fewer than {rows:,} rows"
+            )
         if window.full_start:
             return (
                 f"FULL START: no window{where} starts before {whose} first row; the last ones run past its last "

@@ -98,7 +98,7 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
         out.append(Candidate.refused(PlanKind.PANE, why_not or ""))
     else:
         assert decomposition is not None
-        out.append(kind.pane_candidate(grid, decomposition, stats))
+        out.append(kind.pane_candidate(window, grid, decomposition, stats))
     sliced = kind.slice_candidate(window, why_not, decomposition, stats)
     if sliced is not None:
         out.append(sliced)

@@ -122,6 +122,21 @@ def test_landmark(spark: Any, plan: str, data: st.DataObject, rows: list[dict[st
     check(spark, data, text, rows, attr, plan=plan)
 
 
+@SETTINGS
+@given(data=st.data(), rows=cases(count=4, max_rows=10))
+def test_landmarks_of_partitions_that_end_at_their_own_last_row(
+    spark: Any, data: st.DataObject, rows: list[dict[str, Any]]
+) -> None:
+    """OWN END over ROWS: each partition's count is its own punctuation, so its windows close as its rows come,
+    and a drain emits them up to the partition's own last row, not the stream's longest partition's."""
+    s = data.draw(st.integers(1, 4))
+    where = data.draw(st.sampled_from(["", "WHERE n <> 3"]))
+    text = (
+        f"SELECT {aggregates('bucket', data)} FROM s [RANGE UNBOUNDED SLIDE {s} ROWS PATTR case_id, k OWN END] {where}"
+    )
+    check(spark, data, text, rows, "ts", plan="bucket")
+
+
 @pytest.mark.parametrize("plan", ["bucket", "pane"])
 @SETTINGS
 @given(data=st.data(), rows=cases(count=4, max_rows=10))

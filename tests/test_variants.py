@@ -1,4 +1,4 @@
-"""Peer-compatible window variants: CUMULATE, KAFKA grid windows, ALIGN FIRST, FULL count windows.
+"""Peer-compatible window variants: CUMULATE, KAFKA grid windows, ALIGN FIRST, FULL count windows, OWN END.
 
 Differential tests run every plan each variant can use, × aggregates, against the
 reference evaluator (the combine both in the JVM and in numpy); hand-worked cases pin
@@ -392,6 +392,7 @@ SELECT caller, count(*) AS n FROM calls [RANGE 4 ROWS SLIDE 2 ROWS FULL START] G
 SELECT sum(cost) AS s FROM calls [RANGE 6 ROWS SLIDE 4 ROWS PATTR caller FULL START];
 SELECT caller, count(*) AS n FROM calls [RANGE 4 ROWS SLIDE 2 ROWS FULL END] WHERE cost > 1 GROUP BY caller;
 SELECT max(cost) AS top FROM calls [RANGE 3 ROWS SLIDE 2 ROWS PATTR caller FULL];
+SELECT count(*) AS n FROM calls [RANGE UNBOUNDED SLIDE 1 HOUR WATTR started PATTR caller OWN END];
 """
 
 
@@ -400,10 +401,10 @@ def test_golden_explain_variants() -> None:
 
     explanations = wql.explain(EXPLAINED)
     classes = [e.window_class for e in explanations]
-    assert classes == ["CF", "CF", "FCF", "CF", "CF", "CF", "FCF", "FCF", "FCF", "FCF", "CF", "FCF", "CF", "FCF"]
+    assert classes == ["CF", "CF", "FCF", "CF", "CF", "CF", "FCF", "FCF", "FCF", "FCF", "CF", "FCF", "CF", "FCF", "CF"]
     assert [e.plan for e in explanations] == [
         "pane", "pane", "bucket", "pane", "slice", "bucket", "bucket", "pane", "pane", "bucket", "pane", "pane",
-        "bucket", "bucket",
+        "bucket", "bucket", "bucket",
     ]  # fmt: skip
     check_golden("explain/variants.txt", render(explanations))
     check_golden("explain/variants.json", as_json(explanations))
@@ -495,17 +496,69 @@ def test_full_end_keeps_the_window_the_last_row_ends(spark: Any) -> None:
         )
 
 
+# ------------------------------------------------------------------ OWN END landmark windows
+
+
+@pytest.mark.spark
+@SETTINGS
+@given(data=st.data(), rows=cases())
+def test_own_end_landmarks(spark: Any, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    """Each partition's landmark windows run to the one holding its own largest value or position (WHERE or
+    not), over ROWS, a BIGINT or a TIMESTAMP; the bucket plan's (the panes' running combine refuses it)."""
+    spec = data.draw(
+        st.sampled_from(
+            [
+                f"SLIDE {data.draw(st.integers(1, 4))} ROWS PATTR case_id",
+                f"SLIDE {data.draw(st.integers(1, 6))} WATTR x PATTR case_id, k",
+                f"SLIDE {data.draw(st.integers(1, 6))} SECONDS WATTR ts PATTR case_id",
+            ]
+        )
+    )
+    where = data.draw(WHERES)
+    text = f"SELECT {aggregates('bucket')} FROM s [RANGE UNBOUNDED {spec} OWN END] {where}"
+    run(spark, "bucket", text, rows)
+
+
+def test_own_end_landmarks_by_hand() -> None:
+    """Key a has rows at 0, 1, 2, 3, 4 (positions 0-4), key b at 5 and 6 (positions 0-1): landmark windows of
+    every 2 rows run to window 2 for both keys by default, the stream's longest partition; with OWN END b's
+    stop at window 0, the one holding its last row."""
+    stream = "CREATE STREAM s (k STRING, x BIGINT);\n"
+    rows = [{"k": "a", "x": x} for x in range(5)] + [{"k": "b", "x": x} for x in (5, 6)]
+
+    def windows(spec: str) -> list[tuple[str, int, int]]:
+        query = wql.compile(f"{stream}SELECT k, count(*) AS n FROM s [{spec}]").query
+        return sorted((r["k"], r["wid"], r["n"]) for r in evaluate_query(query, rows))
+
+    plain = windows("RANGE UNBOUNDED SLIDE 2 ROWS PATTR k")
+    assert plain == [("a", 0, 2), ("a", 1, 4), ("a", 2, 5), ("b", 0, 2), ("b", 1, 2), ("b", 2, 2)]
+    assert windows("RANGE UNBOUNDED SLIDE 2 ROWS PATTR k OWN END") == plain[:4]
+
+
 @pytest.mark.parametrize(
     ("spec", "error", "message"),
     [
         ("RANGE 4 SLIDE 2 WATTR x FULL START", WQLError, "FULL applies to count windows"),
         ("RANGE UNBOUNDED SLIDE 2 ROWS FULL START", WQLError, "not landmark ones"),
         ("RANGE 4 ROWS SATTR RANK(x) FULL START", WQLError, "FULL applies to count windows with SLIDE in ROWS"),
+        ("RANGE UNBOUNDED SLIDE 2 ROWS OWN END", WQLError, "OWN END needs PATTR"),
+        ("RANGE 4 ROWS SLIDE 2 ROWS PATTR x OWN END", WQLError, "OWN END applies to landmark windows"),
     ],
 )
 def test_full_is_refused_where_it_has_no_meaning(spec: str, error: type, message: str) -> None:
     with pytest.raises(error, match=message.replace("(", r"\(").replace(")", r"\)")):
         wql.compile(f"CREATE STREAM s (x BIGINT);\nSELECT count(*) AS n FROM s [{spec}]")
+
+
+def test_own_end_is_not_supported_yet_by_the_panes_or_over_an_attribute_on_a_stream() -> None:
+    stream = "CREATE STREAM s (k STRING, x BIGINT);\n"
+    text = f"{stream}SELECT count(*) AS n FROM s [RANGE UNBOUNDED SLIDE 2 WATTR x PATTR k OWN END]"
+    assert wql.compile(text).plan == "bucket"
+    with pytest.raises(WQLNotSupportedError, match="OWN END: the panes' running combine"):
+        wql.compile(text, plan="pane")
+    with pytest.raises(WQLNotSupportedError, match="OWN END on a stream over an attribute"):
+        wql.compile(text, stream=True)
+    assert "OWN END" in wql.compile(text.replace("SLIDE 2 WATTR x", "SLIDE 2 ROWS"), stream=True).stream_code
 
 
 @pytest.mark.parametrize("plan", ["pane", "slice"])

@@ -164,6 +164,8 @@ class Window:
     # row, do not exist (FULL: neither).
     full_start: bool = False
     full_end: bool = False
+    # OWN END: landmark windows with PATTR run to each partition's own last tuple, not the stream's.
+    own_end: bool = False
 
     @property
     def is_grid(self) -> bool:
@@ -261,7 +263,12 @@ class Window:
         if self.slack is not None:
             parts.append(f"SLACK {quantity_text(self.slack.amount, domain, self.slack_unit)} {self.slack.mode.upper()}")
         full = {(True, True): "FULL", (True, False): "FULL START", (False, True): "FULL END"}
-        variants = (("CLIP", self.clip), ("SNAP", self.snap), (full.get((self.full_start, self.full_end)), True))
+        variants = (
+            ("CLIP", self.clip),
+            ("SNAP", self.snap),
+            (full.get((self.full_start, self.full_end)), True),
+            ("OWN END", self.own_end),
+        )
         parts += [word for word, on in variants if on and word]
         return "[" + " ".join(parts) + "]"
 
@@ -430,6 +437,7 @@ _NOT_DATA_DRIVEN: dict[type, str] = {
     ast.AlignClause: "ALIGN",
     ast.CumulateClause: "CUMULATE",
     ast.FullClause: "FULL",
+    ast.OwnEndClause: "OWN END",
     ast.SnapshotClause: "SNAPSHOT",
     ast.ClipClause: "CLIP",
     ast.SnapClause: "SNAP",
@@ -654,6 +662,7 @@ class _Resolver:
             (ast.CumulateClause, "CUMULATE"),
             (ast.KafkaClause, "KAFKA"),
             (ast.FullClause, "FULL"),
+            (ast.OwnEndClause, "OWN END"),
         ):
             found = self.get(kind)
             if found is not None:
@@ -765,6 +774,9 @@ class _Resolver:
         full = self.get(ast.FullClause)
         if isinstance(full, ast.FullClause):
             self.check_full(full, attr, kind, kafka is not None)
+        own_end = self.get(ast.OwnEndClause)
+        if own_end is not None:
+            self.check_own_end(own_end, kind, end_attr)
         if end_attr is not None and attr.domain is Domain.DECIMAL:
             attr, end_attr = _scaled(attr, end_attr, (range_value, slide_value, origin))
         return Window(
@@ -784,6 +796,7 @@ class _Resolver:
             align_first=align_first,
             full_start=isinstance(full, ast.FullClause) and full.end != "end",
             full_end=isinstance(full, ast.FullClause) and full.end != "start",
+            own_end=own_end is not None,
         )
 
     # variants of grid windows -------------------------------------------------------------
@@ -872,6 +885,19 @@ class _Resolver:
                 f"FULL applies to count windows ([RANGE n ROWS SLIDE m ROWS]), not {'KAFKA' if kafka else what} ones",
                 span=clause.span,
             )
+
+    def check_own_end(self, clause: ast.WindowClause, kind: WindowKind, end_attr: Attribute | None) -> None:
+        """OWN END: landmark windows whose partitions each end at their own last tuple; PATTR says which."""
+        if kind is not WindowKind.LANDMARK:
+            raise WQLSemanticError("OWN END applies to landmark windows (RANGE UNBOUNDED)", span=clause.span)
+        if not self.partition():
+            raise WQLSemanticError(
+                "OWN END needs PATTR: it ends each partition's landmark windows at that partition's last tuple",
+                span=clause.span,
+                hint="e.g. [RANGE UNBOUNDED SLIDE 2 ROWS PATTR user_id OWN END]",
+            )
+        if end_attr is not None:
+            raise WQLNotSupportedError("OWN END over interval events", span=clause.span)
 
     def reject_variants(self, why: str) -> None:
         full = self.get(ast.FullClause)

@@ -222,6 +222,11 @@ class FullClause(Node):
     end: Literal["start", "end"] | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class OwnEndClause(Node):
+    """OWN END after landmark windows with PATTR: each partition's windows run to its own last tuple."""
+
+
 WindowClause = (
     RangeClause
     | SlideClause
@@ -239,6 +244,7 @@ WindowClause = (
     | CumulateClause
     | KafkaClause
     | FullClause
+    | OwnEndClause
 )
 
 

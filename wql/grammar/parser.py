@@ -121,6 +121,7 @@ _CLAUSE_KEYWORDS = {
     "SLACK",
     "CUMULATE",
     "FULL",
+    "OWN",
     "SESSION",
     "FRAME",
     "SNAPSHOT",
@@ -511,6 +512,10 @@ class _Builder(Transformer[Any, Any]):
     def full_clause(self, meta: Any, children: list[Any]) -> ast.FullClause:
         end = str(children[1]).lower() if len(children) > 1 else None
         return ast.FullClause(end=end, span=self._span(meta))  # type: ignore[arg-type]
+
+    @v_args(meta=True)
+    def own_end_clause(self, meta: Any, children: list[Any]) -> ast.OwnEndClause:
+        return ast.OwnEndClause(span=self._span(meta))
 
     @v_args(meta=True)
     def window(self, meta: Any, children: list[Any]) -> ast.WindowSpec:

@@ -3,7 +3,8 @@
 Every window starts at the beginning of the stream and ends on the grid o + (w+1)·s. A tuple is in
 its own window and every later one, so there are infinitely many non-empty windows: they are
 reported from the first non-empty window to the one holding the largest attribute value of the
-stream, taken before WHERE and across partitions and keys.
+stream, taken before WHERE and across partitions and keys. With OWN END each PATTR partition's
+windows run instead to the one holding the partition's own largest value.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from wql.compiler.kinds.base import Member
+from wql.compiler.kinds.base import Extent, Member
 from wql.compiler.kinds.grid import Grid
 from wql.compiler.units import Number
 from wql.compiler.windows import WindowKind
@@ -26,6 +27,10 @@ if TYPE_CHECKING:
     from wql.compiler.windows import Window
 
 
+OWN_END_PANES = "OWN END: the panes' running combine runs every key to the stream's last window (not supported yet)"
+OWN_LAST = "_own_last"  # OWN END: the last window of a tuple's partition
+
+
 class Landmark(Grid):
     """Windows from the beginning of the stream to each point of the grid."""
 
@@ -36,9 +41,6 @@ class Landmark(Grid):
 
     def describe_grid(self, window: Window, basis: str, partitioned: str) -> str:
         return f"{basis}{partitioned} landmark window"
-
-    def wids_range(self, window: Window, a: str, o: str, first: str) -> str:
-        return f"wids(t) = {{ w ≥ 0 | w ≥ {first} }}  (reported up to the last window of the data)"
 
     def extent_of(self, window: Window, a: str, end: str, o: str, where: str) -> str:
         return f"extent(w) = {{ t | {a} < {end} }},  w ≥ 0{where}"
@@ -58,6 +60,39 @@ class Landmark(Grid):
         """From window 0 to the window holding the stream's largest value (before WHERE, every partition)."""
         assert window.slide is not None
         return not (w < 0 or horizon is None or w > math.floor((horizon - window.origin) / window.slide))
+
+    def grid_extents(self, window: Window, tuples: list[Member], anchor: Number | None = None) -> list[Extent]:
+        """OWN END: each partition's windows up to the one holding its own largest value (before WHERE)."""
+        extents = super().grid_extents(window, tuples, anchor)
+        if not window.own_end:
+            return extents
+        assert window.slide is not None
+        last: dict[tuple[object, ...], int] = {}
+        for item in tuples:
+            if item.a is not None:
+                w = math.floor((item.a - window.origin) / window.slide)
+                last[item.partition] = max(last.get(item.partition, w), w)
+        return [e for e in extents if e.partition in last and e.wid <= last[e.partition]]
+
+    def variant_note(self, window: Window) -> str:
+        return ", OWN END: each partition's windows end at its own last tuple" if window.own_end else ""
+
+    def wids_range(self, window: Window, a: str, o: str, first: str) -> str:
+        if window.own_end:
+            return f"wids(t) = {{ w ≥ 0 | w ≥ {first} }}  (reported up to the last window of t's partition)"
+        return f"wids(t) = {{ w ≥ 0 | w ≥ {first} }}  (reported up to the last window of the data)"
+
+    def refuse_on_stream(self, query: Query) -> None:
+        """OWN END over an attribute: a partition's window exists only once that partition's data reaches it,
+        which on a stream is known only from the partition's next tuple, however late it comes."""
+        from wql.grammar.errors import WQLNotSupportedError
+
+        window = query.window
+        if window.own_end and not window.attr.is_row_num:
+            raise WQLNotSupportedError(
+                "OWN END on a stream over an attribute: a partition's landmark window would wait for that "
+                "partition's next tuple (over ROWS, each partition's count is its own punctuation, so it runs)"
+            )
 
     def start_of(self, window: Window, lo: Number) -> Number | None:
         return None
@@ -83,9 +118,11 @@ class Landmark(Grid):
         return "every tuple is copied into each later window (landmark), then grouped"
 
     def pane_candidate(self, window: Window, grid: Cells, decomposition: Decomposition, stats: Statistics) -> Candidate:
-        from wql.compiler.plans.base import PlanKind
+        from wql.compiler.plans.base import Candidate, PlanKind
         from wql.compiler.plans.grid import cells_candidate
 
+        if window.own_end:
+            return Candidate.refused(PlanKind.PANE, OWN_END_PANES)
         note = "panes of one slide; each window is a running combine of every pane before it"
         return cells_candidate(PlanKind.PANE, grid, decomposition, stats, note)
 
@@ -116,6 +153,13 @@ class Landmark(Grid):
 
         code = ctx.code
         landmark_limit(ctx, f"rows.agg(({first_of(ctx, f'F.max({py(ATTR)})')})")
+        if ctx.window.own_end:
+            parts = [ctx.key_columns[k.name] for k in ctx.query.keys if k.origin == "partition"]
+            code.comment("OWN END: each partition's last window, the one holding its largest value, WHERE or not.")
+            grouped = ", ".join(f"F.col({py(c)}).alias({py('_own_' + c)})" for c in parts)
+            code(
+                f"own_last = rows.groupBy({grouped}).agg(({first_of(ctx, f'F.max({py(ATTR)})')}).alias({py(OWN_LAST)}))"
+            )
         if flags_where(ctx):
             code.comment("Only the tuples WHERE keeps count.")
             code(f"rows = rows.where({IN})")
@@ -124,6 +168,20 @@ class Landmark(Grid):
         code(f"first = F.greatest({first_of(ctx)}, F.lit(0))")
         code("tagged = rows.crossJoin(F.broadcast(final_window))")
         code('tagged = tagged.withColumn("wid", F.explode(F.sequence(first, F.col("_last"))))')
+
+    def limit_windows(self, ctx: Context) -> None:
+        """OWN END: a partition's windows up to its own last window (`own_last`, from the bucket plan's tag)."""
+        from wql.compiler.codegen.emit import py
+
+        if not ctx.window.own_end:
+            return
+        code = ctx.code
+        parts = [ctx.key_columns[k.name] for k in ctx.query.keys if k.origin == "partition"]
+        same = " & ".join(f"F.col({py(c)}).eqNullSafe(F.col({py('_own_' + c)}))" for c in parts)
+        code.comment("OWN END: each partition's windows end at the one holding its own largest value.")
+        code(f"windows = windows.join(own_last, {same})")
+        code(f'windows = windows.where(F.col("wid") <= F.col({py(OWN_LAST)}))')
+        code(f"windows = windows.drop({', '.join(py(c) for c in [OWN_LAST, *('_own_' + c for c in parts)])})")
 
     def retain(self, ctx: Context, kept: str) -> None:
         from wql.compiler.codegen.common import ANCHOR, ATTR, IN, flags_where

@@ -428,80 +428,119 @@ def in_name_order(path):
 
 def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="csv", report=None):
     """One trigger: what is late against the punctuation it starts with, the windows it closes, the state
-    it leaves. `emit(result, name)` receives the windows; `late`, a directory for late and malformed rows."""
-    from pyspark.sql import Observation
-    from pyspark.sql import functions as F
+    it leaves. `emit(result, name)` receives the windows; `late`, a directory for late and malformed rows.
+    Its phases, in order, over one TriggerRun (what each phase leaves for the next)."""
+    trigger = TriggerRun(spark, frame, batch, checkpoint)
+    trigger.start()
+    trigger.count()
+    trigger.admit()
+    trigger.keep()
+    trigger.close(emit)
+    trigger.set_aside(late, late_format)
+    trigger.commit(report)
 
-    # The state is read in the micro-batch's session: an Observation reports only to queries of the session
-    # it was made in, and a relation read through another session would take the trigger's job there.
-    session = frame.sparkSession
-    stopped = ended(spark, checkpoint)
-    if stopped is not None:  # a drained stream has ended: no trigger runs on its checkpoint again
-        raise stopped
-    fault("trigger", batch)
-    meta = newest_meta(spark, checkpoint, before=batch)
-    before = meta["punctuation"]
-    # The micro-batch is not cached: Spark's sources give the same rows for the same batch, and caching half a
-    # million rows costs more than reading them twice (cell plans read them once; see `held_state`). Row
-    # numbers and first arrivals are the exception: they follow the rows' order, which one copy fixes.
-    held = holds_micro_batch()
-    if held:
-        frame = frame.persist()
-    columns = [c for c in frame.columns if c != CORRUPT and not c.startswith("__wql_")]
-    malformed = F.col(CORRUPT).isNotNull() if CORRUPT in frame.columns else F.lit(False)
-    marked = F.coalesce(F.expr(STREAMING["punctuation"]), F.lit(False)) if STREAMING["punctuation"] else F.lit(False)
-    rows = frame.where(~malformed & ~marked)
-    next_row = meta["next_row"]
-    offsets = load_state(session, checkpoint, meta, "positions")
-    anchors = load_state(session, checkpoint, meta, "anchors")
-    if STREAMING["anchored"]:  # ALIGN FIRST: partitions seen before keep the first arrival they had
-        rows = number(rows, next_row, offsets, anchors)
-    elif STREAMING["numbered"]:
-        rows = number(rows, next_row, offsets)
-    t = window_attribute(rows)
-    if before is None or STREAMING["positions"]:
-        is_late = F.lit(False)  # rows arrive in row order: never late
-    else:
-        # A tuple with no window attribute is never late: it is in no window, but it still holds its place
-        # among the arrivals that name windows (SLIDE n ROWS counts it).
-        is_late = F.coalesce(t < F.lit(before), F.lit(False))
-    # The micro-batch counted in one pass: rows, late, the largest attribute, malformed rows, punctuations.
-    # The punctuation after the trigger, which the windows it emits and the state it leaves depend on,
-    # follows from it. Numbered rows are counted after numbering (their attribute may be the row number).
-    admissible = F.lit(True) if held else ~malformed & ~marked
-    statistics = [
-        F.count_if(admissible).alias("rows"),
-        F.count_if(admissible & is_late).alias("late"),
-        F.count_if(admissible & t.isNull()).alias("nulls"),
-        F.max(F.when(admissible, t)).alias("max_seen"),
-    ]
-    signals = [
-        F.count_if(malformed).alias("malformed"),
-        F.count_if(~malformed & marked).alias("punctuations"),
-        (
-            F.max(F.when(~malformed & marked, window_attribute(frame))) if STREAMING["punctuation"] else F.lit(None)
-        ).alias("marked"),
-    ]
-    # Cell plans count it while they build the trigger's cells, the one job that reads the micro-batch
-    # (an Observation): the cells do not depend on the punctuation after the trigger, only on the one before
-    # (`counted_with_cells`).
-    observed = counted_with_cells()
-    seen = None
-    if observed:
-        seen = Observation(f"wql_trigger_{batch}")
-        rows = frame.observe(seen, *statistics, *signals).where(~malformed & ~marked)
-        stats = None
-    elif held:
-        stats = rows.agg(*statistics).crossJoin(frame.agg(*signals)).first()
-    else:
-        stats = frame.agg(*statistics, *signals).first()
 
-    def punctuation_after(stats):
-        """The punctuation after the trigger; whether the trigger changes nothing: it admits no tuple and
-        moves no punctuation, so it emits nothing, writes no state, and its meta names the state files the
-        trigger before it left."""
-        max_seen, after = next_punctuation(meta, stats, before)
-        unchanged = after == before and (
+class TriggerRun:
+    """A trigger's state as its phases build it. start: the meta the trigger before left and the rows it
+    admits (numbered); count: the micro-batch's counts and the punctuation after the trigger (for cell plans
+    at keep, where one job builds the cells and counts); admit: what joins windows (late tuples out, or
+    GENEROUS's rules) in the plan's terms; keep: the state from before merged with the trigger's; close: the
+    windows it emits and the state parts it writes; set_aside: late and malformed rows; commit: the meta
+    that makes the trigger done."""
+
+    def __init__(self, spark, frame, batch, checkpoint):
+        # The state is read in the micro-batch's session: an Observation reports only to queries of the
+        # session it was made in, and a relation read through another session would take the trigger's job
+        # there.
+        self.spark, self.frame, self.batch, self.checkpoint = spark, frame, batch, checkpoint
+        self.session = frame.sparkSession
+        self.stats = self.seen = None
+        self.positions = self.closings = self.cached = self.touched = self.computed = None
+        self.emitted = 0
+        self.saved = {}
+
+    def start(self):
+        """The meta of the trigger before (its punctuation, row count, state files) and the micro-batch's
+        rows that are neither malformed nor punctuations, numbered where the window counts arrivals."""
+        from pyspark.sql import functions as F
+
+        stopped = ended(self.spark, self.checkpoint)
+        if stopped is not None:  # a drained stream has ended: no trigger runs on its checkpoint again
+            raise stopped
+        fault("trigger", self.batch)
+        self.meta = meta = newest_meta(self.spark, self.checkpoint, before=self.batch)
+        self.before = meta["punctuation"]
+        # The micro-batch is not cached: Spark's sources give the same rows for the same batch, and caching
+        # half a million rows costs more than reading them twice (cell plans read them once; see `keep`). Row
+        # numbers and first arrivals are the exception: they follow the rows' order, which one copy fixes.
+        self.held = holds_micro_batch()
+        if self.held:
+            self.frame = self.frame.persist()
+        frame = self.frame
+        self.columns = [c for c in frame.columns if c != CORRUPT and not c.startswith("__wql_")]
+        self.malformed = F.col(CORRUPT).isNotNull() if CORRUPT in frame.columns else F.lit(False)
+        marked = F.lit(False)
+        if STREAMING["punctuation"]:
+            marked = F.coalesce(F.expr(STREAMING["punctuation"]), F.lit(False))
+        self.marked = marked
+        rows = frame.where(~self.malformed & ~marked)
+        self.next_row = meta["next_row"]
+        self.offsets = load_state(self.session, self.checkpoint, meta, "positions")
+        self.anchors = load_state(self.session, self.checkpoint, meta, "anchors")
+        if STREAMING["anchored"]:  # ALIGN FIRST: partitions seen before keep the first arrival they had
+            rows = number(rows, self.next_row, self.offsets, self.anchors)
+        elif STREAMING["numbered"]:
+            rows = number(rows, self.next_row, self.offsets)
+        self.rows = rows
+
+    def count(self):
+        """The micro-batch counted in one pass: rows, late, the largest attribute, malformed rows,
+        punctuations; and the punctuation after the trigger, which the windows it emits and the state it
+        leaves depend on. Numbered rows are counted after numbering (their attribute may be the row number)."""
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        frame, malformed, marked = self.frame, self.malformed, self.marked
+        t = window_attribute(self.rows)
+        if self.before is None or STREAMING["positions"]:
+            self.is_late = F.lit(False)  # rows arrive in row order: never late
+        else:
+            # A tuple with no window attribute is never late: it is in no window, but it still holds its place
+            # among the arrivals that name windows (SLIDE n ROWS counts it).
+            self.is_late = F.coalesce(t < F.lit(self.before), F.lit(False))
+        admissible = F.lit(True) if self.held else ~malformed & ~marked
+        statistics = [
+            F.count_if(admissible).alias("rows"),
+            F.count_if(admissible & self.is_late).alias("late"),
+            F.count_if(admissible & t.isNull()).alias("nulls"),
+            F.max(F.when(admissible, t)).alias("max_seen"),
+        ]
+        signals = [
+            F.count_if(malformed).alias("malformed"),
+            F.count_if(~malformed & marked).alias("punctuations"),
+            (
+                F.max(F.when(~malformed & marked, window_attribute(frame))) if STREAMING["punctuation"] else F.lit(None)
+            ).alias("marked"),
+        ]
+        self.counting = statistics + signals
+        # Cell plans count it while they build the trigger's cells, the one job that reads the micro-batch
+        # (an Observation): the cells do not depend on the punctuation after the trigger, only on the one
+        # before (`counted_with_cells`).
+        if counted_with_cells():
+            self.seen = Observation(f"wql_trigger_{self.batch}")
+            self.rows = frame.observe(self.seen, *self.counting).where(~malformed & ~marked)
+        elif self.held:
+            self.counted(self.rows.agg(*statistics).crossJoin(frame.agg(*signals)).first())
+        else:
+            self.counted(frame.agg(*self.counting).first())
+
+    def counted(self, stats):
+        """The punctuation after the trigger, from its counts; whether the trigger changes nothing: it admits
+        no tuple and moves no punctuation, so it emits nothing, writes no state, and its meta names the state
+        files the trigger before it left."""
+        self.stats = stats
+        self.max_seen, self.after = next_punctuation(self.meta, stats, self.before)
+        self.unchanged = self.after == self.before and (
             stats["rows"] == 0
             or (
                 stats["rows"] == stats["late"]
@@ -510,82 +549,99 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
                 and not STREAMING["anchored"]
             )
         )
-        return max_seen, after, unchanged
+        self.next_row = self.meta["next_row"] + stats["rows"]
 
-    if stats is not None:
-        max_seen, after, unchanged = punctuation_after(stats)
-    else:
-        max_seen = after = unchanged = None  # known once the cells are built
+    def admit(self):
+        """The tuples that join windows, in the plan's terms (cells, or rows): CONSISTENT leaves out the late
+        ones; GENEROUS sessions and frames leave out those at or before their key's closing point."""
+        from pyspark.sql import functions as F
 
-    positions = None
-    if STREAMING["positions"]:  # rows counted within each partition: each has its own punctuation
-        added = rows.groupBy(*STREAMING["positions"]).agg(F.count(F.lit(1)).alias("_first"))
-        positions = added if offsets is None else offsets.unionByName(added)
-        positions = positions.groupBy(*STREAMING["positions"]).agg(F.sum("_first").alias("_first"))
-        before, after = F.col("_before"), F.col("_after")
+        if STREAMING["positions"]:  # rows counted within each partition: each has its own punctuation
+            added = self.rows.groupBy(*STREAMING["positions"]).agg(F.count(F.lit(1)).alias("_first"))
+            positions = added if self.offsets is None else self.offsets.unionByName(added)
+            self.positions = positions.groupBy(*STREAMING["positions"]).agg(F.sum("_first").alias("_first"))
+        if STREAMING["closings"] is not None:
+            # Sessions and frames, GENEROUS: a late tuple joins the windows only after the point its key's last
+            # final window closes the key's history up to; at or before it (_closed), it is in no window.
+            self.closings = load_state(self.session, self.checkpoint, self.meta, "closings")
+            self.rows = closed(self.rows, self.closings)
+            admitted = self.rows.where(~self.is_late | ~F.col("_closed"))
+        else:
+            admitted = self.rows if STREAMING["mode"] == "generous" else self.rows.where(~self.is_late)
+        fresh = prepare(admitted)
+        if STREAMING["keeps"] == "cells":
+            fresh = shares(fresh).drop("_t") if STREAMING["shares"] else lift(fresh)
+        self.fresh = fresh
 
-    closing_keys = STREAMING["closings"]
-    closings = None
-    if closing_keys is not None:
-        # Sessions and frames, GENEROUS: a late tuple joins the windows only after the point its key's last
-        # final window closes the key's history up to; at or before it (_closed), it is in no window.
-        closings = load_state(session, checkpoint, meta, "closings")
-        rows = closed(rows, closings)
-        admitted = rows.where(~is_late | ~F.col("_closed"))
-    else:
-        admitted = rows if STREAMING["mode"] == "generous" else rows.where(~is_late)
-    fresh = prepare(admitted)
-    if STREAMING["keeps"] == "cells":
-        fresh = shares(fresh).drop("_t") if STREAMING["shares"] else lift(fresh)
-    # Sessions and frames per key (STREAMING["keyed"]): only the keys this trigger's tuples touch are
-    # computed again; the others' open windows are the ones the trigger before computed, kept beside.
-    keyed = STREAMING["keyed"]
-    touched = fresh.select(*(F.col(f"`{c}`") for c in keyed)).distinct() if keyed else None
-    cached = load_state(session, checkpoint, meta, "windows") if keyed else None
-    previous = load_state(session, checkpoint, meta, "state")
-    if previous is not None:
-        fresh = previous.unionByName(fresh)
-    if STREAMING["keeps"] == "cells":
-        fresh = merge(fresh)
-    # What the trigger keeps is read at least twice (the windows it emits, the state it leaves). Cells, and
-    # the rows of sessions and frames, are few: they are cached, and the micro-batch is read once more, not
-    # twice. Rows of other windows (half a million a trigger) cost more to cache than to read again.
-    held_state = STREAMING["keeps"] == "cells" or bool(keyed) or closing_keys is not None
-    kept = fresh.persist() if held_state and not unchanged else fresh
-    if seen is not None:
+    def keep(self):
+        """The state the trigger before left, merged with the trigger's own (cached where it is read twice);
+        for cell plans the counts, and so the punctuation after the trigger, come here."""
+        from pyspark.sql import functions as F
+
+        # Sessions and frames per key (STREAMING["keyed"]): only the keys this trigger's tuples touch are
+        # computed again; the others' open windows are the ones the trigger before computed, kept beside.
+        keyed, fresh = STREAMING["keyed"], self.fresh
+        if keyed:
+            self.touched = fresh.select(*(F.col(f"`{c}`") for c in keyed)).distinct()
+            self.cached = load_state(self.session, self.checkpoint, self.meta, "windows")
+        self.previous = load_state(self.session, self.checkpoint, self.meta, "state")
+        if self.previous is not None:
+            fresh = self.previous.unionByName(fresh)
+        if STREAMING["keeps"] == "cells":
+            fresh = merge(fresh)
+        # What the trigger keeps is read at least twice (the windows it emits, the state it leaves). Cells,
+        # and the rows of sessions and frames, are few: they are cached, and the micro-batch is read once
+        # more, not twice. Rows of other windows (half a million a trigger) cost more to cache than to read
+        # again.
+        self.held_state = STREAMING["keeps"] == "cells" or bool(keyed) or STREAMING["closings"] is not None
+        if self.seen is None:
+            self.kept = fresh.persist() if self.held_state and not self.unchanged else fresh
+            return
         # One job builds the cells, caches them and counts the micro-batch (a count of the cells is the
         # cheapest action that runs it); the punctuation it finds says which windows close and which cells
         # the state keeps, written beside the windows from the cached cells.
-        kept.count()
+        self.kept = fresh.persist()
+        self.kept.count()
         try:
-            stats = seen.get
+            stats = self.seen.get
         except spark_errors():
             # Spark's optimizer drops the counting with the rows when it can tell the micro-batch is empty
             # (a LIMIT 0, an empty local relation): the Observation has no row (py4j: an assertion in
             # PythonSQLUtils.toPyRow); then they are counted apart, which is cheap.
-            stats = frame.agg(*statistics, *signals).first()
-        max_seen, after, unchanged = punctuation_after(stats)
-    next_row += stats["rows"]
+            stats = self.frame.agg(*self.counting).first()
+        self.counted(stats)
 
-    emitted = 0
-    computed = None
-    saved = {}
-    if not unchanged:
-        if cached is not None:
-            computed = windows_of(same_keys(kept, touched, keyed, "left_semi"))
-            computed = computed.unionByName(same_keys(cached, touched, keyed, "left_anti")).persist()
+    def close(self, emit):
+        """The windows the trigger emits (final at the punctuation after it and not before, or with EMIT
+        CHANGES every open window whose result changed), and the parts of the state it leaves, written
+        beside the emit."""
+        from pyspark.sql import functions as F
+
+        if self.unchanged:
+            fault("state", self.batch)
+            return
+        keyed, kept, offsets, positions = STREAMING["keyed"], self.kept, self.offsets, self.positions
+        if self.cached is not None:
+            computed = windows_of(same_keys(kept, self.touched, keyed, "left_semi"))
+            computed = computed.unionByName(same_keys(self.cached, self.touched, keyed, "left_anti")).persist()
         else:
             computed = windows_of(kept).persist() if keyed else windows_of(kept)
+        self.computed = computed
+        before, after = self.before, self.after
+        if positions is not None:
+            before, after = F.col("_before"), F.col("_after")
         everything = with_points(computed, offsets, positions)
         # GENEROUS sessions and frames: the state holds no window emitted before, and a late tuple admitted
         # after its key's closing point can make a window that is final at once: every final one goes out.
-        already = None if before is None or closing_keys is not None else is_final(before)
+        already = None if before is None or STREAMING["closings"] is not None else is_final(before)
         if STREAMING["emit"] == "changes":
             # Every open window whose result differs from what the trigger before computed for it.
             chosen = everything if already is None else everything.where(~already)
             # The state is read again, not reused from `previous`: that relation is also below `chosen`, and
             # a kernel's node keeps its input's key attributes, which Spark cannot tell apart in exceptAll.
-            earlier = load_state(session, checkpoint, meta, "state") if previous is not None else None
+            earlier = None
+            if self.previous is not None:
+                earlier = load_state(self.session, self.checkpoint, self.meta, "state")
             if earlier is not None:
                 earlier = with_points(windows_of(earlier), offsets, positions)
                 chosen = chosen.exceptAll(earlier if already is None else earlier.where(~already))
@@ -595,59 +651,73 @@ def run_trigger(spark, frame, batch, checkpoint, emit, late=None, late_format="c
         # What the next trigger starts from depends on the punctuation, not on the windows emitted: each part
         # is written beside the emit, in a thread of its own, so that the jobs' fixed costs (planning,
         # scheduling, a file commit) overlap rather than add up. They read the same cached state.
-        parts = state_parts(kept, computed, touched, cached, closings, offsets, positions, after, held_state)
+        parts = state_parts(
+            kept, computed, self.touched, self.cached, self.closings, offsets, positions, after, self.held_state
+        )
+        spark, checkpoint, batch = self.spark, self.checkpoint, self.batch
         saving = {name: beside(save_part(spark, checkpoint, batch, name, *part)) for name, part in parts.items()}
         try:
             fault("emit", batch)
-            emitted = emit(finish(chosen.drop("_before", "_after")), f"batch-{batch:08d}")
+            self.emitted = emit(finish(chosen.drop("_before", "_after")), f"batch-{batch:08d}")
             fault("emitted", batch)
         finally:
             for wait in saving.values():  # every part's job ends before the trigger goes on, or fails with
                 wait(quiet=True)  # the emit's error
-        saved = {name: wait() for name, wait in saving.items()}  # or the first part's error
+        self.saved = {name: wait() for name, wait in saving.items()}  # or the first part's error
         if keyed:
             computed.unpersist()
-    fault("state", batch)
+        fault("state", batch)
 
-    if late is not None and stats["late"] + stats["malformed"]:
-        rejected = rows.where(is_late).unionByName(frame.where(malformed), allowMissingColumns=True)
-        write_late(rejected, columns, None if STREAMING["positions"] else before, batch, late, late_format)
+    def set_aside(self, late, late_format):
+        """Late and malformed rows, to the late-rows output with the windows each missed."""
+        stats = self.stats
+        if late is not None and stats["late"] + stats["malformed"]:
+            rejected = self.rows.where(self.is_late).unionByName(
+                self.frame.where(self.malformed), allowMissingColumns=True
+            )
+            before = None if STREAMING["positions"] else self.before
+            write_late(rejected, self.columns, before, self.batch, late, late_format)
 
-    # A trigger that changes nothing names the files of the trigger before it.
-    state = meta["state"] if unchanged else saved.get("state")
-    kept_windows = meta.get("windows") if unchanged else saved.get("windows")
-    kept_closings = saved.get("closings", meta.get("closings"))
-    kept_positions = meta.get("positions")
-    if positions is not None and not unchanged:
-        kept_positions = save_state(spark, checkpoint, positions, "positions", batch)
-    kept_anchors = meta.get("anchors")
-    if STREAMING["anchored"] and not unchanged:
-        kept_anchors = save_state(spark, checkpoint, anchors_seen(rows, anchors), "anchors", batch)
-    kept.unpersist()
-    if held:
-        frame.unpersist()
-    point = None if STREAMING["positions"] else after
-    fault("meta", batch)
-    save_meta(
-        spark,
-        checkpoint,
-        {
-            "batch": batch,
-            "punctuation": point,
-            "max_seen": max_seen,
-            "next_row": next_row,
-            "state": state,
-            "windows": kept_windows,
-            "closings": kept_closings,
-            "positions": kept_positions,
-            "anchors": kept_anchors,
-        },
-        previous=meta,
-    )
-    fault("committed", batch)
-    if report is not None:
-        shown = "rows counted per partition" if STREAMING["positions"] else show_point(after)
-        report(trigger_report(batch, stats, emitted, shown, 0 if state is None else state["rows"]))
+    def commit(self, report):
+        """The meta that makes the trigger done: its punctuation and the state files the next one reads (a
+        trigger that changes nothing names the files of the trigger before it)."""
+        meta, unchanged, saved = self.meta, self.unchanged, self.saved
+        state = meta["state"] if unchanged else saved.get("state")
+        kept_windows = meta.get("windows") if unchanged else saved.get("windows")
+        kept_closings = saved.get("closings", meta.get("closings"))
+        kept_positions = meta.get("positions")
+        if self.positions is not None and not unchanged:
+            kept_positions = save_state(self.spark, self.checkpoint, self.positions, "positions", self.batch)
+        kept_anchors = meta.get("anchors")
+        if STREAMING["anchored"] and not unchanged:
+            seen = anchors_seen(self.rows, self.anchors)
+            kept_anchors = save_state(self.spark, self.checkpoint, seen, "anchors", self.batch)
+        self.kept.unpersist()
+        if self.held:
+            self.frame.unpersist()
+        point = None if STREAMING["positions"] else self.after
+        fault("meta", self.batch)
+        save_meta(
+            self.spark,
+            self.checkpoint,
+            {
+                "batch": self.batch,
+                "punctuation": point,
+                "max_seen": self.max_seen,
+                "next_row": self.next_row,
+                "state": state,
+                "windows": kept_windows,
+                "closings": kept_closings,
+                "positions": kept_positions,
+                "anchors": kept_anchors,
+            },
+            previous=meta,
+        )
+        fault("committed", self.batch)
+        if report is not None:
+            shown = "rows counted per partition" if STREAMING["positions"] else show_point(self.after)
+            rows = 0 if state is None else state["rows"]
+            report(trigger_report(self.batch, self.stats, self.emitted, shown, rows))
 
 
 def next_punctuation(meta, stats, before):

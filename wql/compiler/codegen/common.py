@@ -72,6 +72,10 @@ class Context:
             self.constants.append((name, number(value), note))
         return name
 
+    def partition_columns(self) -> list[str]:
+        """The PATTR key columns of the rows and windows frames, in key order."""
+        return [self.key_columns[k.name] for k in self.query.keys if k.origin == "partition"]
+
     def keys(self) -> list[str]:
         """Key columns in the rows/windows frames, in key order (then any the plan carries with them)."""
         return [*(self.key_columns[k.name] for k in self.query.keys), *self.extra_keys]

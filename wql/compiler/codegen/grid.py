@@ -114,6 +114,27 @@ def landmark_limit(ctx: Context, last: str) -> None:
     ctx.code(f'final_window = {last}.alias("_last"))')
 
 
+def per_partition(ctx: Context, name: str, prefix: str, value: str, alias: str) -> None:
+    """`name`: one row per PATTR partition (or one row without PATTR), its key columns renamed prefix + column
+    and `alias` the aggregate `value` over `rows` (WHERE or not, where the rows are flagged)."""
+    parts = ctx.partition_columns()
+    grouped = "rows.groupBy(" + ", ".join(f"F.col({py(c)}).alias({py(prefix + c)})" for c in parts) + ")"
+    ctx.code(f"{name} = {grouped if parts else 'rows'}.agg({value}.alias({py(alias)}))")
+
+
+def limited_by_partition(ctx: Context, name: str, prefix: str, alias: str, keep: str) -> None:
+    """`windows` joined with `name` (from per_partition) on the PATTR keys, NULL keys alike, kept where `keep`
+    holds; the joined columns are dropped again."""
+    code, parts = ctx.code, ctx.partition_columns()
+    if parts:
+        same = " & ".join(f"F.col({py(c)}).eqNullSafe(F.col({py(prefix + c)}))" for c in parts)
+        code(f"windows = windows.join({name}, {same})")
+    else:
+        code(f"windows = windows.crossJoin({name})")
+    code(f"windows = windows.where({keep})")
+    code(f"windows = windows.drop({', '.join(py(c) for c in [alias, *(prefix + c for c in parts)])})")
+
+
 def cell_expression(ctx: Context, grid: Cells) -> str:
     """The Spark expression for a tuple's cell index."""
     code = ctx.code

@@ -1094,7 +1094,7 @@ def _q(name: str) -> str:
 
 
 def _partition_keys(ctx: Context) -> list[str]:
-    return [ctx.key_columns[k.name] for k in ctx.query.keys if k.origin == "partition"]
+    return ctx.partition_columns()
 
 
 def _endpoints(ctx: Context) -> None:

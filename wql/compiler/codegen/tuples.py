@@ -87,7 +87,7 @@ def generate(ctx: Context) -> None:
 
 
 def _partitions(ctx: Context) -> list[str]:
-    return [ctx.key_columns[k.name] for k in ctx.query.keys if k.origin == "partition"]
+    return ctx.partition_columns()
 
 
 def _groups(ctx: Context) -> list[str]:

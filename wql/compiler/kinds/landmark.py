@@ -149,17 +149,13 @@ class Landmark(Grid):
     def tag(self, ctx: Context) -> None:
         from wql.compiler.codegen.common import ATTR, IN, flags_where
         from wql.compiler.codegen.emit import py
-        from wql.compiler.codegen.grid import first_of, landmark_limit
+        from wql.compiler.codegen.grid import first_of, landmark_limit, per_partition
 
         code = ctx.code
         landmark_limit(ctx, f"rows.agg(({first_of(ctx, f'F.max({py(ATTR)})')})")
         if ctx.window.own_end:
-            parts = [ctx.key_columns[k.name] for k in ctx.query.keys if k.origin == "partition"]
             code.comment("OWN END: each partition's last window, the one holding its largest value, WHERE or not.")
-            grouped = ", ".join(f"F.col({py(c)}).alias({py('_own_' + c)})" for c in parts)
-            code(
-                f"own_last = rows.groupBy({grouped}).agg(({first_of(ctx, f'F.max({py(ATTR)})')}).alias({py(OWN_LAST)}))"
-            )
+            per_partition(ctx, "own_last", "_own_", f"({first_of(ctx, f'F.max({py(ATTR)})')})", OWN_LAST)
         if flags_where(ctx):
             code.comment("Only the tuples WHERE keeps count.")
             code(f"rows = rows.where({IN})")
@@ -172,16 +168,12 @@ class Landmark(Grid):
     def limit_windows(self, ctx: Context) -> None:
         """OWN END: a partition's windows up to its own last window (`own_last`, from the bucket plan's tag)."""
         from wql.compiler.codegen.emit import py
+        from wql.compiler.codegen.grid import limited_by_partition
 
         if not ctx.window.own_end:
             return
-        code = ctx.code
-        parts = [ctx.key_columns[k.name] for k in ctx.query.keys if k.origin == "partition"]
-        same = " & ".join(f"F.col({py(c)}).eqNullSafe(F.col({py('_own_' + c)}))" for c in parts)
-        code.comment("OWN END: each partition's windows end at the one holding its own largest value.")
-        code(f"windows = windows.join(own_last, {same})")
-        code(f'windows = windows.where(F.col("wid") <= F.col({py(OWN_LAST)}))')
-        code(f"windows = windows.drop({', '.join(py(c) for c in [OWN_LAST, *('_own_' + c for c in parts)])})")
+        ctx.code.comment("OWN END: each partition's windows end at the one holding its own largest value.")
+        limited_by_partition(ctx, "own_last", "_own_", OWN_LAST, f'F.col("wid") <= F.col({py(OWN_LAST)})')
 
     def retain(self, ctx: Context, kept: str) -> None:
         from wql.compiler.codegen.common import ANCHOR, ATTR, IN, flags_where

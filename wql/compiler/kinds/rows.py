@@ -106,26 +106,16 @@ class Rows(Grid):
         """FULL START: the windows before FIRST_FULL start before row 0, so they do not exist. FULL END: nor do
         those that end after the partition's last position, `last_rows` (the bucket plan's tag)."""
         from wql.compiler.codegen.emit import py
+        from wql.compiler.codegen.grid import limited_by_partition
 
         code = ctx.code
         if ctx.window.full_start:
             code.comment("FULL START: windows that start before the first row (those before FIRST_FULL) do not exist.")
             code('windows = windows.where(F.col("wid") >= FIRST_FULL)')
         if ctx.window.full_end:
-            parts = self.partition_columns(ctx)
             code.comment("FULL END: windows that end after the partition's last row do not exist.")
-            if parts:
-                same = " & ".join(f"F.col({py(c)}).eqNullSafe(F.col({py('_last_' + c)}))" for c in parts)
-                code(f"windows = windows.join(last_rows, {same})")
-            else:
-                code("windows = windows.crossJoin(last_rows)")
-            code(f'windows = windows.where(ORIGIN + (F.col("wid") + 1) * SLIDE - 1 <= F.col({py(LAST_ROW)}))')
-            dropped = [LAST_ROW, *("_last_" + c for c in parts)]
-            code(f"windows = windows.drop({', '.join(py(c) for c in dropped)})")
-
-    def partition_columns(self, ctx: Context) -> list[str]:
-        """The PATTR columns of the rows and windows frames: each partition counts its own positions."""
-        return [ctx.key_columns[k.name] for k in ctx.query.keys if k.origin == "partition"]
+            keep = f'ORIGIN + (F.col("wid") + 1) * SLIDE - 1 <= F.col({py(LAST_ROW)})'
+            limited_by_partition(ctx, "last_rows", "_last_", LAST_ROW, keep)
 
     def flags_where(self, query: Query) -> bool:
         """FULL END: a window ends by the partition's last position, which WHERE does not move (it never
@@ -141,15 +131,12 @@ class Rows(Grid):
     def tag(self, ctx: Context) -> None:
         """FULL END: each partition's last position, from every tuple, before the tuples WHERE drops go."""
         from wql.compiler.codegen.common import IN, flags_where
-        from wql.compiler.codegen.emit import py
-        from wql.compiler.codegen.grid import T
+        from wql.compiler.codegen.grid import T, per_partition
 
         if ctx.window.full_end:
             code = ctx.code
-            parts = self.partition_columns(ctx)
             code.comment("FULL END: the last position of each partition (of the stream without PATTR).")
-            grouped = "rows.groupBy(" + ", ".join(f"F.col({py(c)}).alias({py('_last_' + c)})" for c in parts) + ")"
-            code(f"last_rows = {grouped if parts else 'rows'}.agg(F.max({T}).alias({py(LAST_ROW)}))")
+            per_partition(ctx, "last_rows", "_last_", f"F.max({T})", LAST_ROW)
             if flags_where(ctx):
                 code.comment("Only the tuples WHERE keeps count.")
                 code(f"rows = rows.where({IN})")

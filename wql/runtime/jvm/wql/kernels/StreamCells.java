@@ -197,7 +197,14 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
     long watermark = state.getCurrentWatermarkMs();
     // Spark's watermark starts at 0: no punctuation yet, nothing late, nothing final.
     long point = watermark <= 0 ? Long.MIN_VALUE : watermark - s.shift;
+    long lastFinal = point == Long.MIN_VALUE ? Long.MIN_VALUE : lastFinal(point);
     List<Row> out = new ArrayList<>();
+    if (!s.changes) {
+      // The windows final at the punctuation this trigger starts with were final before its rows came
+      // (Spark only moves its watermark between triggers, so they are emitted now): close them first,
+      // or a late row GENEROUS slack lets into a cell they share would join them.
+      closed(key, cells, lastFinal, out);
+    }
     TreeMap<Long, Boolean> touched = s.changes ? new TreeMap<>() : null;
     long[] rowLongs = new long[s.states.longs()];
     double[] rowDoubles = new double[s.states.doubles()];
@@ -236,11 +243,8 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
       }
       s.states.merge(lastLongs, lastDoubles, 0, rowLongs, rowDoubles, 0, lastLongs, lastDoubles, 0);
     }
-    long lastFinal = point == Long.MIN_VALUE ? Long.MIN_VALUE : lastFinal(point);
     if (s.changes) {
       changed(key, cells, touched, lastFinal, out);
-    } else {
-      closed(key, cells, lastFinal, out);
     }
     if (lastFinal != Long.MIN_VALUE) {
       cells.done = Math.max(cells.done, lastFinal);

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from wql.compiler.algebra import OPERATIONS
 from wql.compiler.codegen.common import (
     ANCHOR,
     ATTR,
@@ -367,8 +368,8 @@ def _merge_stage(ctx: Context) -> None:
             n, mean, m2 = group.columns
             items.append(f"merged_moments({py(n)}, {py(mean)}, {py(m2)}).alias({py('_m' + n)})")
             continue
-        function = {"sum": "F.sum", "min": "F.min", "max": "F.max"}[group.operation]
-        items += [f"{function}({py(c)}).alias({py(c)})" for c in group.columns]
+        fold = OPERATIONS[group.operation].spark_fold  # the Spark aggregate the state algebra names
+        items += [f"F.{fold}({py(c)}).alias({py(c)})" for c in group.columns]
     keys = ctx.keys()
     mark = [col(MARK)] if flags_where(ctx) else []  # the end of the data's row merges with its own kind only
     grouped = ", ".join([*(col(k) for k in keys), 'F.col("_cell")', *mark])

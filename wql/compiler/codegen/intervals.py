@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from wql.compiler.algebra import OPERATIONS
 from wql.compiler.codegen.common import (
     ANCHOR,
     ATTR,
@@ -851,8 +852,9 @@ def _landmark_difference(ctx: Context) -> None:
                 f"(F.var_pop({value}) * F.count({value})).alias({py(m2)})",
             ]
             continue
+        fold = OPERATIONS[group.operation].spark_fold  # the Spark aggregate the state algebra names
         for column, share in zip(group.columns, shares, strict=True):
-            items.append(f"F.{group.operation}({share}).alias({py(column)})")
+            items.append(f"F.{fold}({share}).alias({py(column)})")
     grouped = ", ".join([*(col(k) for k in keys), f'{_first(ctx)}.alias("_cell")'])
     code.call("cells", f"rows.groupBy({grouped}).agg", items)
     code.comment("Landmark windows are reported up to the window holding the data's largest start or end.")

@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-# The kernel modules, in the order their definitions appear in a job: the family kernels, the streaming
-# driver, then what every job needs (reading, writing, main).
+# The kernel modules, in the order their definitions appear in a job: the state algebra (generated from
+# wql.compiler.algebra), the family kernels, the streaming driver, then what every job needs (reading,
+# writing, main).
 MODULES = (
+    "state_algebra.py",
     "edges.py",
     "sliding_combine.py",
     "tuple_windows.py",

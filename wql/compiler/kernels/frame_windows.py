@@ -4,8 +4,8 @@ from wql.compiler.kernels.job_support import (  # a job holds its own copy, besi
     jvm_states,
     key_ids,
     spark_column,
-    state_identity,
 )
+from wql.compiler.kernels.state_algebra import state_combine, state_identity  # a job holds its own copy
 
 
 def in_window_order(rows, partitions):
@@ -524,10 +524,9 @@ def running_values(running, arguments, first, hi, initial=None):
         if function in ("sum", "avg"):
             share, step = np.where(present, x, 0), np.add
         elif function == "min":
-            share = np.where(present, x, np.iinfo(np.int64).max if integral else np.nan)
-            step = np.minimum if integral else np.fmin
+            share, step = np.where(present, x, state_identity("min", np.int64 if integral else x.dtype)), np.fmin
         else:
-            share, step = np.where(present, x, np.iinfo(np.int64).min if integral else -np.inf), np.maximum
+            share, step = np.where(present, x, state_identity("max", np.int64 if integral else x.dtype)), np.maximum
         if before is None:
             value = step.accumulate(share)
         else:
@@ -715,22 +714,10 @@ def merge_states(states, before, columns):
     import numpy as np
 
     for operation, names in states:
-        if operation == "sum":
-            columns[names[0]][0] += before[names[0]]
-        elif operation == "min":
-            current = columns[names[0]]
-            current[0] = (np.fmin if current.dtype.kind == "f" else np.minimum)(before[names[0]], current[0])
-        elif operation == "max":
-            columns[names[0]][0] = np.maximum(before[names[0]], columns[names[0]][0])
-        else:
-            n1, mean1, m2a = (before[name] for name in names)
-            n2, mean2, m2b = (columns[name][0] for name in names)
-            n = n1 + n2 if n1 + n2 > 0 else 1
-            delta = mean2 - mean1
-            with np.errstate(invalid="ignore", over="ignore"):
-                columns[names[1]][0] = mean1 + delta * (n2 / n)
-                columns[names[2]][0] = m2a + m2b + delta * delta * n1 * n2 / n
-            columns[names[0]][0] = n1 + n2
+        with np.errstate(invalid="ignore", over="ignore"):
+            merged = state_combine(operation, [before[name] for name in names], [columns[name][0] for name in names])
+        for name, value in zip(names, merged, strict=True):
+            columns[name][0] = value
 
 
 def frame_windows(rows, schema, partitions, states, rule, minimum=None, minimum_rows=False, closes=False):

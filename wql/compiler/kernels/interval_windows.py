@@ -7,8 +7,8 @@ from wql.compiler.kernels.job_support import (
     jvm_states,
     key_ids,
     spark_column,
-    state_identity,
 )
+from wql.compiler.kernels.state_algebra import state_combine, state_identity  # a job holds its own copy
 
 
 def events_in_order(events, keys, first):
@@ -79,31 +79,9 @@ def event_slices(keys, first, last, horizon, states, size, step, going_on=None):
 
     piece = 1 << 16  # windows per output batch where one state repeats (after a key's last run)
 
-    def identity(operation, dtype):
-        dtype = np.dtype(dtype)
-        if operation == "min":
-            return np.iinfo(dtype).max if dtype.kind in "iu" else np.nan
-        if operation == "max":
-            return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
-        return 0
-
-    def combine(operation, left, right):
-        if operation == "sum":
-            return [left[0] + right[0]]
-        if operation == "min":
-            return [np.fmin(left[0], right[0])]  # Spark orders NaN above all numbers
-        if operation == "max":
-            return [np.maximum(left[0], right[0])]
-        (n1, mean1, m2_1), (n2, mean2, m2_2) = left, right
-        n = n1 + n2
-        safe = np.where(n > 0, n, 1)
-        delta = mean2 - mean1
-        share = n2 / safe  # first: merged into an empty state, a mean stays exactly itself
-        return [n, mean1 + delta * share, m2_1 + m2_2 + delta * delta * n1 * share]
-
     def scatter(operation, index, values, length):
         """One state per position: the combine of the values sent to it (the identity where none is)."""
-        out = [np.full(length, identity(operation, v.dtype), dtype=v.dtype) for v in values]
+        out = [np.full(length, state_identity(operation, v.dtype), dtype=v.dtype) for v in values]
         if operation == "sum":
             np.add.at(out[0], index, values[0])
         elif operation == "min":
@@ -153,7 +131,7 @@ def event_slices(keys, first, last, horizon, states, size, step, going_on=None):
         while level < leaves:
             parents = np.arange(level, 2 * level)
             for child in (2 * parents, 2 * parents + 1):
-                merged = combine(operation, [t[child] for t in tree], [t[parents] for t in tree])
+                merged = state_combine(operation, [t[child] for t in tree], [t[parents] for t in tree])
                 for t, m in zip(tree, merged, strict=True):
                     t[child] = m
             level *= 2
@@ -166,7 +144,7 @@ def event_slices(keys, first, last, horizon, states, size, step, going_on=None):
             return [ufunc.accumulate(blocks[0], axis=1)]
         out = [b.copy() for b in blocks]
         for j in range(1, out[0].shape[1]):
-            merged = combine(operation, [o[:, j - 1] for o in out], [b[:, j] for b in blocks])
+            merged = state_combine(operation, [o[:, j - 1] for o in out], [b[:, j] for b in blocks])
             for o, m in zip(out, merged, strict=True):
                 o[:, j] = m
         return out
@@ -178,14 +156,14 @@ def event_slices(keys, first, last, horizon, states, size, step, going_on=None):
         suffix = [s[:, ::-1].ravel() for s in scan(operation, [b[:, ::-1] for b in blocks])]
         starts = ends - size + 1
         aligned = starts % size == 0
-        left = [np.where(aligned, identity(operation, s.dtype), s[starts]) for s in suffix]
-        return combine(operation, left, [p[ends] for p in prefix])
+        left = [np.where(aligned, state_identity(operation, s.dtype), s[starts]) for s in suffix]
+        return state_combine(operation, left, [p[ends] for p in prefix])
 
     def merge_into(operation, part, states, at, stop):
         """Combine `states` (arrays over positions at..stop−1, or one state for each) into those positions
         of `part`, the states carried in first."""
         span = slice(at, stop)
-        merged = combine(operation, states, [p[span] for p in part])
+        merged = state_combine(operation, states, [p[span] for p in part])
         for p, m in zip(part, merged, strict=True):
             p[span] = m
 
@@ -301,7 +279,7 @@ def event_slices(keys, first, last, horizon, states, size, step, going_on=None):
             values = []
             for name in names:
                 column = table.column(name)
-                v = pc.fill_null(column, identity(operation, column.type.to_pandas_dtype()))
+                v = pc.fill_null(column, state_identity(operation, column.type.to_pandas_dtype()))
                 values.append(v.to_numpy(zero_copy_only=False))
             if operation in ("min", "max"):  # selective: plain slices, every slice the event overlaps
                 parts = [range_update(operation, values, low, high, total)]
@@ -326,7 +304,7 @@ def event_slices(keys, first, last, horizon, states, size, step, going_on=None):
             through.update(zip(names, upto, strict=True))
             merged = windows_over(operation, parts[0], dense_end)
             if operation not in ("min", "max"):
-                merged = combine(operation, merged, [b[dense_end] for b in parts[1]])
+                merged = state_combine(operation, merged, [b[dense_end] for b in parts[1]])
             for name, array in zip(names, merged, strict=True):
                 columns[name] = array
 
@@ -482,12 +460,8 @@ def event_differences(keys, first, last, horizon, states, placements):
         for g in range(len(n)):
             if key_first[g]:
                 continue
-            n1, n2 = total[g - 1], n[g]
-            count = n1 + n2 if n1 + n2 > 0 else 1
-            delta = mean[g] - center[g - 1]
-            total[g] = n1 + n2
-            center[g] = center[g - 1] + delta * (n2 / count)
-            spread[g] = spread[g - 1] + m2[g] + delta * delta * n1 * n2 / count
+            running = [total[g - 1], center[g - 1], spread[g - 1]]
+            total[g], center[g], spread[g] = state_combine("moments", running, [n[g], mean[g], m2[g]])
         return [total, center, spread]
 
     def part_moments(n, mean, m2, group, groups):

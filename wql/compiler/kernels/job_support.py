@@ -396,18 +396,6 @@ def key_ids(table, names):
     return combined
 
 
-def state_identity(operation, dtype):
-    """What a partial state starts from, and what a NULL (or a tuple outside WHERE) contributes."""
-    import numpy as np
-
-    dtype = np.dtype(dtype)
-    if operation == "min":
-        return np.iinfo(dtype).max if dtype.kind in "iu" else np.nan
-    if operation == "max":
-        return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
-    return 0
-
-
 def held_row(table, index, values):
     """Row `index` of `table` as a one-row table, with `values` ({column: value}, None for NULL) in place
     of its own: a row a kernel carries into its next chunk, where it stands for its key."""

@@ -5,6 +5,7 @@ from wql.compiler.kernels.job_support import (  # a job holds its own copy, besi
     jvm_states,
     spark_column,
 )
+from wql.compiler.kernels.state_algebra import state_combine, state_identity  # a job holds its own copy
 
 
 def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
@@ -39,28 +40,6 @@ def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
 
     TAIL = 65_536  # a landmark tail's windows per record batch
 
-    def identity(operation, dtype):
-        dtype = np.dtype(dtype)
-        if operation == "min":
-            return np.iinfo(dtype).max if dtype.kind in "iu" else np.nan
-        if operation == "max":
-            return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
-        return 0
-
-    def combine(operation, left, right):
-        if operation == "sum":
-            return [left[0] + right[0]]
-        if operation == "min":
-            return [np.fmin(left[0], right[0])]  # Spark orders NaN above all numbers
-        if operation == "max":
-            return [np.maximum(left[0], right[0])]
-        (n1, mean1, m2_1), (n2, mean2, m2_2) = left, right
-        n = n1 + n2
-        safe = np.where(n > 0, n, 1)
-        delta = mean2 - mean1
-        share = n2 / safe  # first: merged into an empty state, a mean stays exactly itself
-        return [n, mean1 + delta * share, m2_1 + m2_2 + delta * delta * n1 * share]
-
     def scan(operation, blocks):
         """Running combine along each block's cells: prefix (and, on reversed blocks, suffix)."""
         ufunc = {"sum": np.add, "min": np.fmin, "max": np.maximum}.get(operation)
@@ -68,7 +47,7 @@ def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
             return [ufunc.accumulate(blocks[0], axis=1)]
         out = [b.copy() for b in blocks]
         for j in range(1, out[0].shape[1]):
-            merged = combine(operation, [o[:, j - 1] for o in out], [b[:, j] for b in blocks])
+            merged = state_combine(operation, [o[:, j - 1] for o in out], [b[:, j] for b in blocks])
             for o, m in zip(out, merged, strict=True):
                 o[:, j] = m
         return out
@@ -80,13 +59,13 @@ def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
         rows = -(-n // width)
         padded = []
         for v in values:
-            p = np.full(rows * width, identity(operation, v.dtype), dtype=v.dtype)
+            p = np.full(rows * width, state_identity(operation, v.dtype), dtype=v.dtype)
             p[:n] = v
             padded.append(p.reshape(rows, width))
         inside = scan(operation, padded)  # within each block
         totals = scan(operation, [i[:, -1][None, :] for i in inside])  # across blocks
-        carry = [np.r_[identity(operation, t.dtype), t[0, :-1]] for t in totals]
-        merged = combine(operation, [c[:, None] for c in carry], inside)
+        carry = [np.r_[state_identity(operation, t.dtype), t[0, :-1]] for t in totals]
+        merged = state_combine(operation, [c[:, None] for c in carry], inside)
         return [m.ravel()[:n] for m in merged]
 
     def key_codes(table):
@@ -193,9 +172,9 @@ def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
             dense = []
             for name in names:
                 column = table.column(name)
-                v = pc.fill_null(column, identity(operation, column.type.to_pandas_dtype()))
+                v = pc.fill_null(column, state_identity(operation, column.type.to_pandas_dtype()))
                 v = v.to_numpy(zero_copy_only=False)[order]
-                d = np.full(total, identity(operation, v.dtype), dtype=v.dtype)
+                d = np.full(total, state_identity(operation, v.dtype), dtype=v.dtype)
                 d[position] = v
                 dense.append(d)
             if last is not None:
@@ -218,8 +197,8 @@ def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
                 suffix = [s[:, ::-1].ravel() for s in scan(operation, [b[:, ::-1] for b in blocks])]
                 dense_start = dense_end - size + 1
                 aligned = (ends - size + 1) % size == 0
-                left = [np.where(aligned, identity(operation, s.dtype), s[dense_start]) for s in suffix]
-                merged = combine(operation, left, [p[dense_end] for p in prefix])
+                left = [np.where(aligned, state_identity(operation, s.dtype), s[dense_start]) for s in suffix]
+                merged = state_combine(operation, left, [p[dense_end] for p in prefix])
             for name, array in zip(names, merged, strict=True):
                 columns[name] = array
 

@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # names the job defines, or other support code copied beside 
         windows,
     )
     from wql.compiler.kernels.job_support import CORRUPT, shown_in_order, spark_errors
+    from wql.compiler.kernels.state_algebra import state_combine_columns
     from wql.compiler.kernels.store import drain_stored, start_stored, stores_state
 
 STATE_DIR = "wql"
@@ -923,14 +924,9 @@ def merged_moments(n, mean, m2):
     from pyspark.sql import functions as F
 
     def chan(a, b):
-        count = a["n"] + b["n"]
-        delta = b["mean"] - a["mean"]
-        share = F.when(count > 0, b["n"] / count).otherwise(F.lit(0.0))
-        return F.struct(
-            count.alias("n"),
-            (a["mean"] + delta * share).alias("mean"),
-            (a["m2"] + b["m2"] + delta * delta * a["n"] * share).alias("m2"),
-        )
+        parts = ("n", "mean", "m2")
+        merged = state_combine_columns("moments", [a[p] for p in parts], [b[p] for p in parts])
+        return F.struct(*(column.alias(p) for column, p in zip(merged, parts, strict=True)))
 
     part = F.struct(
         F.col(n).cast("bigint").alias("n"),

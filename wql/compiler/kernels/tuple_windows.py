@@ -5,8 +5,8 @@ from wql.compiler.kernels.job_support import (  # a job holds its own copy, besi
     jvm_states,
     key_ids,
     spark_column,
-    state_identity,
 )
+from wql.compiler.kernels.state_algebra import state_identity  # a job holds its own copy
 
 
 def tuple_windows(partitions, groups, states, size, step, mode, tick=1):

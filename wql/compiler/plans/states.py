@@ -10,12 +10,12 @@ fixed-size state can do that; holistic ones go by bucket or over.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from wql.compiler.aggregates import AggKind
+from wql.compiler.algebra import OperationName
 from wql.compiler.analysis import FLOATING_TYPES, INTEGRAL_TYPES, AggregateCall, Query, expression_type
 
-Operation = Literal["sum", "min", "max", "moments"]
+Operation = OperationName  # the state algebra's operations (wql.compiler.algebra): identity and combine
 
 
 @dataclass(frozen=True)

@@ -643,9 +643,9 @@ public final class EventSweep {
         }
         int s = extreme.slot;
         if (extreme.floating) {
-          windowDoubles[s] = States.combine(extreme.op, windowDoubles[s], extreme.doubleValue(extreme.keys[0]));
+          windowDoubles[s] = StateAlgebra.combine(extreme.op, windowDoubles[s], extreme.doubleValue(extreme.keys[0]));
         } else {
-          windowLongs[s] = States.combine(extreme.op, windowLongs[s], extreme.longValue(extreme.keys[0]));
+          windowLongs[s] = StateAlgebra.combine(extreme.op, windowLongs[s], extreme.longValue(extreme.keys[0]));
         }
       }
       if (windowLongs[states.firstSlot] <= 0) {

@@ -871,10 +871,15 @@ public final class FrameWindows {
     void reset() {
       for (int r = 0; r < running.length; r++) {
         seen[r] = 0;
-        int function = running[r].function;
-        longs[r] = function == Running.MIN ? Long.MAX_VALUE : function == Running.MAX ? Long.MIN_VALUE : 0;
-        doubles[r] = function == Running.MIN ? Double.NaN : function == Running.MAX ? Double.NEGATIVE_INFINITY : 0.0;
+        int op = operation(running[r].function);
+        longs[r] = StateAlgebra.longIdentity(op, Long.MAX_VALUE);
+        doubles[r] = StateAlgebra.doubleIdentity(op);
       }
+    }
+
+    /** The state operation a running aggregate keeps: its extreme, else a sum (of values, or avg's). */
+    private static int operation(int function) {
+      return function == Running.MIN ? StateAlgebra.MIN : function == Running.MAX ? StateAlgebra.MAX : StateAlgebra.SUM;
     }
 
     void add(KeyTuples key, Spec spec, int i) {
@@ -890,12 +895,11 @@ public final class FrameWindows {
         }
         long raw = key.extras[spec.argument[r]][i];
         if (running[r].integral) {
-          longs[r] = States.combine(function == Running.SUM ? States.SUM : function == Running.MIN ? States.MIN : States.MAX, longs[r], raw);
+          longs[r] = StateAlgebra.combine(operation(function), longs[r], raw);
         } else {
           boolean isLong = spec.base.extraKinds[spec.argument[r]] > 0;
           double x = isLong ? (double) raw : Double.longBitsToDouble(raw);
-          int op = function == Running.MIN ? States.MIN : function == Running.MAX ? States.MAX : States.SUM;
-          doubles[r] = States.combine(op, doubles[r], x);
+          doubles[r] = StateAlgebra.combine(operation(function), doubles[r], x);
         }
       }
     }

@@ -129,7 +129,7 @@ abstract class RangeColumn {
     void restart(int from, int to) {
       long acc = identity;
       for (int i = to - 1; i >= from; i--) {
-        acc = States.combine(op, x[i], acc);
+        acc = StateAlgebra.combine(op, x[i], acc);
         suffix[i] = acc;
       }
       running = identity;
@@ -142,9 +142,9 @@ abstract class RangeColumn {
       out[w0] = suffix[from[w0]];
       for (int w = w0 + 1; w < w1; w++) {
         for (; end < to[w]; end++) {
-          acc = States.combine(op, acc, x[end]);
+          acc = StateAlgebra.combine(op, acc, x[end]);
         }
-        out[w] = States.combine(op, suffix[from[w]], acc);
+        out[w] = StateAlgebra.combine(op, suffix[from[w]], acc);
       }
       running = acc;
     }
@@ -177,7 +177,7 @@ abstract class RangeColumn {
     void restart(int from, int to) {
       double acc = identity;
       for (int i = to - 1; i >= from; i--) {
-        acc = States.combine(op, x[i], acc);
+        acc = StateAlgebra.combine(op, x[i], acc);
         suffix[i] = acc;
       }
       running = identity;
@@ -190,9 +190,9 @@ abstract class RangeColumn {
       out[w0] = suffix[from[w0]];
       for (int w = w0 + 1; w < w1; w++) {
         for (; end < to[w]; end++) {
-          acc = States.combine(op, acc, x[end]);
+          acc = StateAlgebra.combine(op, acc, x[end]);
         }
-        out[w] = States.combine(op, suffix[from[w]], acc);
+        out[w] = StateAlgebra.combine(op, suffix[from[w]], acc);
       }
       running = acc;
     }
@@ -241,8 +241,8 @@ abstract class RangeColumn {
       double accMean = 0;
       double accM2 = 0;
       for (int i = to - 1; i >= from; i--) {
-        double merged = States.mergedMean(n[i], mean[i], accN, accMean);
-        accM2 = States.mergedM2(n[i], mean[i], m2[i], accN, accMean, accM2);
+        double merged = StateAlgebra.momentsMean(n[i], mean[i], accN, accMean);
+        accM2 = StateAlgebra.momentsM2(n[i], mean[i], m2[i], accN, accMean, accM2);
         accMean = merged;
         accN += n[i];
         suffixN[i] = accN;
@@ -259,15 +259,15 @@ abstract class RangeColumn {
       int end = to[w0];
       for (int w = w0; w < w1; w++) {
         for (; end < to[w]; end++) {
-          double merged = States.mergedMean(runningN, runningMean, n[end], mean[end]);
-          runningM2 = States.mergedM2(runningN, runningMean, runningM2, n[end], mean[end], m2[end]);
+          double merged = StateAlgebra.momentsMean(runningN, runningMean, n[end], mean[end]);
+          runningM2 = StateAlgebra.momentsM2(runningN, runningMean, runningM2, n[end], mean[end], m2[end]);
           runningMean = merged;
           runningN += n[end];
         }
         int f = from[w];
         outN[w] = suffixN[f] + runningN;
-        outMean[w] = States.mergedMean(suffixN[f], suffixMean[f], runningN, runningMean);
-        outM2[w] = States.mergedM2(suffixN[f], suffixMean[f], suffixM2[f], runningN, runningMean, runningM2);
+        outMean[w] = StateAlgebra.momentsMean(suffixN[f], suffixMean[f], runningN, runningMean);
+        outM2[w] = StateAlgebra.momentsM2(suffixN[f], suffixMean[f], suffixM2[f], runningN, runningMean, runningM2);
       }
     }
   }

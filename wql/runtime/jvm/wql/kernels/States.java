@@ -18,14 +18,16 @@ import org.apache.spark.sql.types.StructType;
  * Partial aggregate states as the kernels keep them: integral states in long slots, floating ones
  * in double slots, so a state is a pair of primitive arrays and combining two is a loop. Operations
  * are those of WQL's decomposition: sum, min, max, and moments (count, mean, M2) combined with
- * Chan's parallel formula; a NULL state is the operation's identity, as in the numpy kernels.
+ * Chan's parallel formula; a NULL state is the operation's identity, as in the numpy kernels. The
+ * identities and combines are {@link StateAlgebra}'s, generated from the Python table
+ * (wql/compiler/algebra.py); this class lays the states out in slots and applies them.
  */
 final class States implements Serializable {
   private static final long serialVersionUID = 1L;
-  static final int SUM = 0;
-  static final int MIN = 1;
-  static final int MAX = 2;
-  static final int MOMENTS = 3;
+  static final int SUM = StateAlgebra.SUM;
+  static final int MIN = StateAlgebra.MIN;
+  static final int MAX = StateAlgebra.MAX;
+  static final int MOMENTS = StateAlgebra.MOMENTS;
 
   final String[] longName;
   final String[] doubleName;
@@ -88,7 +90,7 @@ final class States implements Serializable {
     int doubles = 0;
     List<String> names = List.of(input.fieldNames());
     for (int i = 0; i < n; i++) {
-      op[i] = operation(operations.get(i));
+      op[i] = StateAlgebra.operation(operations.get(i));
       field[i] = names.indexOf(columns.get(i));
       type[i] = field[i] < 0 ? DataTypes.LongType : input.fields()[field[i]].dataType();
       if (op[i] < 0 || (field[i] < 0 && op[i] != SUM)) {
@@ -129,7 +131,7 @@ final class States implements Serializable {
         states.doubleField[s] = field[i];
         states.doubleOp[s] = op[i];
         states.doubleIsFloat[s] = type[i] instanceof FloatType;
-        states.doubleIdentity[s] = op[i] == MIN ? Double.NaN : op[i] == MAX ? Double.NEGATIVE_INFINITY : 0.0;
+        states.doubleIdentity[s] = StateAlgebra.doubleIdentity(op[i]);
       }
     }
     return states;
@@ -148,30 +150,12 @@ final class States implements Serializable {
     return start + (i - start) / 3 * 3;
   }
 
-  private static int operation(String name) {
-    switch (name) {
-      case "sum":
-        return SUM;
-      case "min":
-        return MIN;
-      case "max":
-        return MAX;
-      case "moments":
-        return MOMENTS;
-      default:
-        return -1;
-    }
-  }
-
   private static long longIdentity(int op, DataType type) {
-    if (op != MIN && op != MAX) {
-      return 0;
-    }
     long high =
         type instanceof ByteType
             ? Byte.MAX_VALUE
             : type instanceof ShortType ? Short.MAX_VALUE : type instanceof IntegerType ? Integer.MAX_VALUE : Long.MAX_VALUE;
-    return op == MIN ? high : -high - 1;
+    return StateAlgebra.longIdentity(op, high);
   }
 
   /** One input row's states: NULL as the identity, an absent column as 1. */
@@ -237,45 +221,17 @@ final class States implements Serializable {
       double mean2 = bd[bi * nd + group[1]];
       double m2a = ad[ai * nd + group[2]];
       double m2b = bd[bi * nd + group[2]];
-      od[oi * nd + group[1]] = mergedMean(n1, mean1, n2, mean2);
-      od[oi * nd + group[2]] = mergedM2(n1, mean1, m2a, n2, mean2, m2b);
+      od[oi * nd + group[1]] = StateAlgebra.momentsMean(n1, mean1, n2, mean2);
+      od[oi * nd + group[2]] = StateAlgebra.momentsM2(n1, mean1, m2a, n2, mean2, m2b);
     }
-    for (int s = 0; s < nl; s++) {
-      ol[oi * nl + s] = combine(longOp[s], al[ai * nl + s], bl[bi * nl + s]);
+    for (int s = 0; s < nl; s++) { // a moments count adds up: StateAlgebra.combine knows it too
+      ol[oi * nl + s] = StateAlgebra.combine(longOp[s], al[ai * nl + s], bl[bi * nl + s]);
     }
     for (int s = 0; s < nd; s++) {
       if (doubleOp[s] != MOMENTS) {
-        od[oi * nd + s] = combine(doubleOp[s], ad[ai * nd + s], bd[bi * nd + s]);
+        od[oi * nd + s] = StateAlgebra.combine(doubleOp[s], ad[ai * nd + s], bd[bi * nd + s]);
       }
     }
-  }
-
-  /** a ⊕ b for an integral state; a moments count adds up. */
-  static long combine(int op, long a, long b) {
-    return op == MIN ? Math.min(a, b) : op == MAX ? Math.max(a, b) : a + b;
-  }
-
-  /** a ⊕ b for a floating state (not a moment's mean or M2): Spark orders NaN above every number. */
-  static double combine(int op, double a, double b) {
-    if (op == MIN) {
-      return Double.isNaN(a) ? b : Double.isNaN(b) ? a : Math.min(a, b);
-    }
-    return op == MAX ? Math.max(a, b) : a + b;
-  }
-
-  /** The mean of two parts of n1 and n2 values (Chan's parallel formula). */
-  static double mergedMean(long n1, double mean1, long n2, double mean2) {
-    double n = n1 + n2 > 0 ? n1 + n2 : 1;
-    // The share n2 / n first: merged into an empty state (share 1) a mean stays exactly itself, so equal
-    // values keep their mean and a variance of exactly 0; (mean2 − mean1) · n2 / n rounds it.
-    return mean1 + (mean2 - mean1) * (n2 / n);
-  }
-
-  /** The sum of squared deviations of two parts (Chan's parallel formula). */
-  static double mergedM2(long n1, double mean1, double m2a, long n2, double mean2, double m2b) {
-    double n = n1 + n2 > 0 ? n1 + n2 : 1;
-    double delta = mean2 - mean1;
-    return m2a + m2b + delta * delta * n1 * n2 / n;
   }
 
   /** The operation of each integral slot and each floating slot, and the moments groups' slots. */

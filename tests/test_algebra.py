@@ -34,9 +34,10 @@ def groupings(draw: st.DrawFn, lo: int, hi: int) -> Tree:
 
 
 @st.composite
-def examples(draw: st.DrawFn) -> tuple[str, bool, list[Any], Tree]:
-    """(operation, integral, values, grouping). Extremes of floats meet NaN, which Spark orders above all."""
-    operation = draw(st.sampled_from(sorted(algebra.OPERATIONS)))
+def examples(draw: st.DrawFn, operation: str | None = None, least: int = 1) -> tuple[str, bool, list[Any], Tree]:
+    """(operation, integral, values, grouping): `least` values or more. Extremes of floats meet NaN, which
+    Spark orders above all."""
+    operation = operation or draw(st.sampled_from(sorted(algebra.OPERATIONS)))
     integral = operation != "moments" and draw(st.booleans())
     if integral:
         value = st.integers(-(10**6), 10**6)
@@ -44,7 +45,7 @@ def examples(draw: st.DrawFn) -> tuple[str, bool, list[Any], Tree]:
         value = st.floats(-1e6, 1e6, allow_nan=False)
         if operation in ("min", "max"):
             value = st.one_of(value, st.just(math.nan))
-    values = draw(st.lists(value, min_size=1, max_size=7))
+    values = draw(st.lists(value, min_size=least, max_size=7))
     return operation, integral, values, draw(groupings(0, len(values)))
 
 
@@ -152,10 +153,14 @@ def test_the_numpy_combine_in_any_grouping_is_the_tables(example: Any) -> None:
 # ------------------------------------------------------------------ Spark columns
 
 
+# Seven groupings of two values or more for each operation, so that every combine runs in every Spark run.
+PACKED_EXAMPLES = st.tuples(*(examples(op, least=2) for op in sorted(algebra.OPERATIONS) for _ in range(7)))
+
+
 @SPARK
-@given(st.lists(examples(), min_size=30, max_size=30))
+@given(PACKED_EXAMPLES)
 def test_the_spark_column_combine_in_any_grouping_is_the_tables(spark: Any, packed: list[Any]) -> None:
-    """Thirty groupings in one Spark run: each tree's leaves are columns of a one-row frame, and its nodes are
+    """Many groupings in one Spark run: each tree's leaves are columns of a one-row frame, and its nodes are
     computed level by level (each node from its children's columns, so no expression repeats a subtree)."""
     from pyspark.sql import functions as F
 

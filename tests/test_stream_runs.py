@@ -189,3 +189,45 @@ def test_the_trigger_status_line_counts_in_words() -> None:
         state_rows=0,
     )
     assert many.line() == "drain: 0 rows in, 2 late, 6 windows emitted, punctuation end of stream, state 0 rows"
+
+
+@pytest.mark.parametrize(
+    ("settings", "adaptive"),
+    [
+        ({}, "false"),  # by default a trigger's own work runs without adaptive execution
+        ({"spark.wql.stream.adaptive": "true"}, "true"),  # unless the job is told to keep it
+        ({"spark.sql.adaptive.enabled": "true"}, "true"),  # or the session sets it itself
+    ],
+)
+def test_a_trigger_runs_without_adaptive_execution_unless_told(
+    spark: object, tmp_path: Path, settings: dict[str, str], adaptive: str
+) -> None:
+    """Each trigger's own jobs run with adaptive execution off in the query's session (a clone), and the
+    job's session keeps what it had. On the files engine: for a query with a stateful operator (the state
+    store engine's) Structured Streaming turns adaptive execution off itself."""
+    from wql.runtime.execute import load_job
+
+    keys = ("spark.wql.stream.adaptive", "spark.sql.adaptive.enabled", "spark.wql.stream.state")
+    before = {key: spark.conf.getAll.get(key) for key in keys}  # type: ignore[attr-defined]
+    for key in keys:
+        spark.conf.unset(key)  # type: ignore[attr-defined]
+    for key, value in {**settings, "spark.wql.stream.state": "files"}.items():
+        spark.conf.set(key, value)  # type: ignore[attr-defined]
+    land(tmp_path / "in", "part-0.csv", events(0, 20), 0)
+    job = load_job(wql.compile(QUERY.format(path=tmp_path / "in"), stream=True).stream_code)
+    seen: list[str] = []
+
+    def emit(result: object, name: str) -> int:
+        seen.append(result.sparkSession.conf.get("spark.sql.adaptive.enabled"))  # type: ignore[attr-defined]
+        return 0
+
+    try:
+        job.await_stream(job.start_stream(spark, emit, str(tmp_path / "ck"), {}, None, "csv", True, None, 1))
+        assert seen and set(seen) == {adaptive}
+        assert spark.conf.get("spark.sql.adaptive.enabled") == settings.get("spark.sql.adaptive.enabled", "true")  # type: ignore[attr-defined]
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)  # type: ignore[attr-defined]
+            else:
+                spark.conf.set(key, value)  # type: ignore[attr-defined]

@@ -1087,6 +1087,7 @@ def start_query(frame, on_batch, checkpoint, once, interval):
 
     def guarded(micro, batch):
         try:
+            without_adaptive_execution(micro.sparkSession)
             on_batch(micro, batch)
         except BaseException as error:
             failure.setdefault("error", error)
@@ -1101,6 +1102,20 @@ def start_query(frame, on_batch, checkpoint, once, interval):
     running = writer.start()
     running.wql_failure = failure
     return running
+
+
+def without_adaptive_execution(session):
+    """A trigger's own work (its counts, state and windows) runs without adaptive query execution, in the
+    query's session (a clone Structured Streaming makes; the job's session keeps its setting). A trigger's
+    data is small, and adaptive execution runs each shuffle and broadcast stage as a Spark job of its own
+    and plans again between them: sessions took 15 jobs a trigger with it and 6 without (docs/performance.md).
+    Structured Streaming already turns it off for a query with a stateful operator (the state store
+    engine's); this is for the others. A session that sets spark.sql.adaptive.enabled itself keeps it, and
+    spark.wql.stream.adaptive=true keeps adaptive execution on."""
+    if session.conf.get("spark.wql.stream.adaptive", "false").lower() == "true":
+        return
+    if "spark.sql.adaptive.enabled" not in session.conf.getAll:
+        session.conf.set("spark.sql.adaptive.enabled", "false")
 
 
 class TriggerFailed(Exception):

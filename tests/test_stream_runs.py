@@ -192,15 +192,16 @@ def test_the_trigger_status_line_counts_in_words() -> None:
 
 
 @pytest.mark.parametrize(
-    ("settings", "adaptive"),
+    ("settings", "adaptive", "partitions"),
     [
-        ({}, "false"),  # by default a trigger's own work runs without adaptive execution
-        ({"spark.wql.stream.adaptive": "true"}, "true"),  # unless the job is told to keep it
-        ({"spark.sql.adaptive.enabled": "true"}, "true"),  # or the session sets it itself
+        ({}, "false", "cores"),  # by default a trigger's own work runs without adaptive execution, a partition a core
+        ({"spark.sql.shuffle.partitions": "3"}, "false", "3"),  # the session's own partitions stay
+        ({"spark.wql.stream.adaptive": "true"}, "true", "200"),  # the job keeps adaptive execution when told to
+        ({"spark.sql.adaptive.enabled": "true"}, "true", "200"),  # or when the session sets it itself
     ],
 )
 def test_a_trigger_runs_without_adaptive_execution_unless_told(
-    spark: object, tmp_path: Path, settings: dict[str, str], adaptive: str
+    spark: object, tmp_path: Path, settings: dict[str, str], adaptive: str, partitions: str
 ) -> None:
     """Each trigger's own jobs run with adaptive execution off in the query's session (a clone), and the
     job's session keeps what it had. On the files engine: for a query with a stateful operator (the state
@@ -208,6 +209,7 @@ def test_a_trigger_runs_without_adaptive_execution_unless_told(
     from wql.runtime.execute import load_job
 
     keys = ("spark.wql.stream.adaptive", "spark.sql.adaptive.enabled", "spark.wql.stream.state")
+    keys += ("spark.sql.shuffle.partitions",)
     before = {key: spark.conf.getAll.get(key) for key in keys}  # type: ignore[attr-defined]
     for key in keys:
         spark.conf.unset(key)  # type: ignore[attr-defined]
@@ -215,16 +217,19 @@ def test_a_trigger_runs_without_adaptive_execution_unless_told(
         spark.conf.set(key, value)  # type: ignore[attr-defined]
     land(tmp_path / "in", "part-0.csv", events(0, 20), 0)
     job = load_job(wql.compile(QUERY.format(path=tmp_path / "in"), stream=True).stream_code)
-    seen: list[str] = []
+    seen: set[tuple[str, str]] = set()
 
     def emit(result: object, name: str) -> int:
-        seen.append(result.sparkSession.conf.get("spark.sql.adaptive.enabled"))  # type: ignore[attr-defined]
+        conf = result.sparkSession.conf  # type: ignore[attr-defined]
+        seen.add((conf.get("spark.sql.adaptive.enabled"), conf.get("spark.sql.shuffle.partitions")))
         return 0
 
+    cores = str(spark.sparkContext.defaultParallelism)  # type: ignore[attr-defined]
     try:
         job.await_stream(job.start_stream(spark, emit, str(tmp_path / "ck"), {}, None, "csv", True, None, 1))
-        assert seen and set(seen) == {adaptive}
+        assert seen == {(adaptive, cores if partitions == "cores" else partitions)}
         assert spark.conf.get("spark.sql.adaptive.enabled") == settings.get("spark.sql.adaptive.enabled", "true")  # type: ignore[attr-defined]
+        assert spark.conf.get("spark.sql.shuffle.partitions") == settings.get("spark.sql.shuffle.partitions", "200")  # type: ignore[attr-defined]
     finally:
         for key, value in before.items():
             if value is None:

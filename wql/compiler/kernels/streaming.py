@@ -1111,11 +1111,22 @@ def without_adaptive_execution(session):
     and plans again between them: sessions took 15 jobs a trigger with it and 6 without (docs/performance.md).
     Structured Streaming already turns it off for a query with a stateful operator (the state store
     engine's); this is for the others. A session that sets spark.sql.adaptive.enabled itself keeps it, and
-    spark.wql.stream.adaptive=true keeps adaptive execution on."""
+    spark.wql.stream.adaptive=true keeps adaptive execution on. Without it nothing coalesces the shuffles'
+    partitions: where the session does not set spark.sql.shuffle.partitions, a trigger's shuffles get one
+    partition a core (Spark's 200 would be 200 tasks and files per shuffle, each a few rows)."""
     if session.conf.get("spark.wql.stream.adaptive", "false").lower() == "true":
         return
-    if "spark.sql.adaptive.enabled" not in session.conf.getAll:
-        session.conf.set("spark.sql.adaptive.enabled", "false")
+    chosen = session.conf.getAll
+    if "spark.sql.adaptive.enabled" in chosen:
+        return
+    session.conf.set("spark.sql.adaptive.enabled", "false")
+    if "spark.sql.shuffle.partitions" in chosen:
+        return
+    try:
+        cores = session.sparkContext.defaultParallelism
+    except spark_errors():  # a Spark Connect session shows no SparkContext: Spark's own setting stays
+        return
+    session.conf.set("spark.sql.shuffle.partitions", str(max(1, cores)))
 
 
 class TriggerFailed(Exception):

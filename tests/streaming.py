@@ -19,7 +19,9 @@ semantics:
   not emitted before, since an admitted late tuple can make one final at
   once); draining emits the rest;
 - EMIT CHANGES: trigger i emits the open windows whose result over D differs
-  from their result over the D of the trigger before.
+  from their result over the D of the trigger before; sessions also retract
+  each version emitted before whose session no longer exists (the reference's
+  `session_changes`).
 
 When nothing is late, the drained stream must also equal the plain batch result.
 """
@@ -53,6 +55,7 @@ from wql.runtime.reference import (
     data_driven_extents,
     data_driven_final,
     evaluate_query,
+    session_changes,
     to_base,
 )
 
@@ -193,10 +196,12 @@ def model(
     batches: list[list[dict[str, Any]]],
     is_punctuation: Callable[[dict], bool] | None,
     late: list[dict[str, Any]] | None = None,
+    states: list[list[dict[str, Any]]] | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
     """What the stream must emit, and how many rows are late; with a `late` list, the late-rows output:
     every late row (whether GENEROUS placed it or not) and every malformed line, with the trigger, the
-    punctuation it started with and, for a late row, the windows it missed (`missed`)."""
+    punctuation it started with and, for a late row, the windows it missed (`missed`); with a `states`
+    list, each trigger's result over the tuples admitted so far (what a consumer of EMIT CHANGES holds)."""
     query = compiled.query
     window = query.window
     rules = disorder(query)
@@ -250,7 +255,9 @@ def model(
         extents_too = window.is_data_driven or window.snap
         current = evaluate_query(query, admitted, numbers, set_apart, extents_too=extents_too)
         data = _Data.of(query, admitted) if window.snap else None
-        if query.emit == "changes":
+        if query.emit == "changes" and window.kind is WindowKind.SESSION:
+            chosen = session_changes(query, earlier, current, before)
+        elif query.emit == "changes":
             opened = [r for r in current if not _closed(query, r, before, before_counts, data)]
             previous = [r for r in earlier if not _closed(query, r, before, before_counts, data)]
             chosen = _minus(opened, previous)
@@ -264,6 +271,8 @@ def model(
                 if _closed(query, r, after, counts, data) and not _closed(query, r, before, before_counts, data)
             ]
         expected.extend({**_plain(r), "_trigger": number} for r in chosen)
+        if states is not None:
+            states.append([_plain(r) for r in current])
         earlier = current
         punctuation = after
     if query.emit == "final" and closing:

@@ -23,7 +23,8 @@ from tests.streaming import (
     triggers,
     with_malformed,
 )
-from wql.runtime.reference import evaluate_query
+from wql.compiler.kernels.streaming import CHANGE
+from wql.runtime.reference import apply_changes, evaluate_query
 
 pytestmark = pytest.mark.spark
 
@@ -61,15 +62,18 @@ def check(
     plan: str | None = None,
     punctuation: str | None = None,
     is_punctuation: Any = None,
-) -> None:
-    """Run `text` on a stream of `rows` in a random arrival order and triggers; compare with the model."""
+    states: list[list[dict[str, Any]]] | None = None,
+) -> list[dict[str, Any]]:
+    """Run `text` on a stream of `rows` in a random arrival order and triggers; compare with the model. What
+    the stream emitted, each row with its `_trigger`; with a `states` list, each trigger's result over the
+    tuples admitted so far (tests.streaming.model)."""
     compiled = compile_stream(text, plan, punctuation)
     ordered = data.draw(arrivals(rows, attr, data.draw(st.integers(0, 4))))
     batches = data.draw(with_malformed(data.draw(triggers(ordered))))
     kept: list[dict[str, Any]] = []
     got, reports = run(spark, compiled, batches, late=kept)
     kept_want: list[dict[str, Any]] = []
-    want, late = model(compiled, batches, is_punctuation, late=kept_want)
+    want, late = model(compiled, batches, is_punctuation, late=kept_want, states=states)
     assert normalized(got) == normalized(want), difference(got, want)
     assert sum(r["late"] for r in reports) == late
     assert sum(r["malformed"] for r in reports) == sum(r["wql_reason"] == "malformed" for r in kept_want)
@@ -79,6 +83,7 @@ def check(
         batch = evaluate_query(compiled.query, [r for b in batches for r in b])
         untagged = [{k: v for k, v in r.items() if k != "_trigger"} for r in got]
         assert normalized(untagged) == normalized(batch), "a drained stream with nothing late must equal the batch"
+    return got
 
 
 def aggregates(plan: str, data: st.DataObject) -> str:
@@ -403,3 +408,36 @@ def test_sessions_and_frames(spark: Any, kind: str, plan: str, data: st.DataObje
     text = f"SELECT {chosen} FROM s [{spec} WATTR ts {partition} {slack}] {where}"
     text, attr = typed(data, text, ("TIMESTAMP", "DOUBLE"))
     check(spark, data, text, rows, attr, plan=plan)
+
+
+SESSION_KINDS = [(kind, plan) for kind in ("session", "kafka", "max") for plan in DATA_DRIVEN[kind][1]]
+
+
+@pytest.mark.parametrize(("kind", "plan"), SESSION_KINDS)
+@SETTINGS
+@given(data=st.data(), rows=runs(count=3, max_rows=10))
+def test_session_changes(spark: Any, kind: str, plan: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    """EMIT CHANGES of sessions: each trigger's updates and retractions are the reference's (session_changes),
+    and a consumer that applies them in order holds, after every trigger, exactly the sessions the reference
+    finds over the tuples admitted so far (after the last, what EMIT FINAL emits in all); the drain emits
+    nothing more."""
+    spec = DATA_DRIVEN[kind][0]
+    slacks = ["", "SLACK 2 SECONDS", "SLACK 5 SECONDS", "SLACK 0 SECONDS GENEROUS", "SLACK 3 SECONDS GENEROUS"]
+    slack = data.draw(st.sampled_from(slacks))
+    partition = data.draw(st.sampled_from(["PATTR case_id", "PATTR case_id, k", ""]))
+    where = data.draw(st.sampled_from(["", "WHERE n <> 3"]))
+    # GROUP BY: a session's rows, one per group, are retracted together
+    grouped = "" if partition.endswith(", k") else data.draw(st.sampled_from(["", "GROUP BY k"]))
+    chosen = SHARED if plan == "fold" else f"{SHARED}, {HOLISTIC}"
+    text = f"SELECT {chosen} FROM s [{spec} WATTR ts {partition} {slack}] {where} {grouped} EMIT CHANGES"
+    text, attr = typed(data, text, ("TIMESTAMP", "DOUBLE"))
+    states: list[list[dict[str, Any]]] = []
+    got = check(spark, data, text, rows, attr, plan=plan, states=states)
+    query = compile_stream(text, plan).query
+    assert all(r["_trigger"] != "drain" for r in got), "with EMIT CHANGES every version is out before the drain"
+    assert {r[CHANGE] for r in got} <= {"update", "retract"}
+    held: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for number, state in enumerate(states):
+        changes = [{c: v for c, v in r.items() if c != "_trigger"} for r in got if r["_trigger"] == number]
+        held = apply_changes(query, held, changes)
+        assert normalized(list(held.values())) == normalized(state), f"what a consumer holds after trigger {number}"

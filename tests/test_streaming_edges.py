@@ -416,3 +416,51 @@ def test_a_snap_run_of_open_ended_events_waits_for_the_data(spark: Any, plan: st
     assert [r["punctuation"] for r in reports[:2]] == ["30", "40"]
     want = evaluate_query(compiled.query, [r for b in batches for r in b])
     assert normalized([{k: v for k, v in r.items() if k != "_trigger"} for r in got]) == normalized(want)
+
+
+SESSION_CHANGES = (
+    "SELECT count(*) AS n, sum(v) AS sv FROM s [SESSION GAP 2 SECONDS WATTR ts {}SLACK 5 SECONDS] EMIT CHANGES"
+)
+
+
+def changes(spark: Any, text: str, batches: list[list[dict[str, Any]]]) -> list[tuple[Any, ...]]:
+    """(trigger, change, key, seconds of window_start, count) for each emitted row, in order."""
+    got, _ = run(spark, compile_stream(text), batches)
+    out = [
+        (r["_trigger"], r["wql_change"], r.get("k"), (r["window_start"] - BASE).total_seconds(), r["n"]) for r in got
+    ]
+    return sorted(out, key=lambda t: (str(t[0]), t[1], str(t[2]), t[3]))
+
+
+@pytest.mark.parametrize("partition", ["", "PATTR k "])
+def test_a_session_that_a_late_tuple_merges_away_is_retracted(spark: Any, partition: str) -> None:
+    # Trigger 0: sessions [0] and [4] (4 s apart, GAP 2). Trigger 1: 2 s joins them into one session from 0,
+    # so the version of the session at 4 is taken back; 5.5 s extends it in trigger 2, and 8 s and 7.5 s in
+    # trigger 3 (out of order within it) only change its result: nothing more to take back.
+    text = SESSION_CHANGES.format(partition)
+    select = text.replace("count(*) AS n", "k, count(*) AS n") if partition else text
+    got = changes(spark, select, [[row(0), row(4)], [row(2)], [row(5.5)], [row(8), row(7.5)]])
+    key = "a" if partition else None
+    if not partition:
+        got = [(t, c, None, s, n) for t, c, _, s, n in got]
+    assert got == [
+        (0, "update", key, 0.0, 1),
+        (0, "update", key, 4.0, 1),
+        (1, "retract", key, 4.0, 1),
+        (1, "update", key, 0.0, 3),
+        (2, "update", key, 0.0, 4),
+        (3, "update", key, 0.0, 6),
+    ]
+
+
+def test_a_tuple_before_a_session_moves_its_start_and_retracts_it(spark: Any) -> None:
+    # Trigger 0: a session from 4. Trigger 1: 3 s starts it at 3: the version from 4 no longer exists. Trigger
+    # 2: 20 s makes the punctuation 15, past 4 + 2: the session from 3 is final and stays as it was emitted.
+    text = SESSION_CHANGES.format("PATTR k ").replace("count(*) AS n", "k, count(*) AS n")
+    got = changes(spark, text, [[row(4)], [row(3)], [row(20)]])
+    assert got == [
+        (0, "update", "a", 4.0, 1),
+        (1, "retract", "a", 4.0, 1),
+        (1, "update", "a", 3.0, 2),
+        (2, "update", "a", 20.0, 1),
+    ]

@@ -393,6 +393,8 @@ SELECT sum(cost) AS s FROM calls [RANGE 6 ROWS SLIDE 4 ROWS PATTR caller FULL ST
 SELECT caller, count(*) AS n FROM calls [RANGE 4 ROWS SLIDE 2 ROWS FULL END] WHERE cost > 1 GROUP BY caller;
 SELECT max(cost) AS top FROM calls [RANGE 3 ROWS SLIDE 2 ROWS PATTR caller FULL];
 SELECT count(*) AS n FROM calls [RANGE UNBOUNDED SLIDE 1 HOUR WATTR started PATTR caller OWN END];
+SELECT caller, count(*) AS n, sum(cost) AS spent
+FROM calls [SESSION GAP 10 MINUTES WATTR started PATTR caller SLACK 1 MINUTES] EMIT CHANGES;
 """
 
 
@@ -401,11 +403,14 @@ def test_golden_explain_variants() -> None:
 
     explanations = wql.explain(EXPLAINED)
     classes = [e.window_class for e in explanations]
-    assert classes == ["CF", "CF", "FCF", "CF", "CF", "CF", "FCF", "FCF", "FCF", "FCF", "CF", "FCF", "CF", "FCF", "CF"]
+    assert classes == [
+        "CF", "CF", "FCF", "CF", "CF", "CF", "FCF", "FCF", "FCF", "FCF", "CF", "FCF", "CF", "FCF", "CF", "FCU",
+    ]  # fmt: skip
     assert [e.plan for e in explanations] == [
         "pane", "pane", "bucket", "pane", "slice", "bucket", "bucket", "pane", "pane", "bucket", "pane", "pane",
-        "bucket", "bucket", "bucket",
+        "bucket", "bucket", "bucket", "fold",
     ]  # fmt: skip
+    assert "wql_change 'retract'" in explanations[-1].stream_facts["emit"]
     check_golden("explain/variants.txt", render(explanations))
     check_golden("explain/variants.json", as_json(explanations))
 

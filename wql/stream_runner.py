@@ -41,6 +41,7 @@ class Terminal:
     def sink(self, result: Any, trigger: int | str) -> int:
         rows = [tuple(r) for r in self.order(result).collect()]
         with self.lock:
+            self.columns = tuple(result.columns)  # the emitted ones: EMIT CHANGES of sessions adds wql_change
             self.recent.extend(rows)
             self.total += len(rows)
             if self.live is None and rows:

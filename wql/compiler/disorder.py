@@ -123,7 +123,9 @@ def disorder(query: Query) -> Disorder:
         )
     final = kind.final_text(window)
     if query.emit == "changes":
-        emit = "EMIT CHANGES: each trigger emits the open windows whose result changed; the last version is final"
+        emit = kind.changes_text(query) or (
+            "EMIT CHANGES: each trigger emits the open windows whose result changed; the last version is final"
+        )
     else:
         emit = "EMIT FINAL: each window once, in the trigger that makes it final (draining emits the rest)"
     return Disorder(emit=emit, final=final, punctuation=punctuation, late=late, slack=slack)

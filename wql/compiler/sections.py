@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from wql.compiler.classes import WindowClass
 from wql.compiler.schema import Domain
+from wql.compiler.windows import WindowKind
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
@@ -83,6 +84,7 @@ SNAP = _semantics("2.20 SNAP: snapping to boundaries")
 DOUBLE_EDGES = _semantics("3.3 Exact edges on integral and DOUBLE attributes")
 EMPTY = _semantics("4. Empty windows and EMIT EMPTY")
 SLACK = _semantics("8.2 Slack")
+CHANGES = _semantics("8.7 EMIT FINAL and EMIT CHANGES")
 
 CLASSES: dict[WindowClass, Section] = {
     WindowClass.CF: _semantics("5.1 CF: context free"),
@@ -154,6 +156,8 @@ def sections_for(query: Query, plan: str | None = None) -> tuple[Section, ...]:
         cited.append(PLANS[plan])
     if query.window.slack is not None:
         cited.append(SLACK)
+    if query.emit == "changes" and query.window.kind is WindowKind.SESSION:  # its retractions
+        cited.append(CHANGES)
     return tuple(cited)
 
 
@@ -162,4 +166,5 @@ ALL_SECTIONS: tuple[Section, ...] = (
     *CLASSES.values(),
     *PLANS.values(),
     SLACK,
+    CHANGES,
 )

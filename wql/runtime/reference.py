@@ -46,6 +46,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from wql.compiler.analysis import Query
+from wql.compiler.kernels.streaming import CHANGE
 from wql.compiler.kinds import kind_of
 from wql.compiler.kinds.base import Extent, Member, from_base, partitions
 from wql.compiler.kinds.grid import candidates
@@ -315,3 +316,69 @@ def _order(query: Query, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 __all__ = ["Extent", "data_driven_final", "evaluate_query", "from_base", "to_base", "window_extents"]
+
+
+# ------------------------------------------------------------------ EMIT CHANGES of sessions on a stream
+
+
+def session_identity(query: Query, row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What names a session's result row for a consumer of its changes: its keys (PATTR and GROUP BY) and
+    window_start (docs/semantics.md §8.7). Sessions never tie, so one start names one session of a key."""
+    return (*(row[k.name] for k in query.keys), row["window_start"])
+
+
+def session_changes(
+    query: Query, earlier: Sequence[Mapping[str, Any]], current: Sequence[Mapping[str, Any]], point: Number | None
+) -> list[dict[str, Any]]:
+    """What one trigger of a session query emits under EMIT CHANGES (docs/semantics.md §8.7), from the result
+    rows over the tuples admitted before the trigger (`earlier`) and after it (`current`), each with its
+    "_extent" (evaluate_query's extents_too), and the punctuation the trigger started with (`point`).
+
+    A row of `earlier` final at `point` was emitted as final and never changes. Every other row of `earlier`
+    is the version a consumer holds of an open session: the trigger emits, marked 'update', each row of
+    `current` that is neither a final row of `earlier` nor such a version (a new session, or one whose
+    result changed), and marked 'retract', each such version whose session is not in `current` (an
+    out-of-order tuple merged it with another or moved its start), as it was emitted."""
+    window = query.window
+
+    def final(row: Mapping[str, Any]) -> bool:
+        return point is not None and data_driven_final(window, row["_extent"], point)
+
+    held = [row for row in earlier if not final(row)]
+    settled = [row for row in earlier if final(row)]
+    fresh = _without(_without(current, settled), held)
+    now = {session_identity(query, row) for row in current}
+    gone = [row for row in held if session_identity(query, row) not in now]
+    return [{**row, CHANGE: "retract"} for row in gone] + [{**row, CHANGE: "update"} for row in fresh]
+
+
+def apply_changes(
+    query: Query, held: dict[tuple[Any, ...], dict[str, Any]], changes: Sequence[Mapping[str, Any]]
+) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """A consumer of a session query's changes: `held` (by session_identity) after applying `changes` in
+    order, an 'update' upserted and a 'retract' deleted by its identity; the rows keep no CHANGE column."""
+    out = dict(held)
+    for change in changes:
+        row = {c: v for c, v in change.items() if c != CHANGE}
+        identity = session_identity(query, row)
+        if change[CHANGE] == "retract":
+            out.pop(identity, None)
+        else:
+            out[identity] = row
+    return out
+
+
+def _without(rows: Sequence[Mapping[str, Any]], others: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """`rows` less `others`, as multisets of values (an Extent aside; NaN equal to NaN)."""
+
+    def key(row: Mapping[str, Any]) -> tuple[Any, ...]:
+        return tuple((c, "NaN" if _nan(v) else v) for c, v in sorted(row.items()) if c != "_extent")
+
+    remaining = [key(row) for row in others]
+    out = []
+    for row in rows:
+        if key(row) in remaining:
+            remaining.remove(key(row))
+        else:
+            out.append(row)
+    return out

@@ -20,6 +20,7 @@ from wql.compiler.kernels.contract import StoreRequest, Streaming
 from wql.compiler.plans import Plan
 from wql.compiler.plans.grid import in_state_store
 from wql.compiler.schema import Domain
+from wql.compiler.windows import WindowKind
 
 # The driver's calls into a job's own stages and rules that only some queries define, each with when the
 # driver makes it (a test checks every other name the driver reads is defined in every streaming job).
@@ -78,7 +79,7 @@ def streaming_constants(ctx: Context) -> Streaming:
     partitions = [k for k in query.keys if k.origin == "partition"]
     counted = window.attr.is_row_num and window.per_partition_rows  # FCF: each partition its own punctuation
     generous = window.slack is not None and window.slack.mode == "generous"
-    return {
+    constants: Streaming = {
         "keeps": ctx.plan.keeps,
         "shares": any(s.name == "shares" for s in ctx.stages),
         "slack": rules.slack,
@@ -97,6 +98,15 @@ def streaming_constants(ctx: Context) -> Streaming:
         "lowered": any(s.name == "lower" for s in ctx.stages),
         "store": store_request(ctx),
     }
+    if retracts(query):  # a version emitted before whose session is gone is taken back, found by these columns
+        constants["retracts"] = ["wid", *(ctx.key_columns[k.name] for k in query.keys)]
+    return constants
+
+
+def retracts(query: Query) -> bool:
+    """Whether a trigger can take back a version it emitted before: EMIT CHANGES of sessions, where a tuple out
+    of order can merge two sessions or move one's start (docs/semantics.md §8.7)."""
+    return query.emit == "changes" and query.window.kind is WindowKind.SESSION
 
 
 def store_request(ctx: Context) -> StoreRequest | None:

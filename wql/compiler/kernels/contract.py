@@ -61,3 +61,6 @@ class Streaming(TypedDict):
     opened: bool  # the kept tuples begin where the earliest open window begins (not at a punctuation)
     lowered: bool  # the job has a lower stage (aggregates from combined partial states)
     store: StoreRequest | None  # the query's state in Spark's state store, or None: in the job's files
+    # EMIT CHANGES of sessions only: the windows stage's columns that name a session's row (wid, keys), by which
+    # a trigger finds the versions emitted before whose session is gone, to retract them.
+    retracts: NotRequired[list[str]]

@@ -55,6 +55,9 @@ if TYPE_CHECKING:  # names the job defines, or other support code copied beside 
 STATE_DIR = "wql"
 STAGING = "_wql_staging"
 LATE_COLUMNS = ("wql_reason", "wql_missed", "wql_punctuation", "wql_trigger", "wql_record")
+# EMIT CHANGES of sessions: the column that says whether a row is a session's new version or takes back one
+# emitted before (docs/semantics.md §8.7).
+CHANGE = "wql_change"
 
 
 def is_local(path):
@@ -635,6 +638,7 @@ class TriggerRun:
         # GENEROUS sessions and frames: the state holds no window emitted before, and a late tuple admitted
         # after its key's closing point can make a window that is final at once: every final one goes out.
         already = None if before is None or STREAMING["closings"] is not None else is_final(before)
+        held = gone = None
         if STREAMING["emit"] == "changes":
             # Every open window whose result differs from what the trigger before computed for it.
             chosen = everything if already is None else everything.where(~already)
@@ -645,7 +649,11 @@ class TriggerRun:
                 earlier = load_state(self.session, self.checkpoint, self.meta, "state")
             if earlier is not None:
                 earlier = with_points(windows_of(earlier), offsets, positions)
-                chosen = chosen.exceptAll(earlier if already is None else earlier.where(~already))
+                earlier = earlier if already is None else earlier.where(~already)
+                if STREAMING.get("retracts"):  # sessions: the versions whose session is gone are taken back
+                    held, gone = earlier, vanished(earlier, everything, STREAMING.get("retracts"))
+                else:
+                    chosen = chosen.exceptAll(earlier)
         else:
             closes = F.lit(False) if after is None else is_final(after)
             chosen = everything.where(closes if already is None else closes & ~already)
@@ -659,7 +667,13 @@ class TriggerRun:
         saving = {name: beside(save_part(spark, checkpoint, batch, name, *part)) for name, part in parts.items()}
         try:
             fault("emit", batch)
-            self.emitted = emit(finish(chosen.drop("_before", "_after")), f"batch-{batch:08d}")
+            result = finish(chosen.drop("_before", "_after"))
+            if STREAMING.get("retracts"):
+                if held is None:  # the first trigger with tuples: every session is new
+                    result = changelog(result)
+                else:
+                    result = changelog(result, finish(held), finish(gone))
+            self.emitted = emit(result, f"batch-{batch:08d}")
             fault("emitted", batch)
         finally:
             for wait in saving.values():  # every part's job ends before the trigger goes on, or fails with
@@ -901,6 +915,37 @@ def from_open_windows(rows, computed, punctuation, keys):
     return joined.where(F.col("wql_rows._t") >= F.col("wql_open._open_from")).select(
         *(F.col(f"wql_rows.`{c}`") for c in rows.columns)
     )
+
+
+def vanished(earlier, current, columns):
+    """EMIT CHANGES of sessions: the versions the trigger before left open (`earlier`) whose session is not
+    among the trigger's windows (`current`): a tuple out of order merged it with another or moved its start.
+    A session's row is named by `columns` (its wid and keys; NULL is a key too)."""
+    from pyspark.sql import functions as F
+
+    # The trigger's names under new names, as from_open_windows joins them: both sides come from kernels'
+    # nodes, which keep their input's key attributes.
+    names = [f"_now_{i}" for i in range(len(columns))]
+    now = current.select(*(F.col(f"`{c}`").alias(n) for c, n in zip(columns, names, strict=True))).distinct()
+    match = F.lit(True)
+    for c, n in zip(columns, names, strict=True):
+        match = match & F.col(f"wql_before.`{c}`").eqNullSafe(F.col(f"wql_now.`{n}`"))
+    return earlier.alias("wql_before").join(now.alias("wql_now"), match, "left_anti")
+
+
+def changelog(current, held=None, retracted=None):
+    """EMIT CHANGES of sessions: a trigger's rows marked in the CHANGE column, 'retract' for each version taken
+    back (`retracted`, as it was emitted), then 'update' for each of the trigger's sessions (`current`) whose
+    version is not among those emitted before (`held`). Versions are compared as `finish` makes them: a plan's
+    own columns (the starts plan numbers each key's sessions) depend on which sessions the state still holds.
+    A consumer that deletes and upserts the rows in order, by keys and window_start, holds each session's
+    current version."""
+    from pyspark.sql import functions as F
+
+    if held is None:
+        return current.withColumn(CHANGE, F.lit("update"))
+    marked = current.exceptAll(held).withColumn(CHANGE, F.lit("update"))
+    return retracted.withColumn(CHANGE, F.lit("retract")).unionByName(marked)
 
 
 def same_keys(frame, keys, columns, how):

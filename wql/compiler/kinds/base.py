@@ -236,6 +236,10 @@ class Kind:
         """What a late tuple does, where this kind differs from a grid window (None: it does not)."""
         return None
 
+    def changes_text(self, query: Query) -> str | None:
+        """What EMIT CHANGES emits each trigger, where this kind differs from a grid window (None: it does not)."""
+        return None
+
     def refuse_on_stream(self, query: Query) -> None:
         """Raise WQLNotSupportedError, with the reason, for what a stream cannot run exactly yet."""
 

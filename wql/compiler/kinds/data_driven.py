@@ -229,9 +229,9 @@ class DataDriven(Kind):
     def refuse_on_stream(self, query: Query) -> None:
         if query.emit == "changes":
             raise WQLNotSupportedError(
-                f"EMIT CHANGES of {query.window.kind.value} windows: a tuple that arrives out of order can merge two "
-                "sessions or split a frame, so a window emitted as changed could stop existing, which needs "
-                "retractions",
+                f"EMIT CHANGES of {query.window.kind.value} windows: a tuple that arrives out of order can split a "
+                "frame or move where one ends, so a frame emitted as changed could stop existing, which needs "
+                "retractions (sessions have them)",
                 hint="use EMIT FINAL",
             )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from wql.compiler.kernels.streaming import CHANGE
 from wql.compiler.kinds.base import Extent, Member, Sql, amount
 from wql.compiler.kinds.data_driven import DataDriven, Run, frame_of, gap_of, ordering
 from wql.compiler.units import Number, quantity_text
@@ -176,6 +177,18 @@ class Sessions(DataDriven):
         first, last = extent.members[0].a, extent.members[-1].a
         assert first is not None and last is not None
         return point > last + gap_of(window) or (frame.longest is not None and point >= first + frame.longest)
+
+    def changes_text(self, query: Query) -> str | None:
+        return (
+            f"EMIT CHANGES: each trigger emits every open session whose result changed, with {CHANGE} 'update', and "
+            f"with {CHANGE} 'retract' each version emitted before whose session no longer exists (a tuple out of "
+            "order merged it with another or moved its start), as it was emitted; a consumer that upserts updates "
+            "and deletes retractions by keys and window_start, trigger by trigger, holds every session at its "
+            "current version, and after the drain what EMIT FINAL emits"
+        )
+
+    def refuse_on_stream(self, query: Query) -> None:
+        """Sessions run with EMIT CHANGES: a version that stops existing is retracted (docs/semantics.md §8.7)."""
 
     def final_text(self, window: Window) -> str:
         cut = ", or reaches its first value + MAX" if frame_of(window).longest is not None else ""

@@ -17,10 +17,15 @@ REFUSED = {
     "SELECT count(*) AS n FROM s [RANGE 10 SECONDS RATTR ts SLIDE 2 ROWS SATTR rank(ts)] EMIT CHANGES": (
         "EMIT CHANGES of windows named by rank"
     ),
-    "SELECT count(*) AS n FROM s [SESSION GAP 5 SECONDS KAFKA WATTR ts] EMIT CHANGES": (
-        "EMIT CHANGES of session windows: a tuple that arrives out of order can merge two sessions"
+    "SELECT count(*) AS n FROM s [SESSION GAP 5 SECONDS WATTR ts] HAVING count(*) < 3 EMIT CHANGES": (
+        "EMIT CHANGES with HAVING: a window whose version passed HAVING can stop passing it"
     ),
-    "SELECT avg(v) AS a FROM s [FRAME DELTA 5 ON v WATTR ts] EMIT CHANGES": "EMIT CHANGES of delta-frame windows",
+    "SELECT avg(v) AS a FROM s [FRAME DELTA 5 ON v WATTR ts] EMIT CHANGES": (
+        "EMIT CHANGES of delta-frame windows: a tuple that arrives out of order can split a frame"
+    ),
+    "SELECT count(*) AS n FROM s [FRAME THRESHOLD (v > 1) WATTR ts] EMIT CHANGES": (
+        "EMIT CHANGES of threshold-frame windows"
+    ),
     "SELECT count(*) AS n FROM s [SNAPSHOT WATTR (x, y) PATTR case_id] EMIT CHANGES": (
         "EMIT CHANGES of snapshot windows: an event still to come can add an endpoint inside an open snapshot"
     ),
@@ -49,6 +54,21 @@ def test_snapshot_windows_and_snap_run_on_a_stream() -> None:
     assert 'return F.col("_pnext").isNotNull() & (F.col("_pnext") <= punctuation)' in compiled.stream_code
     snap = compile_stream("SELECT count(*) AS n FROM s [RANGE 10 SLIDE 5 WATTR (x, y) SNAP SLACK 2]")
     assert 'return (ORIGIN + (F.col("_wend") + 2) * SLIDE <= punctuation) & ~grows' in snap.stream_code
+
+
+@pytest.mark.parametrize(
+    "spec", ["SESSION GAP 5 SECONDS", "SESSION GAP 5 SECONDS KAFKA", "SESSION GAP 5 SECONDS MAX 1 MINUTE"]
+)
+def test_sessions_run_with_emit_changes_and_retract(spec: str) -> None:
+    """Once refused; now a session query's stream job retracts the versions whose session is gone (§8.7),
+    by the windows stage's wid and keys, and explain says what wql_change means."""
+    text = f"SELECT k, count(*) AS n FROM s [{spec} WATTR ts PATTR case_id SLACK 2 SECONDS] GROUP BY k EMIT CHANGES"
+    compiled = compile_stream(text)
+    assert '"retracts": ["wid", "case_id", "k"]' in compiled.stream_code
+    [emit] = [line for line in compiled.stream_code.splitlines() if line.startswith("# Emit")]
+    assert "wql_change 'retract'" in emit
+    final = compile_stream(text.replace("EMIT CHANGES", "")).stream_code
+    assert '"retracts": ' not in final
 
 
 def test_punctuation_rows_with_a_row_num_window_are_refused() -> None:

@@ -236,3 +236,51 @@ def test_a_trigger_runs_without_adaptive_execution_unless_told(
                 spark.conf.unset(key)  # type: ignore[attr-defined]
             else:
                 spark.conf.set(key, value)  # type: ignore[attr-defined]
+
+
+SESSIONS = """CREATE STREAM ev (ts TIMESTAMP, k STRING, v DOUBLE) FROM '{path}' FORMAT csv OPTIONS (header = 'true');
+SELECT k, count(*) AS n, sum(v) AS total FROM ev [SESSION GAP 2 SECONDS WATTR ts PATTR k SLACK 10 SECONDS]
+{emit};
+"""
+
+
+def test_session_changes_applied_in_order_give_the_batch_sessions(
+    spark: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`wql run --stream` of sessions with EMIT CHANGES: the second file's tuple at 2 s merges the first file's
+    sessions at 0 s and 4 s, so its trigger retracts the one at 4 s. A consumer that applies the files in
+    trigger order, by k and window_start, ends with the batch run's sessions; the terminal shows wql_change."""
+    data = tmp_path / "in"
+    at = [f"{BASE + datetime.timedelta(seconds=s)},a,{s}" for s in (0, 4, 2, 30)]
+    land(data, "part-0.csv", at[:2], 0)
+    land(data, "part-1.csv", at[2:3], 1)
+    land(data, "part-2.csv", [at[3], f"{BASE + datetime.timedelta(seconds=31)},b,1"], 2)
+    script = tmp_path / "q.wql"
+    script.write_text(SESSIONS.format(path=data, emit=""))
+    assert main(["run", str(script), "--output", str(tmp_path / "batch.csv")]) == 0
+    script.write_text(SESSIONS.format(path=data, emit="EMIT CHANGES"))
+    arguments = ["--output", str(tmp_path / "out"), "--checkpoint", str(tmp_path / "ck"), "--max-files", "1"]
+    code = main(["run", str(script), "--stream", "--drain", *arguments])
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    held: dict[tuple[str, str], tuple[str, ...]] = {}
+    changes = []
+    for path in sorted((tmp_path / "out").glob("*.csv")):  # batch-00000000 … in trigger order
+        with path.open() as handle:
+            header, *rows = list(csv.reader(handle))
+        change, k, start = header.index("wql_change"), header.index("k"), header.index("window_start")
+        for row in rows:
+            changes.append((row[change], row[start]))
+            if row[change] == "retract":
+                del held[row[k], row[start]]
+            else:
+                held[row[k], row[start]] = tuple(v for i, v in enumerate(row) if i != change)
+    retracted = [start for change, start in changes if change == "retract"]
+    assert len(retracted) == 1 and "00:00:04" in retracted[0], changes
+    assert sorted(held.values()) == windows(tmp_path / "batch.csv")
+
+    # Without --output, the terminal's table has the column too.
+    code = main(["run", str(script), "--stream", "--drain", "--checkpoint", str(tmp_path / "ck2"), "--max-files", "1"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "wql_change" in out and "retract" in out

@@ -35,6 +35,9 @@ Conventions it fixes for every plan (docs/semantics.md §1–4):
   (attribute, row_num) order, cut into maximal runs by the window's own rule
   (semantics.md §2), walked one tuple at a time. The rule sees every tuple (WHERE
   filters contents; Kafka sessions filter records first, as Kafka's DSL does).
+- EMIT CHANGES of sessions on a stream (semantics.md §8.7): `session_changes`
+  gives a trigger's updates and retractions from the results before and after
+  it, and `apply_changes` what a consumer of them holds.
 """
 
 from __future__ import annotations

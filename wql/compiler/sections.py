@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 
 from wql.compiler.classes import WindowClass
 from wql.compiler.schema import Domain
-from wql.compiler.windows import WindowKind
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
@@ -156,7 +155,7 @@ def sections_for(query: Query, plan: str | None = None) -> tuple[Section, ...]:
         cited.append(PLANS[plan])
     if query.window.slack is not None:
         cited.append(SLACK)
-    if query.emit == "changes" and query.window.kind is WindowKind.SESSION:  # its retractions
+    if query.emit == "changes" and kind_of(query.window).retracts:
         cited.append(CHANGES)
     return tuple(cited)
 

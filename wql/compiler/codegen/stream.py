@@ -17,10 +17,10 @@ from wql.compiler.codegen.common import Context, anchors_rule, window_attribute_
 from wql.compiler.disorder import check_streamable, cut_from_windows, disorder, state_text
 from wql.compiler.families import FAMILIES
 from wql.compiler.kernels.contract import StoreRequest, Streaming
+from wql.compiler.kinds import kind_of
 from wql.compiler.plans import Plan
 from wql.compiler.plans.grid import in_state_store
 from wql.compiler.schema import Domain
-from wql.compiler.windows import WindowKind
 
 # The driver's calls into a job's own stages and rules that only some queries define, each with when the
 # driver makes it (a test checks every other name the driver reads is defined in every streaming job).
@@ -106,7 +106,7 @@ def streaming_constants(ctx: Context) -> Streaming:
 def retracts(query: Query) -> bool:
     """Whether a trigger can take back a version it emitted before: EMIT CHANGES of sessions, where a tuple out
     of order can merge two sessions or move one's start (docs/semantics.md §8.7)."""
-    return query.emit == "changes" and query.window.kind is WindowKind.SESSION
+    return query.emit == "changes" and kind_of(query.window).retracts
 
 
 def store_request(ctx: Context) -> StoreRequest | None:

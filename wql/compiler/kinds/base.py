@@ -147,6 +147,7 @@ class Kind:
     family: ClassVar[Family]  # the plan family that computes it (wql.compiler.families)
     noun: ClassVar[str] = "window"  # what a window of this kind is called in words: session, frame, …
     data_driven: ClassVar[bool] = False  # the tuples themselves decide where a window ends (§2.16, §2.17)
+    retracts: ClassVar[bool] = False  # EMIT CHANGES takes back a version whose window stops existing (§8.7)
     edged: ClassVar[bool] = False  # windows can start before the data or end after it (drawn dashed)
 
     def matches(self, window: Window) -> bool:

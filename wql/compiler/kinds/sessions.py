@@ -28,6 +28,7 @@ class Sessions(DataDriven):
 
     name = "sessions"
     noun = "session"
+    retracts = True  # a tuple out of order can merge two sessions or move one's start
     ties = False  # equal values are never in different sessions
     closed_by_tuple = False  # a session is final once the punctuation is GAP past its last tuple
     start_mark = "a gap above GAP"

@@ -29,7 +29,7 @@ RESULTS = HERE / "results.jsonl"
 # name -> the benchmark's command line after `python benchmarks/`; the figures of docs/performance.md.
 BENCHMARKS: dict[str, list[str]] = {
     "sliding": ["sliding.py", "--json"],
-    "streaming": ["streaming.py", "--json"],
+    "streaming": ["streaming.py", "--json", "--ratios", "1,60", "--repeat", "1"],
     # RocksDB: a million keys' open windows outgrow a 4g driver's memory in Spark's default provider.
     "stream_state": ["stream_state.py", "--json", "--provider", "rocksdb", "--triggers", "5"],
     "slide_by_tuple": ["slide_by_tuple.py", "--json"],

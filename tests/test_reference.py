@@ -214,3 +214,17 @@ def test_aggregates(aggregate: str, expected: Any) -> None:
     rows = [r(k="a", v=1.0), r(k="a", v=2.0), r(k="b", v=3.0), r(k="b", v=4.0)]
     [row] = run(f"SELECT {aggregate} AS x FROM s [RANGE 10 WATTR t]", rows)
     assert row["x"] == pytest.approx(expected) if isinstance(expected, float) else row["x"] == expected
+
+
+def test_a_late_event_places_align_firsts_grid_but_not_the_datas_end() -> None:
+    """A stream's late event is given to the reference only to place ALIGN FIRST's grid: it is not in the data
+    admitted, so its end must not carry an open-ended event's windows further (semantics §8.10). Found by the
+    streaming differential test of ALIGN FIRST over interval events, where the model emitted one more window
+    per key at the drain than the stream did."""
+    query = wql.compile(
+        "CREATE STREAM s (x BIGINT, y BIGINT, v DOUBLE);\n"
+        "SELECT count(*) AS n FROM s [RANGE 7 SLIDE 5 WATTR (x, y) ALIGN FIRST]"
+    ).query
+    open_ended = {"x": 0, "y": None, "v": 1.0}
+    got = evaluate_query(query, [open_ended], arrivals=[0], late=[(1, {"x": -3, "y": 30, "v": 1.0})])
+    assert [(row["window_start"], row["n"]) for row in got] == [(-2, 1)]  # the data ends at 0, where it starts

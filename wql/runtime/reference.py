@@ -206,7 +206,7 @@ def evaluate_query(
     tuples = _prepare(query, rows, arrivals)
     if late and window.align_first:
         shaping = _prepare(query, [row for _, row in late], [number for number, _ in late])
-        tuples += [replace(t, passes=False) for t in shaping]
+        tuples += [replace(t, passes=False, shaping_only=True) for t in shaping]
     if _filters_first(window):
         tuples = [t for t in tuples if t.passes]  # Kafka filters records before placing windows
     partition_keys = [k for k in query.keys if k.origin == "partition"]

@@ -44,6 +44,9 @@ class Member:
     open_ended: bool = False
     partition: tuple[Any, ...] = ()
     passes: bool = True  # WHERE holds
+    # A stream's late tuple, given only to place ALIGN FIRST's grid (the first arrival, late or not): in no
+    # window, and not part of the data admitted, so it does not move the data's end either.
+    shaping_only: bool = False
     slide_pos: int = 0  # position that decides slide-by-n membership (row_num or rank)
     group: tuple[Any, ...] = field(default=())
 

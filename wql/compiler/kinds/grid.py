@@ -208,8 +208,10 @@ class Grid(Kind):
         def shown(value: Number | None) -> Any:
             return None if value is None else from_base(value if anchor is None else anchor + value, domain)
 
-        well_formed = [t for t in tuples if t.a is not None and (t.end is None or t.end >= t.a)]
-        values = [t.a for t in well_formed]  # a malformed event (end < start) does not move the horizon either
+        # The data's end (the horizon) is the admitted data's: a late tuple that only placed the grid is not in
+        # it, and a malformed event (end < start) does not move it either.
+        well_formed = [t for t in tuples if t.a is not None and not t.shaping_only and (t.end is None or t.end >= t.a)]
+        values = [t.a for t in well_formed]
         ends = [t.end for t in well_formed if t.end is not None]
         found = candidates(window, values + ends)  # type: ignore[arg-type]
         horizon = max(values + ends) if values else None  # type: ignore[type-var]

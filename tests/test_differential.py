@@ -296,3 +296,21 @@ def test_kafka_windows(spark: Any, plan: str, attr: str, data: st.DataObject, ro
     where = data.draw(WHERES)
     text = f"SELECT {tuple_aggregates(plan)} FROM s [RANGE {r}{unit} WATTR {attr} SLIDE KAFKA PATTR case_id] {where}"
     compare(spark, text, rows, plan)
+
+
+@pytest.mark.parametrize("attr", ["ts", "x"])
+@SETTINGS
+@given(data=st.data(), rows=cases())
+def test_kafka_late_record_rule(spark: Any, attr: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    """SLACK g KAFKA (the replay plan): the streams interleaved in one random arrival order, so that stream
+    time, shared by every key as in Kafka, makes records of one key late for another's."""
+    r = data.draw(st.integers(1, 12))
+    grace = data.draw(st.integers(0, 15))
+    unit = " SECONDS" if attr == "ts" else ""
+    order = data.draw(st.permutations(range(len(rows))))
+    rows = [{**rows[i], "seq": position} for position, i in enumerate(order)]
+    where = data.draw(WHERES)
+    group = data.draw(st.sampled_from(["", " GROUP BY k"]))
+    keys = "k, " if group else ""
+    window = f"[RANGE {r}{unit} WATTR {attr} SLIDE KAFKA PATTR case_id SLACK {grace}{unit} KAFKA]"
+    compare(spark, f"SELECT {keys}{SHARED}, {HOLISTIC} FROM s {window} {where}{group}", rows, "replay")

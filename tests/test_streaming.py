@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.conftest import SPARK
-from tests.differential import cases, normalized, runs
+from tests.differential import BASE, cases, normalized, runs
 from tests.streaming import (
     CORRUPT,
     arrivals,
@@ -313,6 +313,55 @@ def test_kafka_windows(spark: Any, plan: str, data: st.DataObject, rows: list[di
         data, text.replace("SLACK 3", "SLACK 3 SECONDS").replace("SLACK 2", "SLACK 2 SECONDS"), ("TIMESTAMP", "BIGINT")
     )
     check(spark, data, text, rows, attr, plan=plan)
+
+
+@pytest.mark.parametrize("emit", ["FINAL", "CHANGES"])
+@SETTINGS
+@given(data=st.data(), rows=cases(count=4, max_rows=10))
+def test_kafka_late_record_rule(spark: Any, emit: str, data: st.DataObject, rows: list[dict[str, Any]]) -> None:
+    """SLACK g KAFKA on a stream: Kafka's rule follows arrival order alone, so however the records are cut
+    into triggers the drained stream equals the batch run over them in that order. Each window comes out once
+    (EMIT FINAL) in the first trigger whose punctuation is past its end; with EMIT CHANGES its last version
+    is the batch's. Every record below its close time as it arrived is counted late and kept."""
+    r = data.draw(st.integers(1, 12))
+    grace = data.draw(st.integers(0, 6))
+    where = data.draw(st.sampled_from(["", " WHERE n <> 3"]))
+    window = f"[RANGE {r} SECONDS WATTR ts SLIDE KAFKA PATTR case_id SLACK {grace} SECONDS KAFKA]"
+    text = f"SELECT {aggregates('over', data)} FROM s {window}{where} EMIT {emit}"
+    text, attr = typed(data, text, ("TIMESTAMP", "BIGINT"))
+    compiled = compile_stream(text, "replay")
+    ordered = data.draw(arrivals(rows, attr, data.draw(st.integers(0, 6))))
+    batches = data.draw(with_malformed(data.draw(triggers(ordered))))
+    kept: list[dict[str, Any]] = []
+    got, reports = run(spark, compiled, batches, late=kept)
+    records = [row for batch in batches for row in batch if row.get(CORRUPT) is None]
+    want = evaluate_query(compiled.query, records)
+    # Each record's close time as it arrived: stream time over the records Kafka sees (WHERE first), less the grace.
+    scale = 1_000_000 if attr == "ts" else 1
+    seen, late, points = None, [], []
+    for batch in batches:
+        for row in batch:
+            value = row[attr] if row.get(CORRUPT) is None else None
+            if value is not None and not (where and row["n"] in (None, 3)):
+                base = round((value - BASE).total_seconds() * scale) if attr == "ts" else value
+                seen = base if seen is None else max(seen, base)
+                if base < seen - grace * scale:
+                    late.append(row)
+        points.append(None if seen is None else seen - grace * scale)
+    assert sum(report["late"] for report in reports) == len(late)
+    assert sorted(row["wql_reason"] for row in kept if row["wql_reason"] == "late") == ["late"] * len(late)
+    if emit == "CHANGES":  # a window's last version is the batch's
+        last = {(row["wid"], row["case_id"]): row for row in sorted(got, key=lambda row: row["_trigger"] == "drain")}
+        got = [{k: v for k, v in row.items() if k != "_trigger"} for row in last.values()]
+        assert normalized(got) == normalized(want), difference(got, want)
+        return
+    untagged = [{k: v for k, v in row.items() if k != "_trigger"} for row in got]
+    assert normalized(untagged) == normalized(want), difference(untagged, want)
+    for row in got:  # emitted by the first trigger whose punctuation is past the window's end
+        end = row["window_end"]
+        end = round((end - BASE).total_seconds() * scale) if attr == "ts" else end
+        first = next((i for i, p in enumerate(points) if p is not None and end < p), "drain")
+        assert row["_trigger"] == first, (row, points)
 
 
 @pytest.mark.parametrize("plan", ["bucket", "pane"])

@@ -84,6 +84,7 @@ DOUBLE_EDGES = _semantics("3.3 Exact edges on integral and DOUBLE attributes")
 EMPTY = _semantics("4. Empty windows and EMIT EMPTY")
 SLACK = _semantics("8.2 Slack")
 CHANGES = _semantics("8.7 EMIT FINAL and EMIT CHANGES")
+KAFKA_RULE = _semantics("8.13 Kafka's late-record rule")
 
 CLASSES: dict[WindowClass, Section] = {
     WindowClass.CF: _semantics("5.1 CF: context free"),
@@ -105,6 +106,7 @@ PLANS: dict[str, Section] = {
     "se-slices": _semantics("7.12 se-slices"),
     "difference": _semantics("7.13 difference"),
     "sweep": _semantics("7.14 sweep"),
+    "replay": _semantics("7.15 replay"),
 }
 
 
@@ -155,6 +157,8 @@ def sections_for(query: Query, plan: str | None = None) -> tuple[Section, ...]:
         cited.append(PLANS[plan])
     if query.window.slack is not None:
         cited.append(SLACK)
+        if query.window.slack.mode == "kafka":
+            cited.append(KAFKA_RULE)
     if query.emit == "changes" and kind_of(query.window).retracts:
         cited.append(CHANGES)
     return tuple(cited)
@@ -165,5 +169,6 @@ ALL_SECTIONS: tuple[Section, ...] = (
     *CLASSES.values(),
     *PLANS.values(),
     SLACK,
+    KAFKA_RULE,
     CHANGES,
 )

@@ -80,7 +80,7 @@ class Attribute:
 @dataclass(frozen=True)
 class Slack:
     amount: Number
-    mode: Literal["consistent", "generous"]
+    mode: Literal["consistent", "generous", "kafka"]  # kafka: Kafka's late-row rule, SLIDE KAFKA only (§8.13)
 
 
 Comparison = Literal["<", "<=", ">", ">=", "=", "<>"]
@@ -188,8 +188,9 @@ class Window:
 
     @property
     def numbers_rows(self) -> bool:
-        """Whether the job needs arrival positions: for the window itself, or to find the first arrival."""
-        return self.uses_row_num or self.align_first
+        """Whether the job needs arrival positions: for the window itself, to find the first arrival, or for
+        Kafka's late-record rule, which follows arrival order."""
+        return self.uses_row_num or self.align_first or (self.slack is not None and self.slack.mode == "kafka")
 
     @property
     def is_interval(self) -> bool:
@@ -984,7 +985,7 @@ class _Resolver:
             range=to_base(rng.quantity, attr.domain, attr.name, "RANGE"),
             slide=None,
             partition_by=self.partition(),
-            slack=self.slack(attr),
+            slack=self.slack(attr, kafka=True),
             defaults=tuple(self.notes),
             units=(rng.quantity.unit, None),
             slack_unit=self.slack_unit(),
@@ -1159,11 +1160,19 @@ class _Resolver:
                 raise WQLTypeError("ALIGN is outside the years 1 to 9999", span=clause.span) from None
         return value
 
-    def slack(self, attr: Attribute) -> Slack | None:
+    def slack(self, attr: Attribute, kafka: bool = False) -> Slack | None:
+        """SLACK and its mode; `kafka`: the window is Kafka's sliding window, the only one whose late records
+        Kafka's rule places."""
         clause = self.get(ast.SlackClause)
         if clause is None:
             return None
         assert isinstance(clause, ast.SlackClause)
+        if clause.mode == "kafka" and not kafka:
+            raise WQLSemanticError(
+                "SLACK … KAFKA is Kafka's late-record rule for its sliding windows: it needs SLIDE KAFKA",
+                span=clause.span,
+                hint="use CONSISTENT or GENEROUS here",
+            )
         if attr.is_row_num:
             raise WQLSemanticError(
                 "row_num arrives in order by definition: SLACK has nothing to bound", span=clause.span

@@ -166,7 +166,7 @@ class AlignClause(Node):
 @dataclass(frozen=True, kw_only=True)
 class SlackClause(Node):
     quantity: Quantity
-    mode: Literal["consistent", "generous"] | None = None
+    mode: Literal["consistent", "generous", "kafka"] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

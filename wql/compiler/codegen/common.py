@@ -137,23 +137,34 @@ def attribute_expression(ctx: Context, name: str) -> str:
     return col(name)
 
 
+def recorded_attribute(ctx: Context) -> str:
+    """The window attribute of the stream's rows, in base units; under Kafka's late-record rule NULL for a
+    record WHERE filters out, which Kafka's aggregation never sees (it moves no stream time)."""
+    value = attribute_expression(ctx, ctx.window.attr.name)
+    window, where = ctx.window, ctx.query.where
+    if window.slack is not None and window.slack.mode == "kafka" and where is not None:
+        return f"F.when(F.coalesce({expr(where)}, F.lit(False)), {value})"
+    return value
+
+
 def window_attribute_rule(ctx: Context) -> None:
     """window_attribute: what a streaming job's punctuations and lateness compare, on the stream's rows."""
     code = ctx.rules
     code("def window_attribute(rows):")
     code.indent()
     code(f'"""{attribute_note(ctx)}: what punctuations and lateness compare."""')
-    code(f"return {attribute_expression(ctx, ctx.window.attr.name)}")
+    code(f"return {recorded_attribute(ctx)}")
     code.dedent()
     code.blank(2)
 
 
-def numbering(ctx: Context, *, rows: bool, positions: bool) -> None:
+def numbering(ctx: Context, *, rows: bool, positions: bool, seen: str | None = None) -> None:
     """The number stage, when the plan needs arrival positions: with `rows`, row_num over the whole stream
-    (unless a ROW_NUM column gives it); with `positions`, _pos, the position within the PATTR partition."""
+    (unless a ROW_NUM column gives it); with `positions`, _pos, the position within the PATTR partition;
+    with `seen`, the attribute Kafka's stream time runs over, _seen, its value as each row arrives."""
     window, stream = ctx.window, ctx.query.stream
     numbered = rows and not stream.row_num
-    if not numbered and not positions and not window.align_first:
+    if not numbered and not positions and not window.align_first and seen is None:
         return
     doc = (
         "row_num: the arrival position, numbered before WHERE so that WHERE never renumbers rows"
@@ -161,13 +172,25 @@ def numbering(ctx: Context, *, rows: bool, positions: bool) -> None:
         else "_pos: the position within the partition, in arrival order"
         if positions
         else "the first arrival's value, where the grid starts"
+        if window.align_first
+        else "_seen: Kafka's stream time as each row arrives"
     )
-    extra = ("first_row: int = 0", "offsets=None", *(("anchors=None",) if window.align_first else ()))
+    extra = (
+        "first_row: int = 0",
+        "offsets=None",
+        *(("anchors=None",) if window.align_first else ()),
+        *(("seen=None",) if seen is not None else ()),
+    )
     code = ctx.stage("number", ctx.param, doc + ".", extra=extra)
     code(f"rows = {ctx.param}")
     if numbered:
         code.comment("Arrival position first_row, first_row + 1, …: on a stream, triggers continue each other's count.")
         code("rows = number_rows(rows, first_row)")
+    if seen is not None:
+        code.comment("Kafka's stream time as each record arrives (_seen), across keys, from what earlier triggers saw:")
+        code.comment("a record below _seen − GRACE is late, and one below _seen − GRACE − RANGE is dropped.")
+        order = f", order={py(stream.row_num)}" if stream.row_num else ""
+        code(f"rows = stream_time(rows, {seen}, seen{order})")
     if positions:
         parts = ", ".join(col(p) for p in window.partition_by)
         order = col(stream.row_num) if stream.row_num else col(ROW_NUM)

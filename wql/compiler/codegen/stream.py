@@ -32,6 +32,7 @@ GUARDED_RULES: dict[str, Callable[[dict[str, Any]], bool]] = {
     "lift": lambda streaming: streaming["keeps"] == "cells" and not streaming["shares"],
     "shares": lambda streaming: streaming["keeps"] == "cells" and bool(streaming["shares"]),
     "merge": lambda streaming: streaming["keeps"] == "cells",
+    "replay": lambda streaming: bool(streaming.get("replays")),
     "lower": lambda streaming: bool(streaming["lowered"]),
 }
 
@@ -100,6 +101,8 @@ def streaming_constants(ctx: Context) -> Streaming:
     }
     if retracts(query):  # a version emitted before whose session is gone is taken back, found by these columns
         constants["retracts"] = ["wid", *(ctx.key_columns[k.name] for k in query.keys)]
+    if any(s.name == "replay" for s in ctx.stages):  # Kafka's late-record rule: the trigger's records replayed
+        constants["replays"] = True
     return constants
 
 

@@ -25,6 +25,7 @@ MODULES = (
     "edges.py",
     "sliding_combine.py",
     "tuple_windows.py",
+    "kafka_store.py",
     "frame_windows.py",
     "interval_windows.py",
     "streaming.py",

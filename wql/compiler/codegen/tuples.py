@@ -19,6 +19,7 @@ from wql.compiler.codegen.common import (
     epilogue,
     key_items,
     numbering,
+    recorded_attribute,
     select_rows,
 )
 from wql.compiler.codegen.emit import Raw, col, expr, py
@@ -33,9 +34,13 @@ def generate(ctx: Context) -> None:
     window, query = ctx.window, ctx.query
     declare_window_constants(ctx)
     mode = tuple_mode(ctx.window)
+    replay = ctx.plan.kind is PlanKind.REPLAY
     if mode == "kafka":
         ctx.constant("TICK", 1_000 if window.attr.domain is Domain.TIMESTAMP else 1, "Kafka's time resolution")
-    numbering(ctx, rows=mode == "row_num", positions=False)
+    if replay:
+        assert window.slack is not None
+        ctx.constant("GRACE", window.slack.amount, "Kafka's grace: a record past it joins only open stored windows")
+    numbering(ctx, rows=mode == "row_num" or replay, positions=False, seen=recorded_attribute(ctx) if replay else None)
     code = ctx.stage(
         "prepare", ctx.param, f"The stream's tuples in window terms: keys, {ATTR}, WHERE as a flag (_in), inputs."
     )
@@ -49,6 +54,12 @@ def generate(ctx: Context) -> None:
     if mode == "row_num":
         position = query.stream.row_num or ROW_NUM
         columns.append(f'{col(position)}.alias("_pos")')
+    if replay:
+        columns += [
+            f'{col(query.stream.row_num or ROW_NUM)}.alias("_row")',
+            'F.col("_seen")',
+            'F.lit(None).cast("array<bigint>").alias("_wins")',
+        ]
     if query.where is not None and mode != "kafka":
         columns.append(f'F.coalesce({expr(query.where)}, F.lit(False)).alias("_in")')
     elif ctx.plan.kind is PlanKind.OVER:
@@ -69,13 +80,18 @@ def generate(ctx: Context) -> None:
     code.comment(f"Keys, the window attribute ({ATTR}: {attribute_note(ctx)}), WHERE as a flag (_in), and inputs.")
     select_rows(ctx, columns)
     code("return rows")
+    if replay:
+        replay_stage(ctx)
     doc = {
         PlanKind.BINS: "each window's tuples found by binary search, aggregated from prefix sums",
         PlanKind.PREFIX: "running totals up to w less those up to w − RANGE",
         PlanKind.OVER: "a window frame at each window",
+        PlanKind.REPLAY: "each window's records, as the replay placed them, aggregated",
     }[ctx.plan.kind]
     ctx.stage("windows", "rows", f"One row per window and key: {doc}.")
-    if ctx.plan.kind is PlanKind.BINS:
+    if replay:
+        replayed_windows(ctx)
+    elif ctx.plan.kind is PlanKind.BINS:
         bins(ctx, mode)
     elif ctx.plan.kind is PlanKind.PREFIX:
         prefix(ctx, mode)
@@ -367,6 +383,58 @@ def over(ctx: Context, mode: str) -> None:
     code('windows = windows.where(F.col("wid").isNotNull() & (F.col("_rows") > 0))')
 
 
+def replay_stage(ctx: Context) -> None:
+    """replay: Kafka's late-record rule, each key's records through Kafka's window store in arrival order."""
+    code = ctx.stage(
+        "replay",
+        "rows",
+        "Each key's records through Kafka's window store in arrival order: _wins, the windows each is in.",
+    )
+    code.comment("Kafka's rule (SLACK … KAFKA): a record later than GRACE behind stream time joins only the open")
+    code.comment("windows stored when it arrives; windows made later copy windows that may or may not hold it.")
+    code.comment("So each key's records are replayed, in arrival order (_row), through the store Kafka keeps.")
+    code(f"return kafka_store(rows, partitions={py(_partitions(ctx))}, size=RANGE, tick=TICK, grace=GRACE)")
+
+
+def replay_missed(ctx: Context) -> None:
+    """missed under Kafka's rule: a late record is late against its own close time, not the trigger's."""
+    code, convert = ctx.rules, _converter(ctx)
+    code('"""Kafka\'s rule: a record below its close time (stream time as it arrived, less GRACE) joins only the')
+    code("open windows stored then: it misses its own left window and those that had closed, and windows stored")
+    code('later that copy one without it. Below close time − RANGE it is in no window (Kafka drops it)."""')
+    code("t = window_attribute(late)")
+    code('close = F.col("_seen") - GRACE')
+
+    def shown(value: str) -> str:
+        return f"({convert.format(value)}).cast('string')"
+
+    dropped = "every window: each that could hold it had closed (close time %s)"
+    partly = "windows [x, x + RANGE] with x in [%s, %s], closed at close time %s, and windows stored later without it"
+    code(f"text = F.when(t + RANGE < close, F.format_string({py(dropped)}, {shown('close')}))")
+    code(f"bounds = [{shown('t - RANGE')}, {shown('close - RANGE - TICK')}, {shown('close')}]")
+    code(f"text = text.otherwise(F.format_string({py(partly)}, *bounds))")
+    code('return late.withColumn("_missed", text)')
+    code.dedent()
+    code.blank(2)
+
+
+def replayed_windows(ctx: Context) -> None:
+    """A window's records are those whose _wins name it: one row per record and window, grouped."""
+    code, query = ctx.code, ctx.query
+    keys = [*_partitions(ctx), *_groups(ctx)]
+    from wql.compiler.codegen.common import aggregate_inputs
+
+    inputs = [c for c in query.input_columns if c in aggregate_inputs(query) and c not in set(ctx.key_columns.values())]
+    code.comment("One row per record and window it is in; then each window's aggregates over its records.")
+    code.call("members", "rows.select", [*(col(c) for c in [*keys, *inputs]), 'F.explode("_wins").alias("wid")'])
+    aggregates = [f"{expr(call.sql)}.alias({py(call.name)})" for call in query.aggregates]
+    code.call(
+        "windows",
+        f'members.groupBy("wid", {", ".join(py(k) for k in keys)}).agg' if keys else 'members.groupBy("wid").agg',
+        aggregates,
+    )
+
+
 def _converter(ctx: Context) -> str:
     """From base units back to the attribute's type, as a format string."""
     domain = ctx.window.attr.domain
@@ -406,7 +474,14 @@ def stream_rules(ctx: Context) -> None:
     code.indent()
     partitions = _partitions(ctx)
     by = f"Window.partitionBy({', '.join(col(p) for p in partitions)})" if partitions else "Window"
-    if mode == "kafka":
+    if ctx.plan.kind is PlanKind.REPLAY:
+        code('"""Kafka\'s rule: the records of every window a record still to come can reach, which is the store the')
+        code("next trigger replays after. A record that is not dropped lies at or above the punctuation − RANGE (its")
+        code('close time is at least the punctuation), and reaches windows starting up to 2·RANGE before it."""')
+        code("if punctuation is None:")
+        code("    return rows")
+        code('return rows.where(F.exists("_wins", lambda start: start >= F.lit(punctuation) - 3 * RANGE - TICK))')
+    elif mode == "kafka":
         code('"""The records windows not yet final can still need, or place: from punctuation − RANGE − TICK on."""')
         code("if punctuation is None:")
         code("    return rows")
@@ -446,6 +521,9 @@ def stream_rules(ctx: Context) -> None:
     code("def missed(late, punctuation):")
     code.indent()
     convert = _converter(ctx)
+    if ctx.plan.kind is PlanKind.REPLAY:
+        replay_missed(ctx)
+        return
     if mode == "kafka":
         low, high = "t - RANGE", "t"
         named = "windows [x, x + RANGE] with x in [%s, %s]"

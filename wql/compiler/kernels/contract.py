@@ -49,7 +49,7 @@ class Streaming(TypedDict):
     keeps: Literal["cells", "rows"]  # the state between triggers: partial states of cells, or tuples
     shares: bool  # each tuple becomes a cell of its own (the shares stage) rather than lifted cells
     slack: int | float | None  # SLACK in base units: the punctuation trails max(t) by it
-    mode: Literal["consistent", "generous"]
+    mode: Literal["consistent", "generous", "kafka"]
     emit: Literal["final", "changes"]
     punctuation: str | None  # the SQL condition that marks a punctuation row, if the stream has one
     numbered: bool  # the job numbers rows (row_num) across triggers
@@ -64,3 +64,6 @@ class Streaming(TypedDict):
     # EMIT CHANGES of sessions only: the windows stage's columns that name a session's row (wid, keys), by which
     # a trigger finds the versions emitted before whose session is gone, to retract them.
     retracts: NotRequired[list[str]]
+    # Kafka's late-record rule (SLACK … KAFKA) only: the job's replay stage places each trigger's records in the
+    # windows the kept records hold (docs/semantics.md §8.13).
+    replays: NotRequired[bool]

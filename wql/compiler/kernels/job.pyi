@@ -28,9 +28,13 @@ RANGE: float
 STREAMING: Streaming
 
 def number(
-    rows: DataFrame, first_row: int = 0, offsets: DataFrame | None = None, anchors: DataFrame | None = None
+    rows: DataFrame,
+    first_row: int = 0,
+    offsets: DataFrame | None = None,
+    anchors: DataFrame | None = None,
+    seen: Point | None = None,
 ) -> DataFrame:
-    """row_num (and ALIGN FIRST's first arrivals), continuing across triggers."""
+    """row_num (and ALIGN FIRST's first arrivals, or Kafka's stream time _seen), continuing across triggers."""
 
 def prepare(*streams: DataFrame) -> DataFrame:
     """The stream's tuples in window terms: keys, inputs and the window attribute _t."""
@@ -43,6 +47,9 @@ def shares(rows: DataFrame) -> DataFrame:
 
 def merge(cells: DataFrame) -> DataFrame:
     """Cells of one key and index from several triggers, combined."""
+
+def replay(rows: DataFrame) -> DataFrame:
+    """Kafka's late-record rule: each record's windows (_wins), the trigger's records replayed after the kept."""
 
 def windows(rows: DataFrame) -> DataFrame:
     """One row per window and key (partial states where the job also has lower)."""

@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # names the job defines, or other support code copied beside 
         missed,
         number,
         prepare,
+        replay,
         retain,
         shares,
         show_point,
@@ -493,6 +494,8 @@ class TriggerRun:
         self.anchors = load_state(self.session, self.checkpoint, meta, "anchors")
         if STREAMING["anchored"]:  # ALIGN FIRST: partitions seen before keep the first arrival they had
             rows = number(rows, self.next_row, self.offsets, self.anchors)
+        elif STREAMING["mode"] == "kafka":  # Kafka's stream time as each row arrives, from what triggers before saw
+            rows = number(rows, self.next_row, self.offsets, seen=meta["max_seen"])
         elif STREAMING["numbered"]:
             rows = number(rows, self.next_row, self.offsets)
         self.rows = rows
@@ -506,7 +509,11 @@ class TriggerRun:
 
         frame, malformed, marked = self.frame, self.malformed, self.marked
         t = window_attribute(self.rows)
-        if self.before is None or STREAMING["positions"]:
+        if STREAMING["mode"] == "kafka":
+            # Kafka's rule: a record is late against the close time it arrives at, stream time (the largest
+            # attribute up to it, across keys) less the grace, however the records are cut into triggers.
+            self.is_late = F.coalesce(t < F.col("_seen") - F.lit(STREAMING["slack"]), F.lit(False))
+        elif self.before is None or STREAMING["positions"]:
             self.is_late = F.lit(False)  # rows arrive in row order: never late
         else:
             # A tuple with no window attribute is never late: it is in no window, but it still holds its place
@@ -571,7 +578,8 @@ class TriggerRun:
             self.rows = closed(self.rows, self.closings)
             admitted = self.rows.where(~self.is_late | ~F.col("_closed"))
         else:
-            admitted = self.rows if STREAMING["mode"] == "generous" else self.rows.where(~self.is_late)
+            # Kafka's rule: the replay decides which stored windows a late record joins (maybe none).
+            admitted = self.rows if STREAMING["mode"] in ("generous", "kafka") else self.rows.where(~self.is_late)
         fresh = prepare(admitted)
         if STREAMING["keeps"] == "cells":
             fresh = shares(fresh).drop("_t") if STREAMING["shares"] else lift(fresh)
@@ -593,11 +601,18 @@ class TriggerRun:
             fresh = self.previous.unionByName(fresh)
         if STREAMING["keeps"] == "cells":
             fresh = merge(fresh)
+        elif STREAMING.get("replays"):  # Kafka's rule: the trigger's records through the store the kept ones hold
+            fresh = replay(fresh)
         # What the trigger keeps is read at least twice (the windows it emits, the state it leaves). Cells,
         # and the rows of sessions and frames, are few: they are cached, and the micro-batch is read once
         # more, not twice. Rows of other windows (half a million a trigger) cost more to cache than to read
         # again.
-        self.held_state = STREAMING["keeps"] == "cells" or bool(keyed) or STREAMING["closings"] is not None
+        self.held_state = (
+            STREAMING["keeps"] == "cells"
+            or bool(keyed)
+            or STREAMING["closings"] is not None
+            or bool(STREAMING.get("replays"))
+        )
         if self.seen is None:
             self.kept = fresh.persist() if self.held_state and not self.unchanged else fresh
             return

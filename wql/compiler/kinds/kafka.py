@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from wql.compiler.classes import Classification, WindowClass
 from wql.compiler.kinds.base import Extent, Kind, Member, Sql, from_base, partitioned, partitions, same_partition
 from wql.compiler.schema import Domain
-from wql.compiler.units import short_text
+from wql.compiler.units import Number, short_text
 from wql.compiler.windows import WindowKind
+from wql.grammar.errors import WQLNotSupportedError
 
 if TYPE_CHECKING:
+    from wql.compiler.analysis import Query
+    from wql.compiler.plans.base import Plan
     from wql.compiler.sections import Section
     from wql.compiler.windows import Window
 
@@ -64,7 +68,14 @@ class Kafka(Kind):
     def extent(self, window: Window) -> str:
         assert window.range is not None
         r = short_text(window.range, window.attr.domain)
-        return f"extent([x, x + {r}]) = {{ t | x ≤ t.{window.attr.name} ≤ x + {r} }}  (both ends inclusive)"
+        exact = f"{{ t | x ≤ t.{window.attr.name} ≤ x + {r} }}"
+        if kafka_rule(window):
+            return (
+                f"extent([x, x + {r}]) = the records Kafka's store holds for it after every arrival (§8.13): "
+                f"{exact} while no record is later than SLACK; a later one only in windows stored and open when "
+                "it arrived, or copied from one"
+            )
+        return f"extent([x, x + {r}]) = {exact}  (both ends inclusive)"
 
     def cited(self, window: Window) -> tuple[Section, ...]:
         from wql.compiler import sections
@@ -85,8 +96,12 @@ class Kafka(Kind):
         return True
 
     def extents(self, window: Window, tuples: list[Member], sql: Sql) -> list[Extent]:
-        """Kafka Streams sliding windows, as KIP-450 places them (`kafka_windows`)."""
+        """Kafka Streams sliding windows, as KIP-450 places them (`kafka_windows`); under Kafka's late-row
+        rule (`SLACK g KAFKA`), the windows Kafka's store holds after every record, in arrival order
+        (`kafka_replay`)."""
         assert window.range is not None
+        if kafka_rule(window):
+            return self.replayed(window, tuples)
         domain = window.attr.domain
         out = []
         for part in partitions(tuples):
@@ -105,8 +120,53 @@ class Kafka(Kind):
                 )
         return out
 
+    def replayed(self, window: Window, tuples: list[Member]) -> list[Extent]:
+        """Kafka's late-row rule: each partition's records replayed in arrival order through Kafka's store,
+        each with the close time it arrived at (stream time, across partitions, less the grace)."""
+        assert window.range is not None and window.slack is not None
+        domain = window.attr.domain
+        closes = close_times(tuples, window.slack.amount)
+        out = []
+        for part in partitions(sorted(tuples, key=lambda t: t.row_num)):
+            arrivals = [(t, closes[id(t)]) for t in part if t.a is not None]
+            store = kafka_replay(arrivals, window.range, tick(window)).windows
+            for start in sorted(store):
+                members = sorted(store[start], key=lambda t: t.row_num)
+                bounds = from_base(start, domain)
+                out.append(
+                    Extent(
+                        bounds, bounds, from_base(start + window.range, domain), part[0].partition, members, (start,)
+                    )
+                )
+        return out
+
     def final_text(self, window: Window) -> str:
         return "a window [x, x + RANGE] once the punctuation is past x + RANGE"
+
+    def late_text(self, query: Query, name: str) -> str | None:
+        if not kafka_rule(query.window):
+            return None
+        return (
+            f"Kafka's rule (KAFKA): a record whose {name} is below its close time (the largest {name} arrived up "
+            "to it, across keys, less SLACK) joins only the open windows stored when it arrives, and windows "
+            "stored later copy windows that may not hold it; below close time − RANGE it joins none. It is "
+            "counted and written to the late-rows output"
+        )
+
+    def kept_text(self, query: Query, plan: Plan) -> str:
+        if not kafka_rule(query.window):
+            return super().kept_text(query, plan)
+        return (
+            "rows: the records of every window a record still to come can reach (those starting up to "
+            "3·RANGE before the punctuation), with the windows each is in: Kafka's store"
+        )
+
+    def refuse_on_stream(self, query: Query) -> None:
+        if kafka_rule(query.window) and query.stream.punctuation:
+            raise WQLNotSupportedError(
+                "PUNCTUATION WHEN with SLACK … KAFKA: Kafka's close time follows the records' own timestamps",
+                hint="drop PUNCTUATION WHEN, or use SLACK … CONSISTENT or GENEROUS",
+            )
 
 
 def kafka_windows(times: Sequence[int], d: int, tick: int) -> list[tuple[int, int]]:
@@ -131,6 +191,126 @@ def kafka_windows(times: Sequence[int], d: int, tick: int) -> list[tuple[int, in
         if following <= p + tick + d:
             starts.add(p + tick)
     return [(s, s + d) for s in sorted(starts)]
+
+
+def kafka_rule(window: Window) -> bool:
+    """Whether a late record follows Kafka's rule (`SLACK g KAFKA`): it joins only the windows stored when it
+    arrives that are still open."""
+    return window.slack is not None and window.slack.mode == "kafka"
+
+
+def close_times(tuples: Sequence[Member], grace: Number) -> dict[int, Number]:
+    """Each record's close time as it arrives (by id): Kafka's observed stream time, the largest timestamp of
+    the records up to it in arrival order across every key, less the grace. A record with no timestamp is
+    skipped, as Kafka skips a record with no key or value, and moves nothing."""
+    out: dict[int, Number] = {}
+    seen: Number | None = None
+    for t in sorted(tuples, key=lambda t: t.row_num):
+        if t.a is not None:
+            seen = t.a if seen is None else max(seen, t.a)
+            out[id(t)] = seen - grace
+    return out
+
+
+@dataclass
+class Replay:
+    """Kafka's store for one key after a replay: each window's records by start (both ends inclusive, the end
+    start + size), and the records that arrived late (below their close time), which joined only what the
+    rule let them."""
+
+    windows: dict[Number, list[Member]] = field(default_factory=dict)
+    late: list[Member] = field(default_factory=list)
+
+
+def kafka_replay(arrivals: Sequence[tuple[Member, Number]], size: Number, tick: int) -> Replay:
+    """One key's records, as (record, close time) in arrival order, through Kafka Streams' sliding-window store
+    (KStreamSlidingWindowAggregate's process, processReverse, processEarly and createWindows).
+
+    Each stored window keeps its records (their largest timestamp is Kafka's window timestamp). A record:
+    - whose last possible window [t, t + size] ends before its close time is dropped;
+    - joins every stored window that holds it and is still open (end ≥ close time);
+    - creates, where missing: the previous record's right window (holding only itself), its own left window
+      [t − size, t] (a copy of the window found just before it, plus itself), and its own right window
+      (a copy of the first window holding it, without itself), the first two only while open.
+    A record below its close time (lateness past the grace) is accepted but skips its own left window, and
+    windows created later copy windows that may or may not hold it: Kafka's rule has no closed form, so
+    this is its algorithm, record by record (docs/semantics.md §8.13).
+    """
+    replay = Replay()
+    store = replay.windows
+
+    def newest(start: Number) -> Number:
+        return max(t.a for t in store[start])  # type: ignore[type-var, return-value]
+
+    def put(start: Number, base: list[Member], record: Member, close: Number) -> None:
+        if start + size >= close:  # a closed window is neither created nor changed
+            store[start] = [*base, record]
+
+    for record, close in arrivals:
+        t = record.a
+        assert t is not None
+        if t < close:
+            replay.late.append(record)
+        if t + size < close:
+            continue
+        seen: set[Number] = set()
+        right: list[Member] | None = None
+        right_made = False
+        previous: Number | None = None
+        if 0 <= t < size:  # Kafka's early records: one combined window [0, size] instead of left windows
+            combined = False
+            for start in sorted(s for s in store if 0 <= s <= t + tick):
+                seen.add(start)
+                if start == 0:
+                    combined = True
+                    if newest(0) < t:
+                        previous = newest(0)
+                elif start <= t:
+                    right = list(store[start])
+                    put(start, store[start], record, close)
+                elif start == t + tick:
+                    right_made = True
+            if right is None and combined and newest(0) > t:
+                right = list(store[0])
+            if not right_made and right is not None and max(u.a for u in right) > t:  # type: ignore[type-var]
+                store[t + tick] = right
+            if previous is not None and previous + tick not in seen:
+                put(previous + tick, [], record, close)
+            put(0, store.get(0, []), record, close)
+            continue
+        left: list[Member] | None = None
+        left_made = False
+        duplicate = False
+        for start in sorted((s for s in store if t - 2 * size <= s <= t + tick), reverse=True):
+            seen.add(start)
+            end = start + size
+            if start == t + tick:
+                right_made = True
+            elif end > t:
+                if right is None:
+                    right = list(store[start])
+                put(start, store[start], record, close)
+            elif end == t:  # its own left window exists
+                left_made = True
+                highest = newest(start)
+                put(start, store[start], record, close)
+                if highest >= t:  # a record at t came before it: every window it needs exists
+                    duplicate = True
+                    break
+                previous = highest
+            else:
+                left, previous = list(store[start]), newest(start)
+                break
+        if duplicate:
+            continue
+        if previous is not None and previous + tick not in seen and previous + tick + size >= t:
+            put(previous + tick, [], record, close)
+        if not left_made:
+            base = left if left is not None and previous is not None and t - size <= previous else []
+            put(t - size, base, record, close)
+        if not right_made and right is not None and max(u.a for u in right) > t:  # type: ignore[type-var]
+            store[t + tick] = right
+    return replay
 
 
 KIND = Kafka()

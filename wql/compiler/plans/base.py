@@ -38,6 +38,7 @@ class PlanKind(Enum):
     SE_SLICES = "se-slices"
     DIFFERENCE = "difference"
     SWEEP = "sweep"
+    REPLAY = "replay"
 
 
 Family = Literal["grid", "tuples", "frames", "intervals"]

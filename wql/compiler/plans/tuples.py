@@ -18,12 +18,18 @@
 - over: what a Spark user writes: a RANGE BETWEEN frame evaluated at every
   window, which Spark re-aggregates per window. The fallback for holistic
   aggregates; exact only on integral attributes (the frame's lower edge is open).
+- replay: Kafka's late-record rule (`SLACK g KAFKA`), the only plan for it: a
+  window's records are then not a range of the attribute but what Kafka's store
+  holds after every record in arrival order, so each key's records are replayed
+  through that store (a Python loop per key over the windows near each record),
+  and each window's records aggregated by Spark. The others refuse it.
 """
 
 from __future__ import annotations
 
 from wql.compiler.analysis import Query
 from wql.compiler.kinds import kind_of
+from wql.compiler.kinds.kafka import kafka_rule
 from wql.compiler.plans.base import Candidate, Plan, PlanKind, Statistics
 from wql.compiler.plans.states import Decomposition, decompose, state_names, why_not_shared
 from wql.compiler.schema import Domain
@@ -76,6 +82,8 @@ def in_jvm(query: Query) -> bool:
 def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     n = stats.rows
     per_window = stats.rows_per_window
+    if kafka_rule(query.window):
+        return replay_candidates(n, per_window)
     decomposition = decompose(query, state_names(query))
     out = []
     if decomposition is None:
@@ -107,6 +115,25 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
         note = f"Spark's RANGE BETWEEN frame, re-aggregating ~{per_window:g} tuples per window"
         out.append(Candidate(PlanKind.OVER, Plan("tuples", PlanKind.OVER), n * (2 + per_window / 10), note))
     return out
+
+
+def replay_candidates(n: float, per_window: float) -> list[Candidate]:
+    """Kafka's late-record rule: a late record's windows depend on what the store held when it arrived, which
+    only a replay in arrival order knows."""
+    why = (
+        "Kafka's late-record rule (SLACK … KAFKA): a window's records depend on arrival order, which only the "
+        "replay follows"
+    )
+    note = (
+        "each key's records replayed in arrival order through Kafka's window store (Python, per key), then each "
+        "window's records aggregated by Spark"
+    )
+    return [
+        Candidate.refused(PlanKind.BINS, why),
+        Candidate.refused(PlanKind.PREFIX, why),
+        Candidate.refused(PlanKind.OVER, why),
+        Candidate(PlanKind.REPLAY, Plan("tuples", PlanKind.REPLAY), n * (20 + 2 * per_window), note),
+    ]
 
 
 def _scalar_fraction(sql: str) -> bool:

@@ -1,4 +1,5 @@
-"""Peer-compatible window variants: CUMULATE, KAFKA grid windows, ALIGN FIRST, FULL count windows, OWN END.
+"""Peer-compatible window variants: CUMULATE, KAFKA grid windows, ALIGN FIRST, FULL count windows, OWN END,
+and Kafka's late-record rule (its reference against Kafka's tests: tests/test_kafka_rule.py).
 
 Differential tests run every plan each variant can use, × aggregates, against the
 reference evaluator (the combine both in the JVM and in numpy); hand-worked cases pin
@@ -395,6 +396,7 @@ SELECT max(cost) AS top FROM calls [RANGE 3 ROWS SLIDE 2 ROWS PATTR caller FULL]
 SELECT count(*) AS n FROM calls [RANGE UNBOUNDED SLIDE 1 HOUR WATTR started PATTR caller OWN END];
 SELECT caller, count(*) AS n, sum(cost) AS spent
 FROM calls [SESSION GAP 10 MINUTES WATTR started PATTR caller SLACK 1 MINUTES] EMIT CHANGES;
+SELECT count(*) AS n, max(cost) AS top FROM calls [RANGE 10 SECONDS WATTR started SLIDE KAFKA PATTR caller SLACK 30 SECONDS KAFKA];
 """
 
 
@@ -405,12 +407,14 @@ def test_golden_explain_variants() -> None:
     classes = [e.window_class for e in explanations]
     assert classes == [
         "CF", "CF", "FCF", "CF", "CF", "CF", "FCF", "FCF", "FCF", "FCF", "CF", "FCF", "CF", "FCF", "CF", "FCU",
+        "FCB",
     ]  # fmt: skip
     assert [e.plan for e in explanations] == [
         "pane", "pane", "bucket", "pane", "slice", "bucket", "bucket", "pane", "pane", "bucket", "pane", "pane",
-        "bucket", "bucket", "bucket", "fold",
+        "bucket", "bucket", "bucket", "fold", "replay",
     ]  # fmt: skip
-    assert "wql_change 'retract'" in explanations[-1].stream_facts["emit"]
+    assert "wql_change 'retract'" in explanations[-2].stream_facts["emit"]
+    assert "Kafka's rule" in explanations[-1].stream_facts["late"]
     check_golden("explain/variants.txt", render(explanations))
     check_golden("explain/variants.json", as_json(explanations))
 

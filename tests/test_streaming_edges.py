@@ -157,6 +157,22 @@ def test_landmarks_with_where_reach_the_last_value_on_a_stream(spark: Any, plan:
     assert max(r["state_rows"] for r in reports) <= 3
 
 
+def test_own_end_keeps_each_partitions_last_value_that_where_drops(spark: Any) -> None:
+    """OWN END: each partition's landmark windows end at its own last value, WHERE or not, so the state keeps,
+    per partition, the last tuple WHERE drops. It kept one for the whole stream, so a partition whose last
+    rows WHERE drops lost its last window at the drain (found by the streaming differential test)."""
+    text = "SELECT k, count(*) AS n FROM s [RANGE UNBOUNDED SLIDE 2 ROWS PATTR k OWN END] WHERE n <> 3"
+    shorter = [row(None, k="a", n=1), row(None, k="a", n=1), row(None, k="a", n=3)]
+    longer = [row(None, k="b", n=3) for _ in range(5)]  # the stream's last value, in another partition
+    got, _ = run(spark, compile_stream(text, plan="bucket"), [shorter + longer])
+    # a: window 0 (rows 0-1), final once a has 2 rows, and at the drain window 1 (rows 0-3), the one holding
+    # its last row; b: WHERE keeps none of its rows.
+    assert sorted((r["k"], r["wid"], r["n"], str(r["_trigger"])) for r in got) == [
+        ("a", 0, 2, "0"),
+        ("a", 1, 2, "drain"),
+    ]
+
+
 @pytest.mark.parametrize("plan", ["bucket", "se-slices", "difference", "sweep"])
 def test_interval_events_keep_what_a_grid_from_the_first_arrival_needs(spark: Any, plan: str) -> None:
     """ALIGN FIRST over interval events, first arrival at 103: the events kept between triggers are those

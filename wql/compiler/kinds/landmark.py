@@ -177,7 +177,7 @@ class Landmark(Grid):
 
     def retain(self, ctx: Context, kept: str) -> None:
         from wql.compiler.codegen.common import ANCHOR, ATTR, IN, flags_where
-        from wql.compiler.codegen.emit import py
+        from wql.compiler.codegen.emit import col, py
         from wql.compiler.codegen.grid import relative_punctuation
 
         code = ctx.rules
@@ -192,6 +192,14 @@ class Landmark(Grid):
             code("last_final = first_open(punctuation) - 1")
             code('folded = cells.where(F.col("_cell") <= last_final).withColumn("_cell", last_final.cast("bigint"))')
             code('return merge(folded.unionByName(cells.where(F.col("_cell") > last_final)))')
+        elif flags_where(ctx) and ctx.window.own_end:
+            code('"""A landmark window holds every tuple since the stream began: all rows WHERE keeps stay (a')
+            code("holistic aggregate since the beginning needs them all); of the others, each partition's with the")
+            code('largest value, which may say where its windows end (OWN END)."""')
+            by = ", ".join(col(p) for p in ctx.partition_columns())
+            code(f"newest = F.row_number().over(Window.partitionBy({by}).orderBy(F.col({py(ATTR)}).desc()))")
+            code(f'last = rows.where(~{IN}).withColumn("_newest", newest).where(F.col("_newest") == 1)')
+            code(f'return rows.where({IN}).unionByName(last.drop("_newest"))')
         elif flags_where(ctx):
             code('"""A landmark window holds every tuple since the stream began: all rows WHERE keeps stay (a')
             code("holistic aggregate since the beginning needs them all); of the others, the one with the largest")

@@ -396,7 +396,8 @@ SELECT max(cost) AS top FROM calls [RANGE 3 ROWS SLIDE 2 ROWS PATTR caller FULL]
 SELECT count(*) AS n FROM calls [RANGE UNBOUNDED SLIDE 1 HOUR WATTR started PATTR caller OWN END];
 SELECT caller, count(*) AS n, sum(cost) AS spent
 FROM calls [SESSION GAP 10 MINUTES WATTR started PATTR caller SLACK 1 MINUTES] EMIT CHANGES;
-SELECT count(*) AS n, max(cost) AS top FROM calls [RANGE 10 SECONDS WATTR started SLIDE KAFKA PATTR caller SLACK 30 SECONDS KAFKA];
+SELECT count(*) AS n, max(cost) AS top
+FROM calls [RANGE 10 SECONDS WATTR started SLIDE KAFKA PATTR caller SLACK 30 SECONDS KAFKA];
 """
 
 

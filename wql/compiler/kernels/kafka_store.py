@@ -81,7 +81,14 @@ def replay_key(frame, size, tick, grace):
         newest[start] = max(times[i] for i in members)
 
     def put(start, base, i, close):
-        if start + size >= close:  # a closed window is neither created nor changed
+        """Create a window from `base` plus record i, or add i to the stored one (in place: a record joins
+        many windows, and copying each would cost their sizes); a closed window is neither."""
+        if start + size < close:
+            return
+        if start in store and base is store[start]:
+            store[start].add(i)
+            newest[start] = max(newest[start], times[i])
+        else:
             add(start, set(base) | {i})
 
     def near(lo, hi):
@@ -124,7 +131,7 @@ def replay_key(frame, size, tick, grace):
                 add(t + tick, right)
             if previous is not None and previous + tick not in seen:
                 put(previous + tick, (), i, close)
-            put(0, store.get(0, ()), i, close)
+            put(0, store.get(0, ()), i, close)  # the stored set itself when there is one
             continue
         left, left_made, duplicate = None, False, False
         for start in reversed(near(t - 2 * size, t + tick)):

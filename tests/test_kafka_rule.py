@@ -155,6 +155,25 @@ def test_kafka_rule_gives_kafkas_windows(case: str) -> None:
         assert store == {w: set(names) for w, names in last.items()}
 
 
+def test_the_late_records_are_those_kafka_marks_as_skipping_their_windows() -> None:
+    """Kafka's test input marks, by comment, the records whose left window the grace skips: B@14, C@11, D@11,
+    D@12 and D@16; in the expired-window test, k@100 … k@105 skip theirs and k@15 is dropped."""
+    for case, want in (
+        ("aggregate-large, emit final (grace 10)", [("B", "6"), ("C", "1"), ("D", "4"), ("D", "2"), ("D", "5")]),
+        ("skipping expired windows by grace", [("k", str(n)) for n in range(7)]),
+    ):
+        size, grace, records, _, _ = CASES[case]
+        members = [
+            Member(row={"key": k, "name": n}, row_num=i, a=t, partition=(k,)) for i, (k, n, t) in enumerate(records)
+        ]
+        closes = close_times(members, grace)
+        late = []
+        for key in dict.fromkeys(k for k, _, _ in records):
+            mine = [(m, closes[id(m)]) for m in members if m.partition == (key,)]
+            late += [(m.row["key"], m.row["name"]) for m in kafka_replay(mine, size, 1).late]
+        assert late == want, case
+
+
 def test_a_record_past_the_grace_joins_only_the_open_windows_stored_when_it_arrives() -> None:
     """Worked cases (size 10, grace 20), one for each way a record past the grace differs from the windows'
     extents: created windows copy a closed one that skipped it; it leaves no trace; a window holds a record

@@ -44,7 +44,7 @@ SHOWN_IN = ()  # printed rows keep the query's ORDER BY
 
 
 def number(readings: DataFrame, first_row: int = 0, offsets=None, seen=None) -> DataFrame:
-    """row_num: the arrival position, numbered before WHERE so that WHERE never renumbers rows."""
+    """row_num, the arrival position (before WHERE), and _seen, Kafka's stream time as each row arrives."""
     rows = readings
     # Arrival position first_row, first_row + 1, …: on a stream, triggers continue each other's count.
     rows = number_rows(rows, first_row)
@@ -57,6 +57,8 @@ def number(readings: DataFrame, first_row: int = 0, offsets=None, seen=None) -> 
 def prepare(readings: DataFrame) -> DataFrame:
     """The stream's tuples in window terms: keys, _t, WHERE as a flag (_in), inputs."""
     rows = readings
+    # Kafka's rule: each record's arrival position (_row) and stream time (_seen), and the windows
+    # it is in (_wins), which the replay stage sets (NULL: not replayed yet).
     # Keys, the window attribute (_t: ts_ms), WHERE as a flag (_in), and inputs.
     rows = rows.select(
         F.col("sensor"),

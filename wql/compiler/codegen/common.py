@@ -175,6 +175,8 @@ def numbering(ctx: Context, *, rows: bool, positions: bool, seen: str | None = N
         if window.align_first
         else "_seen: Kafka's stream time as each row arrives"
     )
+    if seen is not None and numbered:
+        doc = "row_num, the arrival position (before WHERE), and _seen, Kafka's stream time as each row arrives"
     extra = (
         "first_row: int = 0",
         "offsets=None",

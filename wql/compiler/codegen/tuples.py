@@ -55,6 +55,8 @@ def generate(ctx: Context) -> None:
         position = query.stream.row_num or ROW_NUM
         columns.append(f'{col(position)}.alias("_pos")')
     if replay:
+        code.comment("Kafka's rule: each record's arrival position (_row) and stream time (_seen), and the windows")
+        code.comment("it is in (_wins), which the replay stage sets (NULL: not replayed yet).")
         columns += [
             f'{col(query.stream.row_num or ROW_NUM)}.alias("_row")',
             'F.col("_seen")',

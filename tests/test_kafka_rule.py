@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from wql.compiler.kinds.base import Member
-from wql.compiler.kinds.kafka import close_times, kafka_replay, kafka_windows
+from wql.compiler.kinds.kafka import Replay, close_times, kafka_replay, kafka_windows
 
 # case -> (size, grace, records as (key, name, time) in arrival order,
 #          the emit-final output {(key, start): names}, or None, and the store's last values, or None)
@@ -132,14 +132,21 @@ CASES: dict[str, tuple[int, int, list[tuple[str, str, int]], dict[tuple[str, int
 }
 
 
-def replayed(size: int, grace: int, records: list[tuple[str, str, int]]) -> tuple[dict[tuple[str, int], set[str]], int]:
-    """Every key's store after the records, as {(key, start): names}, and the close time after the last."""
+def replays(size: int, grace: int, records: list[tuple[str, str, int]]) -> dict[str, Replay]:
+    """Each key's replay of the records (key, name, time) in arrival order, stream time shared by the keys."""
     members = [Member(row={"name": name}, row_num=i, a=t, partition=(key,)) for i, (key, name, t) in enumerate(records)]
     closes = close_times(members, grace)
+    return {
+        key: kafka_replay([(m, closes[id(m)]) for m in members if m.partition == (key,)], size, 1)
+        for key in dict.fromkeys(k for k, _, _ in records)
+    }
+
+
+def replayed(size: int, grace: int, records: list[tuple[str, str, int]]) -> tuple[dict[tuple[str, int], set[str]], int]:
+    """Every key's store after the records, as {(key, start): names}, and the close time after the last."""
     out: dict[tuple[str, int], set[str]] = {}
-    for key in dict.fromkeys(k for k, _, _ in records):
-        mine = [(m, closes[id(m)]) for m in members if m.partition == (key,)]
-        for start, held in kafka_replay(mine, size, 1).windows.items():
+    for key, replay in replays(size, grace, records).items():
+        for start, held in replay.windows.items():
             out[key, int(start)] = {m.row["name"] for m in held}
     return out, max(t for _, _, t in records) - grace
 
@@ -163,14 +170,7 @@ def test_the_late_records_are_those_kafka_marks_as_skipping_their_windows() -> N
         ("skipping expired windows by grace", [("k", str(n)) for n in range(7)]),
     ):
         size, grace, records, _, _ = CASES[case]
-        members = [
-            Member(row={"key": k, "name": n}, row_num=i, a=t, partition=(k,)) for i, (k, n, t) in enumerate(records)
-        ]
-        closes = close_times(members, grace)
-        late = []
-        for key in dict.fromkeys(k for k, _, _ in records):
-            mine = [(m, closes[id(m)]) for m in members if m.partition == (key,)]
-            late += [(m.row["key"], m.row["name"]) for m in kafka_replay(mine, size, 1).late]
+        late = [(key, m.row["name"]) for key, replay in replays(size, grace, records).items() for m in replay.late]
         assert late == want, case
 
 

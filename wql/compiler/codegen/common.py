@@ -140,9 +140,11 @@ def attribute_expression(ctx: Context, name: str) -> str:
 def recorded_attribute(ctx: Context) -> str:
     """The window attribute of the stream's rows, in base units; under Kafka's late-record rule NULL for a
     record WHERE filters out, which Kafka's aggregation never sees (it moves no stream time)."""
+    from wql.compiler.kinds.kafka import kafka_rule
+
     value = attribute_expression(ctx, ctx.window.attr.name)
-    window, where = ctx.window, ctx.query.where
-    if window.slack is not None and window.slack.mode == "kafka" and where is not None:
+    where = ctx.query.where
+    if kafka_rule(ctx.window) and where is not None:
         return f"F.when(F.coalesce({expr(where)}, F.lit(False)), {value})"
     return value
 

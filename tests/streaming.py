@@ -222,6 +222,7 @@ def model(
     for number, batch in enumerate(batches):
         before = punctuation
         before_counts = dict(counts)
+        reach = _data_end(query, admitted)
         points = _closing_points(query, admitted, numbers, before) if closing else {}
         marked = None
         for row in batch:
@@ -258,8 +259,8 @@ def model(
         if query.emit == "changes" and window.kind is WindowKind.SESSION:
             chosen = session_changes(query, earlier, current, before)
         elif query.emit == "changes":
-            opened = [r for r in current if not _closed(query, r, before, before_counts, data)]
-            previous = [r for r in earlier if not _closed(query, r, before, before_counts, data)]
+            opened = [r for r in current if not _done(query, r, before, before_counts, data, reach)]
+            previous = [r for r in earlier if not _done(query, r, before, before_counts, data, reach)]
             chosen = _minus(opened, previous)
         elif closing:
             chosen = [r for r in current if _closed(query, r, after, counts) and _identity(query, r) not in emitted]
@@ -268,7 +269,7 @@ def model(
             chosen = [
                 r
                 for r in current
-                if _closed(query, r, after, counts, data) and not _closed(query, r, before, before_counts, data)
+                if _closed(query, r, after, counts, data) and not _done(query, r, before, before_counts, data, reach)
             ]
         expected.extend({**_plain(r), "_trigger": number} for r in chosen)
         if states is not None:
@@ -477,6 +478,40 @@ def _snap_closed(query: Any, row: dict[str, Any], point: Any, data: _Data) -> bo
         and len(members) == data.open_ended.get(key, 0)
     )
     return end + window.slide <= point and not grows
+
+
+def _data_end(query: Any, rows: list[dict[str, Any]]) -> Any:
+    """Where the data admitted so far ends, for windows that go only as far as the data (landmark windows over
+    values, interval events' windows but SNAP's): the largest value, or start or end of a well-formed event
+    (WHERE or not); None for other windows, or before any data."""
+    window = query.window
+    landmark = window.kind is WindowKind.LANDMARK and not window.is_tuple_based
+    events = window.end_attr is not None and window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}
+    if not (landmark or events) or window.snap:
+        return None
+    tuples = [t for t in _prepare(query, rows) if t.a is not None and (t.end is None or t.end >= t.a)]
+    points = [t.a for t in tuples] + [t.end for t in tuples if t.end is not None]
+    return max(points) if points else -math.inf
+
+
+def _done(
+    query: Any, row: dict[str, Any], point: Any, counts: dict[tuple[Any, ...], int], data: _Data | None, reach: Any
+) -> bool:
+    """Whether the window of result row `row` was emitted by the time the punctuation is `point` (EMIT FINAL), or
+    no longer changes (EMIT CHANGES): final then and, for windows that go only as far as the data (`reach`, the
+    data's end then, not None), reached by the data then. A window the punctuation passed beyond the data's end
+    comes out in the trigger whose data reaches it (docs/semantics.md §8.10)."""
+    if not _closed(query, row, point, counts, data):
+        return False
+    if reach is None:
+        return True
+    window = query.window
+    domain = window.attr.domain
+    if window.range is None:  # a landmark window w starts, for this, at its end less SLIDE
+        start = to_base(row["window_end"], domain) - window.slide
+    else:
+        start = to_base(row["window_start"], domain)
+    return start <= reach
 
 
 def _closed(

@@ -173,22 +173,53 @@ def test_own_end_keeps_each_partitions_last_value_that_where_drops(spark: Any) -
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="known: windows final while past the data's end are never emitted")
-def test_windows_the_punctuation_passed_beyond_the_datas_end_come_out_when_the_data_reaches_them(spark: Any) -> None:
-    """Known bug, found by the streaming differential test: an event whose end is before its start moves the
-    punctuation by its start but not the data's end, so windows between the two are final yet past the data
-    and not emitted; when a later event moves the data's end past them, they are never emitted either, while
-    the batch run (and section 8.6: a drained stream with nothing late equals the batch) has them."""
+def spans(got: list[dict[str, Any]]) -> dict[Any, tuple[int, int, int]]:
+    """Per trigger that emitted windows: the first and last window-id and how many."""
+    out: dict[Any, list[int]] = {}
+    for r in got:
+        out.setdefault(r["_trigger"], []).append(r["wid"])
+    return {trigger: (min(w), max(w), len(w)) for trigger, w in out.items()}
+
+
+@pytest.mark.parametrize("plan", ["bucket", "difference"])
+def test_windows_the_punctuation_passed_beyond_the_datas_end_come_out_when_the_data_reaches_them(
+    spark: Any, plan: str
+) -> None:
+    """Found by the streaming differential test: an event that ends before its start moves the punctuation by
+    its start but not the data's end. Trigger 1 leaves p = 19 and the data ending at 3: windows 0-3 are final;
+    4-18 are final too but past the data's end, so not among the windows yet. Trigger 2 moves the data's end
+    to 47 and p to 30: windows 4-29 come out then (they were never emitted: a drained stream with nothing late
+    equals the batch, section 8.6), the rest at the drain."""
     text = "SELECT count(*) AS n FROM s [RANGE UNBOUNDED SLIDE 1 WATTR (x, y) ALIGN FIRST] GROUP BY case_id"
 
     def event(x: int, y: int | None) -> dict[str, Any]:
         return {"case_id": 0, "k": "a", "v": 1.0, "n": 1, "ts": None, "x": x, "y": y, "d": None}
 
     batches = [[event(0, None)], [event(3, None), event(19, 18)], [event(30, 47)]]
-    compiled = compile_stream(text, plan="bucket")
+    compiled = compile_stream(text, plan=plan)
     got, _ = run(spark, compiled, batches)
     want = evaluate_query(compiled.query, [r for b in batches for r in b])
     assert sorted(r["wid"] for r in got) == sorted(r["wid"] for r in want)
+    assert spans(got) == {1: (0, 3, 4), 2: (4, 29, 26), "drain": (30, 47, 18)}
+
+
+def test_windows_a_punctuation_row_passed_beyond_the_datas_end_come_out_when_the_data_reaches_them(
+    spark: Any,
+) -> None:
+    """The same over values, pane plan: a punctuation row moves p to 50 s while the data ends at 3 s; landmark
+    windows 1-4 (ending at 20 … 50 s) are final, not yet among the windows, and come out when a tuple at 60 s
+    reaches them (without SLACK only punctuation rows move p, so 5 and 6 wait for the drain). The panes fold
+    into the last final window's on the old rule, which moved the data's end too and lost windows 1-3."""
+    text = "SELECT count(*) AS n FROM s [RANGE UNBOUNDED SLIDE 10 SECONDS WATTR ts]"
+    batches = [[row(3)], [row(50, n=9)], [row(60)]]
+    got, _ = run(spark, compile_stream(text, punctuation="n = 9"), batches)
+    first = min(r["wid"] for r in got)
+    assert {t: (lo - first, hi - first, n) for t, (lo, hi, n) in spans(got).items()} == {
+        1: (0, 0, 1),
+        2: (1, 4, 4),
+        "drain": (5, 6, 2),
+    }
+    assert [r["n"] for r in sorted(got, key=lambda r: r["wid"])] == [1, 1, 1, 1, 1, 1, 2]
 
 
 @pytest.mark.parametrize("plan", ["bucket", "se-slices", "difference", "sweep"])

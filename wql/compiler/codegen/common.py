@@ -456,6 +456,11 @@ def from_anchor(window: Window, bound: str) -> str:
     return f"F.col({py(ANCHOR)}) + ({bound})" if window.align_first else bound
 
 
+def from_anchor_back(window: Window, value: str) -> str:
+    """A value of the attribute's own axis measured from the first arrival (ALIGN FIRST), as the grid is."""
+    return f"({value} - F.col({py(ANCHOR)}))" if window.align_first else value
+
+
 def epilogue(ctx: Context, bounds: list[str], wid: str = 'F.col("wid")') -> None:
     """The finish stage: wid, bounds, keys, then select expressions; HAVING, ORDER BY, LIMIT."""
     query = ctx.query

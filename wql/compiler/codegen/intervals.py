@@ -199,11 +199,14 @@ def _horizon(ctx: Context, source: str = "rows") -> None:
     code.comment("The end of the data: the last window starting at or before the largest start or end of any")
     code.comment("well-formed event (WHERE or not); open-ended events last to it.")
     code(f'horizon = {source}.agg(F.greatest(F.max({py(ATTR)}), F.max({py(END_ATTR)})).alias("_h"))')
-    if ctx.window.range is None:  # landmark windows
-        last = _first(ctx, 'F.col("_h")')
-    else:
-        last = _last_holding(ctx, 'F.col("_h")')
+    last = last_of_data(ctx, 'F.col("_h")')
     code(f'horizon = horizon.select({last}.alias("_last"))')
+
+
+def last_of_data(ctx: Context, end: str) -> str:
+    """The data's last window when the data ends at `end`: the last starting at or before it (a landmark
+    window's start is its end less SLIDE)."""
+    return _first(ctx, end) if ctx.window.range is None else _last_holding(ctx, end)
 
 
 def _events(ctx: Context, source: str = "rows") -> str:

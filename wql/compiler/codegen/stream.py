@@ -13,7 +13,13 @@ from collections.abc import Callable
 from typing import Any
 
 from wql.compiler.analysis import Query
-from wql.compiler.codegen.common import Context, anchors_rule, window_attribute_rule
+from wql.compiler.codegen.common import (
+    Context,
+    anchors_rule,
+    attribute_expression,
+    from_anchor_back,
+    window_attribute_rule,
+)
 from wql.compiler.disorder import check_streamable, cut_from_windows, disorder, state_text
 from wql.compiler.families import FAMILIES
 from wql.compiler.kernels.contract import StoreRequest, Streaming
@@ -34,6 +40,8 @@ GUARDED_RULES: dict[str, Callable[[dict[str, Any]], bool]] = {
     "merge": lambda streaming: streaming["keeps"] == "cells",
     "replay": lambda streaming: bool(streaming.get("replays")),
     "lower": lambda streaming: bool(streaming["lowered"]),
+    "data_end": lambda streaming: bool(streaming.get("reaches")),
+    "reached": lambda streaming: bool(streaming.get("reaches")),
 }
 
 
@@ -41,6 +49,9 @@ def stream_extras(ctx: Context) -> None:
     """The merge stage and the window rules, from the plan's family."""
     window_attribute_rule(ctx)
     FAMILIES[ctx.plan.family].generator.stream_rules(ctx)
+    last = kind_of(ctx.window).last_reached(ctx, "end")
+    if last is not None:
+        _reach_rules(ctx, last)
     if ctx.window.align_first:
         anchors_rule(ctx)
     _show_point(ctx)
@@ -49,6 +60,37 @@ def stream_extras(ctx: Context) -> None:
         if stage is not None:
             ctx.stages.remove(stage)
             ctx.stages.insert(next(i for i, s in enumerate(ctx.stages) if s.name == "lift") + 1, stage)
+
+
+def _reach_rules(ctx: Context, last: str) -> None:
+    """data_end and reached, for windows that go only as far as the data (docs/semantics.md §8.10): the
+    punctuation can pass the data's end (a punctuation row, or an interval event that ends before it starts,
+    moves it and not the data's end), and a window it passes there is final but not yet among the windows;
+    the driver emits it in the trigger whose data reaches it, which needs the data's end each trigger left."""
+    code, window = ctx.rules, ctx.window
+    code("def data_end(rows):")
+    code.indent()
+    if window.end_attr is not None:
+        code('"""Where an event puts the data\'s end: the larger of its start and end, if it ends at or after its')
+        code('start (an open-ended one, its start)."""')
+        code(f"start, end = window_attribute(rows), {attribute_expression(ctx, window.end_attr.name)}")
+        code("return F.when(end.isNull() | (end >= start), F.greatest(start, end))")
+    else:
+        code('"""Where a tuple puts the data\'s end: its window attribute."""')
+        code("return window_attribute(rows)")
+    code.dedent()
+    code.blank(2)
+    code("def reached(data_end):")
+    code.indent()
+    code('"""Whether a window is at or before the data\'s last window, the data ending at data_end: a window the')
+    code("punctuation passed beyond the data's end is final but not among the windows yet, and is emitted in the")
+    code('trigger whose data reaches it."""')
+    code("if data_end is None:")
+    code("    return F.lit(False)")
+    code(f"end = {from_anchor_back(window, 'F.lit(data_end)')}")
+    code(f'return F.col("wid") <= {last}')
+    code.dedent()
+    code.blank(2)
 
 
 def _show_point(ctx: Context) -> None:
@@ -101,6 +143,8 @@ def streaming_constants(ctx: Context) -> Streaming:
     }
     if retracts(query):  # a version emitted before whose session is gone is taken back, found by these columns
         constants["retracts"] = ["wid", *(ctx.key_columns[k.name] for k in query.keys)]
+    if kind_of(window).last_reached(ctx, "end") is not None:  # windows that wait for the data to reach them
+        constants["reaches"] = True
     if any(s.name == "replay" for s in ctx.stages):  # Kafka's late-record rule: the trigger's records replayed
         constants["replays"] = True
     return constants

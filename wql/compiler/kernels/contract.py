@@ -67,3 +67,7 @@ class Streaming(TypedDict):
     # Kafka's late-record rule (SLACK … KAFKA) only: the job's replay stage places each trigger's records in the
     # windows the kept records hold (docs/semantics.md §8.13).
     replays: NotRequired[bool]
+    # Windows that go only as far as the data (landmark windows, interval events' windows): the job's data_end and
+    # reached rules; the meta keeps the data's end, since a window the punctuation passed beyond it is emitted
+    # once the data reaches it (docs/semantics.md §8.10).
+    reaches: NotRequired[bool]

@@ -66,6 +66,12 @@ def window_attribute(rows: DataFrame) -> Column:
 def is_final(punctuation: Point) -> Column:
     """Whether a window (a row with its wid) is final at the punctuation."""
 
+def data_end(rows: DataFrame) -> Column:
+    """Where each row puts the data's end, in base units (NULL: nowhere)."""
+
+def reached(data_end: Point | None) -> Column:
+    """Whether a window (a row with its wid) is at or before the data's last window, the data ending there."""
+
 def retain(kept: DataFrame, punctuation: Point | None) -> DataFrame:
     """What windows not yet final can still need of the kept cells or tuples."""
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # names the job defines, or other support code copied beside 
         anchors_seen,
         closed,
         closing,
+        data_end,
         finish,
         is_final,
         lift,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:  # names the job defines, or other support code copied beside 
         missed,
         number,
         prepare,
+        reached,
         replay,
         retain,
         shares,
@@ -526,6 +528,9 @@ class TriggerRun:
             F.count_if(admissible & t.isNull()).alias("nulls"),
             F.max(F.when(admissible, t)).alias("max_seen"),
         ]
+        if STREAMING.get("reaches"):  # the data's end, over the tuples the windows take in (WHERE or not)
+            joins = admissible if STREAMING["mode"] == "generous" else admissible & ~self.is_late
+            statistics.append(F.max(F.when(joins, data_end(self.rows))).alias("reach"))
         signals = [
             F.count_if(malformed).alias("malformed"),
             F.count_if(~malformed & marked).alias("punctuations"),
@@ -551,6 +556,7 @@ class TriggerRun:
         files the trigger before it left."""
         self.stats = stats
         self.max_seen, self.after = next_punctuation(self.meta, stats, self.before)
+        self.reach = _larger(self.meta.get("reach"), stats["reach"]) if STREAMING.get("reaches") else None
         self.unchanged = self.after == self.before and (
             stats["rows"] == 0
             or (
@@ -652,7 +658,7 @@ class TriggerRun:
         everything = with_points(computed, offsets, positions)
         # GENEROUS sessions and frames: the state holds no window emitted before, and a late tuple admitted
         # after its key's closing point can make a window that is final at once: every final one goes out.
-        already = None if before is None or STREAMING["closings"] is not None else is_final(before)
+        already = None if before is None or STREAMING["closings"] is not None else emitted_before(before, self.meta)
         held = gone = None
         if STREAMING["emit"] == "changes":
             # Every open window whose result differs from what the trigger before computed for it.
@@ -734,6 +740,7 @@ class TriggerRun:
                 "batch": self.batch,
                 "punctuation": point,
                 "max_seen": self.max_seen,
+                "reach": self.reach,
                 "next_row": self.next_row,
                 "state": state,
                 "windows": kept_windows,
@@ -748,6 +755,15 @@ class TriggerRun:
             shown = "rows counted per partition" if STREAMING["positions"] else show_point(self.after)
             rows = 0 if state is None else state["rows"]
             report(trigger_report(self.batch, self.stats, self.emitted, shown, rows))
+
+
+def emitted_before(before, meta):
+    """Whether a window was emitted before the trigger: final at the punctuation it starts with and, where
+    windows go only as far as the data, reached by the data then. A window the punctuation passed beyond the
+    data's end (a punctuation row, or an interval event ending before its start, moves the punctuation and not
+    the data's end) is final but not among the windows yet: it is emitted once the data reaches it."""
+    final = is_final(before)
+    return final & reached(meta.get("reach")) if STREAMING.get("reaches") else final
 
 
 def next_punctuation(meta, stats, before):
@@ -1053,7 +1069,7 @@ def drain_stream(spark, checkpoint, emit, report=None):
             counts = load_state(spark, checkpoint, meta, "positions")
             everything = with_points(everything, counts, counts)
             before = F.col("_before")
-        chosen = everything if before is None else everything.where(~is_final(before))
+        chosen = everything if before is None else everything.where(~emitted_before(before, meta))
         emitted = emit(finish(chosen.drop("_before", "_after")), f"drain-{meta['batch']:08d}")
     fault("drained", meta["batch"])
     record = {**record, "status": "done", "windows": emitted}

@@ -244,6 +244,11 @@ class Kind:
         """What EMIT CHANGES emits each trigger, where this kind differs from a grid window (None: it does not)."""
         return None
 
+    def last_reached(self, ctx: Context, end: str) -> str | None:
+        """For a kind whose windows go only as far as the data (§8.10): the last window the data reaches when it
+        ends at `end` (a column of the grid's axis), as the windows stage finds it. None: its windows do not."""
+        return None
+
     def refuse_on_stream(self, query: Query) -> None:
         """Raise WQLNotSupportedError, with the reason, for what a stream cannot run exactly yet."""
 

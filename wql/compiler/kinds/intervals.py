@@ -146,6 +146,13 @@ class Intervals(Grid):
         """Landmark windows over events: as over tuples (grid windows over events: codegen.intervals)."""
         return LANDMARK.missed(ctx, closed, generous)
 
+    def last_reached(self, ctx: Context, end: str) -> str | None:
+        """Open-ended events last to the data's end, and their windows go no further (SNAP's runs have a rule of
+        their own, in is_final)."""
+        from wql.compiler.codegen.intervals import last_of_data
+
+        return None if ctx.window.snap else last_of_data(ctx, end)
+
     def final_text(self, window: Window) -> str:
         if window.snap:
             return (

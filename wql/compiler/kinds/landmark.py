@@ -165,6 +165,13 @@ class Landmark(Grid):
         code("tagged = rows.crossJoin(F.broadcast(final_window))")
         code('tagged = tagged.withColumn("wid", F.explode(F.sequence(first, F.col("_last"))))')
 
+    def last_reached(self, ctx: Context, end: str) -> str | None:
+        """Landmark windows go to the one holding the stream's largest value (over row numbers, which only grow
+        and always pass the punctuation, they need no rule)."""
+        from wql.compiler.codegen.grid import first_of
+
+        return None if ctx.window.is_tuple_based else first_of(ctx, end)
+
     def limit_windows(self, ctx: Context) -> None:
         """OWN END: a partition's windows up to its own last window (`own_last`, from the bucket plan's tag)."""
         from wql.compiler.codegen.emit import py
@@ -183,14 +190,17 @@ class Landmark(Grid):
         code = ctx.rules
         if ctx.plan.grid is not None:
             code(
-                '"""Landmark panes: each key\'s panes up to the last final window fold into one (its running combine);'
+                '"""Landmark panes: each key\'s panes up to the last final window fold into one (its running combine),'
             )
-            code('later panes stay as they are."""')
+            code("the key's last of them, not the last final window: the panes also say where the data ends, and a")
+            code("window the punctuation passed beyond the data's end comes out once the data reaches it. Later panes")
+            code('stay as they are."""')
             code("if punctuation is None:")
             code("    return cells")
             relative_punctuation(ctx, ANCHOR)
             code("last_final = first_open(punctuation) - 1")
-            code('folded = cells.where(F.col("_cell") <= last_final).withColumn("_cell", last_final.cast("bigint"))')
+            code('folded = cells.where(F.col("_cell") <= last_final)')
+            code(f'folded = folded.withColumn("_cell", F.max("_cell").over(Window.partitionBy({ctx.key_list()})))')
             code('return merge(folded.unionByName(cells.where(F.col("_cell") > last_final)))')
         elif flags_where(ctx) and ctx.window.own_end:
             code('"""A landmark window holds every tuple since the stream began: all rows WHERE keeps stay (a')

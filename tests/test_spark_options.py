@@ -4,6 +4,7 @@ magic, and what `wql run` says while Spark starts."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -103,7 +104,9 @@ def test_wql_run_says_starting_spark_at_once_on_a_terminal(tmp_path: Path) -> No
         child.expect("starting Spark")
         assert time.monotonic() - started < 20
     finally:
-        child.terminate(force=True)
+        # The whole process group: killing wql alone left Spark's JVM running after the suite.
+        os.killpg(child.pid, signal.SIGKILL)
+        child.close(force=True)
 
 
 @pytest.mark.spark

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import random
 import sys
 import time
 from pathlib import Path
@@ -57,11 +58,31 @@ def SPARK(test: Any) -> Any:
     return test
 
 
+# `make test`: of a Spark test's parametrizations (plans, kinds, aggregates, fault points), one in SAMPLED, at
+# least one, drawn afresh each run; `make test-deep` runs them all. WQL_TEST_SEED=N draws the same ones again
+# (the seed is in the run's header).
+SAMPLED = 4
+SEED = int(os.environ.get("WQL_TEST_SEED") or random.SystemRandom().randrange(1 << 32))
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if DEEP:
+        return "wql test profile: deep (every parametrization)"
+    return f"wql test profile: dev (one parametrization in {SAMPLED} of each Spark test; WQL_TEST_SEED={SEED})"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked `deep` (process-spawning ones whose ground another test covers in `make test`) are
     collected everywhere and run only in the deep profile. WQL_TEST_FIRST (a test file) runs that file's
     tests first and the rest after, in their order: tests/mutants.py runs the whole suite so, with the
-    test that should kill a mutant first."""
+    test that should kill a mutant first.
+
+    In `make test` a Spark test parametrized over plans, kinds or fault points (or one marked `sampled`)
+    runs a random quarter of its parametrizations, at least one (`sampled`): a Spark job costs a quarter
+    of a second or more even on a few rows, a streaming test runs dozens, and the suite that ran every
+    parametrization took over 20 minutes on two cores, twice what `make test` has. Each run draws others,
+    as each run draws fresh random streams (hypothesis), so successive runs cover them all; the deep
+    profile runs every one, every time."""
     first = os.environ.get("WQL_TEST_FIRST")
     if first:
         items.sort(key=lambda item: item.nodeid.split("::")[0] != first)  # a stable sort keeps each part's order
@@ -70,6 +91,33 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("deep") is not None:
             item.add_marker(pytest.mark.skip(reason="runs in make test-deep (WQL_TEST_PROFILE=deep)"))
+    left = sampled(items, first)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = [item for item in items if item not in left]
+
+
+def sampled(items: list[pytest.Item], first: str | None) -> list[pytest.Item]:
+    """The parametrizations `make test` leaves to the deep profile: of each Spark test function with several,
+    all but one in SAMPLED (rounded up), drawn with SEED; none of the WQL_TEST_FIRST file's (the test a
+    mutant must fail runs whole)."""
+    groups: dict[tuple[str, str], list[pytest.Item]] = {}
+    for item in items:
+        spec = getattr(item, "callspec", None)
+        marks = {mark.name for mark in item.iter_markers()}
+        heavy = bool(marks & {"sampled", "spark"}) or "spark" in getattr(item, "fixturenames", ())
+        if spec is None or not heavy or "deep" in marks:
+            continue
+        path = item.nodeid.split("::")[0]
+        if path != first:
+            groups.setdefault((path, getattr(item, "originalname", item.name)), []).append(item)
+    draw = random.Random(SEED)
+    left: list[pytest.Item] = []
+    for group in groups.values():
+        if len(group) > 1:
+            kept = set(draw.sample(range(len(group)), -(-len(group) // SAMPLED)))
+            left.extend(item for index, item in enumerate(group) if index not in kept)
+    return left
 
 
 def seeds(every: int, dev: int = 2) -> range:

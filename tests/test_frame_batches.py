@@ -260,6 +260,7 @@ def same_values(a: Any, b: Any) -> bool:
     return a == b
 
 
+@pytest.mark.sampled
 @pytest.mark.parametrize("closes", [False, True])
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: f"{r['kind']}-{r.get('longest') or r.get('delta') or ''}")
 def test_states_and_labels_by_batches_equal_one_batch(rule: dict[str, Any], closes: bool) -> None:
@@ -357,6 +358,7 @@ def state_model(table: pa.Table, rule: dict[str, Any], point: Any, generous: boo
     return sorted(kept), closings
 
 
+@pytest.mark.sampled
 @pytest.mark.parametrize("generous", [False, True])
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: f"{r['kind']}-{r.get('longest') or r.get('delta') or ''}")
 def test_a_streams_state_cut_by_batches_equals_a_model(rule: dict[str, Any], generous: bool) -> None:

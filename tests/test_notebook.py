@@ -236,6 +236,7 @@ def html(cell: Any) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.deep
 def test_example_notebook_runs_headless(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")

@@ -410,6 +410,7 @@ def killed_and_restarted(tmp_path: Path, point: str, restart: list[str], engine:
 
 
 @pytest.mark.slow
+@pytest.mark.deep
 def test_a_sigkill_of_wql_run_restarts_exactly_once_under_spark_submit(
     spark: Any, tmp_path: Path, undisturbed: Stream
 ) -> None:

@@ -95,7 +95,7 @@ def test_job_runs_with_plain_python(job: Path) -> None:
     assert "wql: traffic: 1,920 rows read" in done.stderr
 
 
-@pytest.mark.deep  # make test runs a streaming job under spark-submit (tests/test_stream_faults.py)
+@pytest.mark.deep  # make test runs the job under plain python (above), the deep profile under spark-submit too
 def test_job_runs_under_spark_submit(job: Path) -> None:
     """Quietly (Spark's WARN level, not its hundreds of INFO lines), unless told otherwise."""
     submit = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[2]"]

@@ -95,7 +95,7 @@ def test_a_drained_stream_writes_the_batch_windows_and_keeps_late_and_malformed_
     assert "not a time" in reasons["malformed"][header.index("wql_record")]
 
 
-@pytest.mark.deep  # make test kills `wql run --stream` and restarts under spark-submit (test_stream_faults.py)
+@pytest.mark.deep  # make test restarts a stream after a fault at each point in process (test_stream_faults.py)
 def test_a_killed_job_restarts_from_its_checkpoint_without_losing_or_repeating_windows(
     spark: object, tmp_path: Path
 ) -> None:

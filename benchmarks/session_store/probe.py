@@ -56,9 +56,8 @@ sys.path.insert(0, str(HERE.parent))  # benchmarks/: harness, streaming
 sys.path.insert(0, str(HERE))
 
 from harness import described  # noqa: E402
+from session_jar import jar  # noqa: E402
 from streaming import GAP_SECONDS, SCHEMA, measures, stream_empty, write_files  # noqa: E402
-
-from build import jar  # noqa: E402
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 HDFS = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"

@@ -1,6 +1,6 @@
 """Builds SessionStore.java into build/session-store.jar against PySpark's own jars (javac --release 17).
 
-    python benchmarks/session_store/build.py        # prints the jar's path
+    python benchmarks/session_store/session_jar.py        # prints the jar's path
 
 probe.py calls jar() itself; the jar is rebuilt only when the source is newer.
 """

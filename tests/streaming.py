@@ -450,11 +450,11 @@ class _Data:
     @staticmethod
     def of(query: Any, rows: list[dict[str, Any]]) -> _Data:
         window = query.window
-        events = [t for t in _prepare(query, rows) if t.a is not None and (t.end is None or t.end >= t.a)]
-        points = [t.a for t in events] + [t.end for t in events if t.end is not None]
+        events = _well_formed(query, rows)
+        end = _largest_point(events)
         last = None
-        if points:  # the last window starting at or before the data's largest start or end
-            last = math.floor((max(points) - window.origin + window.range) / window.slide) - 1
+        if end is not None:  # the last window starting at or before the data's largest start or end
+            last = math.floor((end - window.origin + window.range) / window.slide) - 1
         open_ended: dict[tuple[Any, ...], int] = {}
         for t in events:
             if t.open_ended and t.passes:
@@ -489,9 +489,19 @@ def _data_end(query: Any, rows: list[dict[str, Any]]) -> Any:
     events = window.end_attr is not None and window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}
     if not (landmark or events) or window.snap:
         return None
-    tuples = [t for t in _prepare(query, rows) if t.a is not None and (t.end is None or t.end >= t.a)]
+    end = _largest_point(_well_formed(query, rows))
+    return -math.inf if end is None else end
+
+
+def _well_formed(query: Any, rows: list[dict[str, Any]]) -> list[Any]:
+    """The rows as the reference's tuples, those with a value that do not end before they start."""
+    return [t for t in _prepare(query, rows) if t.a is not None and (t.end is None or t.end >= t.a)]
+
+
+def _largest_point(tuples: list[Any]) -> Any:
+    """The largest value, start or end among the tuples (None without any): where the data ends."""
     points = [t.a for t in tuples] + [t.end for t in tuples if t.end is not None]
-    return max(points) if points else -math.inf
+    return max(points) if points else None
 
 
 def _done(

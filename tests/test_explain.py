@@ -436,11 +436,17 @@ def test_when_no_plan_runs_the_error_gives_each_plans_reason() -> None:
         ("RANGE 10 SECONDS SLIDE 2 SECONDS WATTR ts", "stddev(v) AS s", False),  # moments: no tuple is a cell
         ("RANGE 10 SECONDS WATTR ts", "sum(v) AS t", False),  # tumbling: bucket keeps rows
         ("RANGE 4 ROWS SLIDE 2 ROWS", "sum(v) AS t", False),  # row numbers
+        ("SESSION GAP 5 SECONDS WATTR ts SLACK 1 SECONDS PATTR k", "stddev(v) AS s", True),  # sessions' states
+        ("SESSION GAP 5 WATTR x PATTR k", "min(v) AS lo", True),
+        ("SESSION GAP 5 SECONDS MAX 20 SECONDS WATTR ts PATTR k", "sum(v) AS t", False),  # MAX cuts at tuples
+        ("SESSION GAP 5 SECONDS WATTR ts SLACK 1 SECONDS GENEROUS PATTR k", "sum(v) AS t", False),  # closing points
+        ("SESSION GAP 5 WATTR v PATTR k", "sum(v) AS t", False),  # DOUBLE
+        ("FRAME THRESHOLD (v > 0) WATTR ts PATTR k", "sum(v) AS t", False),  # frames end at chosen tuples
     ],
 )
 def test_explain_says_where_a_stream_keeps_its_cells_as_the_job_decides(window: str, select: str, stored: bool) -> None:
     """The state line names Spark's state store exactly for the queries whose job asks for it (one predicate,
-    plans.grid.in_state_store, answers both)."""
+    plans.stored.in_state_store, answers both)."""
     head = "CREATE STREAM s (k STRING, v DOUBLE, x BIGINT, ts TIMESTAMP) FROM 'in' FORMAT json;\n"
     text = f"{head}SELECT k, {select} FROM s [{window}] GROUP BY k"
     compiled = wql.compile(text)

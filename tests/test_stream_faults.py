@@ -38,6 +38,11 @@ QUERY = """CREATE STREAM ev (ts TIMESTAMP, k STRING, v DOUBLE) FROM '{path}' FOR
 SELECT k, count(*) AS n, sum(v) AS total FROM ev [RANGE 10 SECONDS SLIDE 5 SECONDS WATTR ts SLACK 2 SECONDS]
 GROUP BY k;
 """
+# Sessions keep their state in Spark's state store too (StreamSessions): every key's tuples 2 s apart, each a
+# session of its own, emitted as the punctuation passes them.
+SESSIONS = """CREATE STREAM ev (ts TIMESTAMP, k STRING, v DOUBLE) FROM '{path}' FORMAT csv OPTIONS (header = 'true');
+SELECT k, count(*) AS n, sum(v) AS total FROM ev [SESSION GAP 1 SECONDS WATTR ts SLACK 2 SECONDS PATTR k];
+"""
 
 
 def moment(second: float) -> str:
@@ -67,12 +72,14 @@ class Stream:
     """One stream's job in this process, its input, output, late rows and checkpoint, run again and again
     as a restart would, with a fault at a named point."""
 
-    def __init__(self, spark: Any, root: Path, *, urls: bool = False, engine: str = "store") -> None:
+    def __init__(
+        self, spark: Any, root: Path, *, urls: bool = False, engine: str = "store", query: str = QUERY
+    ) -> None:
         self.spark = spark
         self.engine = engine  # where the open windows are kept: Spark's state store, or files (§8.12)
         self.data = root / "in"
         landed(self.data)
-        self.module = load_job(wql.compile(QUERY.format(path=self.data), stream=True).stream_code)
+        self.module = load_job(wql.compile(query.format(path=self.data), stream=True).stream_code)
         self.out, self.late, self.checkpoint = root / "out", root / "late", root / "ck"
         # file: URLs take Hadoop's FileSystem for the outputs and the checkpoint, as HDFS or S3 would.
         self.where = {p: f"file://{p}" if urls else str(p) for p in (self.out, self.late, self.checkpoint)}
@@ -118,7 +125,17 @@ class Stream:
 def undisturbed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Stream:
     """The stream run once with no fault: what every faulted run must end with. Its windows are the batch
     result over the rows that were not late, each once; the late row and the malformed line are kept."""
-    stream = Stream(spark, tmp_path_factory.mktemp("undisturbed"))
+    return undisturbed_run(spark, tmp_path_factory, QUERY)
+
+
+@pytest.fixture(scope="module")
+def undisturbed_sessions(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Stream:
+    """The session query's stream run once with no fault, as `undisturbed`."""
+    return undisturbed_run(spark, tmp_path_factory, SESSIONS)
+
+
+def undisturbed_run(spark: Any, tmp_path_factory: pytest.TempPathFactory, query: str) -> Stream:
+    stream = Stream(spark, tmp_path_factory.mktemp("undisturbed"), query=query)
     monkeypatch = pytest.MonkeyPatch()
     stream.run(monkeypatch)
     on_time = tmp_path_factory.mktemp("on_time")
@@ -126,7 +143,7 @@ def undisturbed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Stream:
         land(on_time, f"part-{order}.csv", [f"{moment(10 * order + s)},{'ab'[s % 2]},{s}" for s in range(10)], order)
     batch = tmp_path_factory.mktemp("batch") / "batch.csv"
     script = batch.parent / "q.wql"
-    script.write_text(QUERY.format(path=on_time))
+    script.write_text(query.format(path=on_time))
     assert main(["run", str(script), "--output", str(batch)]) == 0
     assert sorted(stream.windows().elements()) == sorted(rows_of(batch.parent, "batch.csv").elements())
     assert max(stream.windows().values()) == 1
@@ -142,21 +159,33 @@ CHAINS = {
     "commit": ["committed@1", "committed@2", "late-write@2", "meta@4", "committed@4", "drained"],
 }
 # The state points are the files engine's; in make test each other chain runs on the state store engine
-# (this query's default) and make test-deep runs them on both.
+# (this query's default) and make test-deep runs them on both. Sessions kept by StreamSessions run the
+# chains too: Spark's state store versions them by trigger, so a replayed trigger merges its tuples into
+# the sessions as the trigger before left them.
 ENGINES = [
-    ("emit", "store"),
-    ("state", "files"),
-    ("commit", "store"),
-    pytest.param("emit", "files", marks=pytest.mark.deep),
-    pytest.param("commit", "files", marks=pytest.mark.deep),
+    ("emit", "store", "grid"),
+    ("state", "files", "grid"),
+    ("commit", "store", "grid"),
+    ("emit", "store", "sessions"),
+    ("commit", "store", "sessions"),
+    pytest.param("emit", "files", "grid", marks=pytest.mark.deep),
+    pytest.param("commit", "files", "grid", marks=pytest.mark.deep),
 ]
 
 
-@pytest.mark.parametrize(("chain", "engine"), ENGINES)
+@pytest.mark.parametrize(("chain", "engine", "query"), ENGINES)
 def test_a_stream_that_dies_at_each_point_restarts_to_every_window_and_late_row_once(
-    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, undisturbed: Stream, chain: str, engine: str
+    spark: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    chain: str,
+    engine: str,
+    query: str,
 ) -> None:
-    stream = Stream(spark, tmp_path, urls=chain == "state", engine=engine)
+    undisturbed: Stream = request.getfixturevalue("undisturbed" if query == "grid" else "undisturbed_sessions")
+    text = QUERY if query == "grid" else SESSIONS
+    stream = Stream(spark, tmp_path, urls=chain == "state", engine=engine, query=text)
     for point in CHAINS[chain]:
         assert stream.run(monkeypatch, point) is not None
     stream.run(monkeypatch)  # the last restart ends the stream (or finishes its drain)

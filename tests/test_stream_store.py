@@ -1,9 +1,10 @@
 """Streams whose state Spark's state store keeps (docs/semantics.md §8.12): the same windows and late rows
 as the engine that keeps its state in the checkpoint's own files, on real Structured Streaming runs.
 
-The files engine is checked against the trigger model (test_streaming.py); here each random stream runs
-through both engines, one file a trigger and then drained, and their outputs must be equal as multisets:
-every window once (EMIT FINAL) or every version once (EMIT CHANGES), and every late or malformed row once.
+The files engine is checked against the trigger model (test_streaming.py); here each random stream (grid
+windows, kept by StreamCells, or sessions, by StreamSessions) runs through both engines, one file a trigger
+and then drained, and their outputs must be equal as multisets: every window once (EMIT FINAL) or every
+version once (EMIT CHANGES), and every late or malformed row once.
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ def run(spark: Any, job: Any, root: Path, name: str) -> tuple[Counter[tuple[str,
 
 @st.composite
 def streams(draw: st.DrawFn) -> tuple[str, list[list[str]]]:
-    """A grid query the state store takes and its rows in files, in arrival order with some disorder."""
+    """A grid query the state store takes (StreamCells) and its rows in files, in arrival order with some
+    disorder."""
     ratio = draw(st.integers(1, 4))
     slide = draw(st.sampled_from([2, 3, 5]))
     size = slide * ratio + draw(st.sampled_from([0, 0, 1]))  # a slice plan when RANGE is no multiple
@@ -105,8 +107,40 @@ def streams(draw: st.DrawFn) -> tuple[str, list[list[str]]]:
     return DECLARATION.replace("{punctuation}", punctuation) + query, files
 
 
+@st.composite
+def session_streams(draw: st.DrawFn) -> tuple[str, list[list[str]]]:
+    """A session query the state store takes (StreamSessions: CONSISTENT, EMIT FINAL, no MAX) and its rows in files, in
+    arrival order with some disorder: late tuples, tuples that bridge two sessions or move one's start."""
+    attr, unit = draw(st.sampled_from([("ts", " SECONDS"), ("x", "")]))
+    gap = draw(st.sampled_from([0, 2, 5]))
+    slack = draw(st.sampled_from(["", f"SLACK 0{unit}", f"SLACK 4{unit}", f"SLACK 9{unit}"]))
+    keyed = draw(st.booleans())
+    kafka = draw(st.sampled_from(["", "", " KAFKA"]))
+    where = draw(st.sampled_from(["", "", " WHERE v > 0"]))
+    punctuation = draw(st.sampled_from(["", "", " PUNCTUATION WHEN (k = 'p')"])) if slack == "" else ""
+    select = "count(*) AS n, sum(v) AS total, min(v) AS lo, max(v) AS hi, avg(v) AS mean, stddev(v) AS sd"
+    window = f"SESSION GAP {gap}{unit}{kafka} WATTR {attr} {slack}{' PATTR k' if keyed else ''}"
+    query = f"SELECT {'k, ' if keyed else ''}{select} FROM ev [{window}]{where}"
+    seconds = draw(st.lists(st.integers(0, 60), min_size=1, max_size=30))
+    seconds.sort()
+    for _ in range(draw(st.integers(0, 4))):  # a few rows out of place: some late, some bridging sessions
+        i, j = draw(st.integers(0, len(seconds) - 1)), draw(st.integers(0, len(seconds) - 1))
+        seconds[i], seconds[j] = seconds[j], seconds[i]
+    lines = [
+        f"{moment(s)},{s},{draw(st.sampled_from('ab'))},{draw(st.sampled_from(['', '1', '2.5', '-4']))}"
+        for s in seconds
+    ]
+    if punctuation:
+        lines.insert(draw(st.integers(0, len(lines))), f"{moment(45)},45,p,")
+    if draw(st.booleans()):
+        lines.insert(draw(st.integers(0, len(lines))), "not a time,x,a,1")
+    cuts = sorted(draw(st.lists(st.integers(1, max(1, len(lines) - 1)), max_size=3, unique=True)))
+    files = [lines[a:b] for a, b in zip([0, *cuts], [*cuts, len(lines)], strict=True) if lines[a:b]]
+    return DECLARATION.replace("{punctuation}", punctuation) + query, files
+
+
 @SPARK
-@given(case=streams())
+@given(case=st.one_of(streams(), session_streams()))
 def test_the_state_store_engine_emits_what_the_files_engine_emits(
     spark: Any, tmp_path_factory: pytest.TempPathFactory, case: tuple[str, list[list[str]]]
 ) -> None:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from wql.compiler.analysis import Query
 from wql.compiler.kinds import kind_of
 from wql.compiler.plans import Plan
-from wql.compiler.plans.grid import in_state_store
+from wql.compiler.plans.stored import in_state_store
 from wql.compiler.units import Number, quantity_text
 from wql.grammar.errors import WQLNotSupportedError
 
@@ -72,8 +72,14 @@ def cut_from_windows(query: Query) -> bool:
 
 def state_text(query: Query, plan: Plan) -> str:
     """What the plan keeps between triggers, and what bounds it: the open windows, never the stream."""
-    kept = kind_of(query.window).kept_text(query, plan)
-    if in_state_store(query, plan):
+    kind = kind_of(query.window)
+    kept = kind.kept_text(query, plan)
+    if in_state_store(query, plan) and query.window.is_data_driven:  # the store keeps no tuples: say both
+        kept = (
+            f"each key's open {kind.noun}s, as first and last value and partial states, in Spark's state store where "
+            f"the job has WQL's JVM kernels; else in the checkpoint's files, {kept}"
+        )
+    elif in_state_store(query, plan):
         kept += "; in Spark's state store where the job has WQL's JVM kernels, else in the checkpoint's files"
     if query.window.align_first:
         scope = "each partition's" if query.window.partition_by else "the stream's"

@@ -22,6 +22,7 @@ from wql.compiler.plans import frames, grid, intervals, tuples
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
     from wql.compiler.codegen.common import Context
+    from wql.compiler.kernels.contract import StoreRequest
     from wql.compiler.plans.base import Candidate, Statistics
     from wql.compiler.windows import Window
 
@@ -34,11 +35,14 @@ class Planner(Protocol):
 
 class Generator(Protocol):
     """The stages of a family's plans (prepare, [lift,] windows, finish) and, for a streaming job, the
-    window rules the driver calls (is_final, retain, missed; merge and shares for cell plans)."""
+    window rules the driver calls (is_final, retain, missed; merge and shares for cell plans) and what Spark's
+    state store keeps of it, if anything."""
 
     def generate(self, ctx: Context) -> None: ...
 
     def stream_rules(self, ctx: Context) -> None: ...
+
+    def store_request(self, ctx: Context) -> StoreRequest | None: ...
 
 
 @dataclass(frozen=True)

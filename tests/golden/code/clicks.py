@@ -88,7 +88,11 @@ def windows(rows: DataFrame) -> DataFrame:
         ],
         rule={"kind": "session", "gap": GAP, "longest": None},
     )
-    # Each aggregate from its partial states.
+    return windows
+
+
+def lower(windows: DataFrame) -> DataFrame:
+    """Each aggregate from its session's folded partial states."""
     windows = windows.select(
         F.col("wid"),
         F.col("_last"),
@@ -120,4 +124,4 @@ def finish(windows: DataFrame) -> DataFrame:
 
 def query(clicks: DataFrame) -> DataFrame:
     """The query as DataFrame operations, stage by stage; see the header for the plan."""
-    return finish(windows(prepare(clicks)))
+    return finish(lower(windows(prepare(clicks))))

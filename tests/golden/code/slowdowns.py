@@ -94,7 +94,11 @@ def windows(rows: DataFrame) -> DataFrame:
         minimum=MINIMUM,
         minimum_rows=True,
     )
-    # Each aggregate from its partial states.
+    return windows
+
+
+def lower(windows: DataFrame) -> DataFrame:
+    """Each aggregate from its frame's folded partial states."""
     windows = windows.select(
         F.col("wid"),
         F.col("_last"),
@@ -126,4 +130,4 @@ def finish(windows: DataFrame) -> DataFrame:
 
 def query(traffic: DataFrame) -> DataFrame:
     """The query as DataFrame operations, stage by stage; see the header for the plan."""
-    return finish(windows(prepare(traffic)))
+    return finish(lower(windows(prepare(traffic))))

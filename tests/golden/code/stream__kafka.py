@@ -70,6 +70,7 @@ STREAMING = {
     "opened": False,
     "lowered": True,
     "store": {
+        "kind": "cells",
         "keys": ["sensor"],
         "cell": "_cell",
         "operations": ["sum", "sum", "max"],

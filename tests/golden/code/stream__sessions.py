@@ -13,7 +13,7 @@
 # Final   a session once the punctuation is past its last value + GAP
 # Time    max ts seen − SLACK 2 MINUTES, after each trigger
 # Late    a tuple whose ts is below the punctuation at the start of its trigger (CONSISTENT): it is in no window; it is counted and written to the late-rows output
-# State   rows: per key, the tuples from its first session not final yet on, from which the windows stage finds the open sessions again with the next trigger's tuples; and each key's open sessions, so that a trigger computes again only the keys its tuples touch; every key's tuples are cut at its first open session, read off those windows, in the checkpoint directory, between triggers
+# State   each key's open sessions, as first and last value and partial states, in Spark's state store where the job has WQL's JVM kernels; else in the checkpoint's files, rows: per key, the tuples from its first session not final yet on, from which the windows stage finds the open sessions again with the next trigger's tuples; and each key's open sessions, so that a trigger computes again only the keys its tuples touch; every key's tuples are cut at its first open session, read off those windows, in the checkpoint directory, between triggers
 #
 # Run:  python job.py [--input clicks=DIR] [--output DIR --checkpoint DIR] [--late DIR]
 #                     [--format csv|json|parquet] [--once] [--drain] [--idle SECONDS]
@@ -66,8 +66,16 @@ STREAMING = {
     "keyed": ["user_id"],
     "closings": None,
     "opened": True,
-    "lowered": False,
-    "store": None,
+    "lowered": True,
+    "store": {
+        "kind": "session",
+        "keys": ["user_id"],
+        "gap": 1800000000,
+        "operations": ["sum", "sum", "sum", "sum"],
+        "columns": ["_rows", "_count_if_page_product", "_n_amount", "_sum_amount"],
+        "counted": ["_rows"],
+        "emit": "final",
+    },
 }
 
 
@@ -115,7 +123,11 @@ def windows(rows: DataFrame) -> DataFrame:
         ],
         rule={"kind": "session", "gap": GAP, "longest": None},
     )
-    # Each aggregate from its partial states.
+    return windows
+
+
+def lower(windows: DataFrame) -> DataFrame:
+    """Each aggregate from its session's folded partial states."""
     windows = windows.select(
         F.col("wid"),
         F.col("_last"),
@@ -146,7 +158,7 @@ def finish(windows: DataFrame) -> DataFrame:
 
 def query(clicks: DataFrame) -> DataFrame:
     """The query as DataFrame operations, stage by stage; see the header for the plan."""
-    return finish(windows(prepare(clicks)))
+    return finish(lower(windows(prepare(clicks))))
 
 
 def window_attribute(rows):

@@ -41,10 +41,11 @@ from wql.compiler.codegen.common import (
     unit_note,
 )
 from wql.compiler.codegen.emit import Code, Raw, col, expr, py
+from wql.compiler.kernels.contract import SessionStore
 from wql.compiler.kinds import kind_of
 from wql.compiler.kinds.data_driven import DataDriven
 from wql.compiler.plans import ONE, PlanKind
-from wql.compiler.plans.frames import in_jvm
+from wql.compiler.plans.frames import in_jvm, in_state_store
 from wql.compiler.schema import ROW_NUM, Domain
 from wql.compiler.windows import Frame
 from wql.grammar.expressions import parse_sql_expression, render_sql
@@ -296,7 +297,9 @@ def fold(ctx: Context) -> None:
     if _closes(ctx):
         keywords["closes"] = True
     code.call("windows", "frame_windows", ["rows", "schema"], keywords=keywords)
-    code.comment("Each aggregate from its partial states.")
+    code("return windows")
+    # A stage of its own, so that a stream whose sessions Spark's state store keeps lowers them the same way.
+    code = ctx.stage("lower", "windows", f"Each aggregate from its {data_driven(ctx).noun}'s folded partial states.")
     items = ['F.col("wid")', 'F.col("_last")', *(['F.col("_close")'] if _closes(ctx) else [])]
     items += [col(c) for c in partitions]
     items += [
@@ -340,6 +343,28 @@ def bounds(ctx: Context) -> list[str]:
 def _generous(ctx: Context) -> bool:
     slack = ctx.window.slack
     return slack is not None and slack.mode == "generous"
+
+
+def store_request(ctx: Context) -> SessionStore | None:
+    """What Spark's state store keeps of this query when the job runs with WQL's JVM kernels (the
+    StreamSessions function of flatMapGroupsWithState): each key's open sessions, each its first and last
+    value and the fold's partial states (docs/semantics.md §8.12). None where the job keeps its tuples in
+    its own files (plans.frames.in_state_store says which)."""
+    decomposition = ctx.plan.decomposition
+    if not in_state_store(ctx.query, ctx.plan):
+        return None
+    assert decomposition is not None and _frame(ctx).gap is not None
+    return {
+        "kind": "session",
+        "keys": _partitions(ctx),
+        "gap": int(_frame(ctx).gap),
+        "operations": [g.operation for g in decomposition.groups for _ in g.columns],
+        "columns": [c for g in decomposition.groups for c in g.columns],
+        "counted": [
+            c for g in decomposition.groups for c, share in zip(g.columns, g.contributions, strict=True) if share == ONE
+        ],
+        "emit": "final",
+    }
 
 
 def stream_rules(ctx: Context) -> None:

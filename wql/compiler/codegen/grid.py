@@ -30,10 +30,11 @@ from wql.compiler.codegen.common import (
     prologue,
 )
 from wql.compiler.codegen.emit import col, expr, py
+from wql.compiler.kernels.contract import CellStore
 from wql.compiler.kinds import kind_of
 from wql.compiler.plans import Grid as Cells
 from wql.compiler.plans import PlanKind
-from wql.compiler.plans.grid import each_tuple_a_cell
+from wql.compiler.plans.grid import each_tuple_a_cell, in_state_store
 from wql.compiler.schema import Domain
 
 if TYPE_CHECKING:
@@ -268,6 +269,33 @@ def lower_stage(ctx: Context) -> None:
 
 
 # ------------------------------------------------------------------ on a stream
+
+
+def store_request(ctx: Context) -> CellStore | None:
+    """What Spark's state store keeps of this query when the job runs with WQL's JVM kernels (the
+    StreamCells function of flatMapGroupsWithState): each key's open cells, for grid windows whose cells
+    are panes or slices of partial states a tuple's share of which it can merge (docs/semantics.md §8.12).
+    None where the job keeps its state in its own files: other windows and plans, row numbers, first
+    arrivals, DOUBLE attributes (Spark's watermark carries the punctuation in whole milliseconds)."""
+    plan, window = ctx.plan, ctx.window
+    grid, decomposition = plan.grid, plan.decomposition
+    if not in_state_store(ctx.query, plan):
+        return None
+    assert window.slide is not None and grid is not None and decomposition is not None
+    assert any(s.name == "shares" for s in ctx.stages), "each tuple a cell: the job has the shares stage"
+    return {
+        "kind": "cells",
+        "keys": ctx.keys(),
+        "cell": "_cell",
+        "operations": [g.operation for g in decomposition.groups for _ in g.columns],
+        "columns": [c for g in decomposition.groups for c in g.columns],
+        "size": grid.size,
+        "step": grid.step,
+        "origin": window.origin,
+        "slide": window.slide,
+        "emit": ctx.query.emit,
+        "generous": window.slack is not None and window.slack.mode == "generous",
+    }
 
 
 def final_rules(ctx: Context, final: Callable[[Context], None] | None = None) -> None:

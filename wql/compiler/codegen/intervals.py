@@ -872,6 +872,12 @@ def _landmark_difference(ctx: Context) -> None:
 # ------------------------------------------------------------------ on a stream
 
 
+def store_request(ctx: Context) -> None:
+    """None: interval events and snapshot windows keep their events in the checkpoint's files, not in Spark's state
+    store (docs/semantics.md §8.12)."""
+    return None
+
+
 def stream_rules(ctx: Context) -> None:
     """is_final, first_open, retain and missed. Every intervals plan keeps events (rows) between triggers and
     recomputes the open windows from them, so the batch stages serve the stream unchanged; an open window

@@ -22,10 +22,9 @@ from wql.compiler.codegen.common import (
 )
 from wql.compiler.disorder import check_streamable, cut_from_windows, disorder, state_text
 from wql.compiler.families import FAMILIES
-from wql.compiler.kernels.contract import StoreRequest, Streaming
+from wql.compiler.kernels.contract import Streaming
 from wql.compiler.kinds import kind_of
 from wql.compiler.plans import Plan
-from wql.compiler.plans.grid import in_state_store
 from wql.compiler.schema import Domain
 
 # The driver's calls into a job's own stages and rules that only some queries define, each with when the
@@ -139,7 +138,7 @@ def streaming_constants(ctx: Context) -> Streaming:
         "closings": [ctx.key_columns[k.name] for k in partitions] if window.is_data_driven and generous else None,
         "opened": cut_from_windows(query),
         "lowered": any(s.name == "lower" for s in ctx.stages),
-        "store": store_request(ctx),
+        "store": FAMILIES[ctx.plan.family].generator.store_request(ctx),
     }
     if retracts(query):  # a version emitted before whose session is gone is taken back, found by these columns
         constants["retracts"] = ["wid", *(ctx.key_columns[k.name] for k in query.keys)]
@@ -154,32 +153,6 @@ def retracts(query: Query) -> bool:
     """Whether a trigger can take back a version it emitted before: EMIT CHANGES of sessions, where a tuple out
     of order can merge two sessions or move one's start (docs/semantics.md §8.7)."""
     return query.emit == "changes" and kind_of(query.window).retracts
-
-
-def store_request(ctx: Context) -> StoreRequest | None:
-    """What Spark's state store keeps of this query when the job runs with WQL's JVM kernels (the
-    StreamCells function of flatMapGroupsWithState): each key's open cells, for grid windows whose cells
-    are panes or slices of partial states a tuple's share of which it can merge (docs/semantics.md §8.12).
-    None where the job keeps its state in its own files: other windows and plans, row numbers, first
-    arrivals, DOUBLE attributes (Spark's watermark carries the punctuation in whole milliseconds)."""
-    plan, window = ctx.plan, ctx.window
-    grid, decomposition = plan.grid, plan.decomposition
-    if not in_state_store(ctx.query, plan):
-        return None
-    assert window.slide is not None and grid is not None and decomposition is not None
-    assert any(s.name == "shares" for s in ctx.stages), "each tuple a cell: the job has the shares stage"
-    return {
-        "keys": ctx.keys(),
-        "cell": "_cell",
-        "operations": [g.operation for g in decomposition.groups for _ in g.columns],
-        "columns": [c for g in decomposition.groups for c in g.columns],
-        "size": grid.size,
-        "step": grid.step,
-        "origin": window.origin,
-        "slide": window.slide,
-        "emit": ctx.query.emit,
-        "generous": window.slack is not None and window.slack.mode == "generous",
-    }
 
 
 def stream_header(query: Query, plan: Plan) -> list[tuple[str, str]]:

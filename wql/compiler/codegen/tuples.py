@@ -457,6 +457,12 @@ def bounds(ctx: Context) -> list[str]:
 # ------------------------------------------------------------------ on a stream
 
 
+def store_request(ctx: Context) -> None:
+    """None: windows named by tuples keep their rows (or Kafka's records) in the checkpoint's files, not in
+    Spark's state store (docs/semantics.md §8.12)."""
+    return None
+
+
 def stream_rules(ctx: Context) -> None:
     """is_final, retain and missed for windows named by tuples."""
     code, window = ctx.rules, ctx.window

@@ -28,9 +28,10 @@ class Stream(TypedDict):
     columns: NotRequired[list[list[str]]]  # [name, type] pairs, as declared; streaming jobs only
 
 
-class StoreRequest(TypedDict):
-    """What Spark's state store keeps of a query (STREAMING["store"]), read by the JVM's StreamCells."""
+class CellStore(TypedDict):
+    """What Spark's state store keeps of a grid query (STREAMING["store"]), read by the JVM's StreamCells."""
 
+    kind: Literal["cells"]
     keys: list[str]
     cell: str  # the column of a tuple's cell index
     operations: list[str]  # each partial state's combine: sum, min, max, moments
@@ -41,6 +42,21 @@ class StoreRequest(TypedDict):
     slide: int
     emit: Literal["final", "changes"]
     generous: bool
+
+
+class SessionStore(TypedDict):
+    """What Spark's state store keeps of a session query (STREAMING["store"]), read by the JVM's StreamSessions."""
+
+    kind: Literal["session"]
+    keys: list[str]  # the PATTR columns
+    gap: int  # GAP, base units
+    operations: list[str]  # each partial state's combine, the first the tuple's count
+    columns: list[str]
+    counted: list[str]  # the columns whose share is one per tuple, which the job adds (the windows stage counts)
+    emit: Literal["final"]
+
+
+StoreRequest = CellStore | SessionStore
 
 
 class Streaming(TypedDict):

@@ -1,9 +1,10 @@
-"""A stream whose state Spark's state store keeps: grid windows' cells through flatMapGroupsWithState.
+"""A stream whose state Spark's state store keeps: grid windows' cells or sessions, through flatMapGroupsWithState.
 
 Copied into streaming jobs whose query the state store can take (STREAMING["store"]: grid windows over
-panes or slices of partial states); the job runs this engine when Spark has WQL's JVM kernels (the
-StreamCells function in wql-kernels.jar) and the one of streaming.py, with its state in the checkpoint's
-own files, otherwise (or with spark.wql.stream.state=files).
+panes or slices of partial states, or sessions emitted once final under CONSISTENT slack); the job runs
+this engine when Spark has WQL's JVM kernels (the StreamCells or StreamSessions function in
+wql-kernels.jar) and the one of streaming.py, with its state in the checkpoint's own files, otherwise
+(or with spark.wql.stream.state=files).
 
 Why: with its state in its own files, a trigger reads and rewrites the open cells of every key, so its
 cost grows with the state kept. Here each key's open cells are one state in Spark's state store, which
@@ -15,7 +16,7 @@ that chose flatMapGroupsWithState over transformWithState and over WQL's own fil
 Spark's watermark carries WQL's punctuation exactly: each tuple's event time is its window attribute
 in base units, as milliseconds, plus BASE; the delay is SLACK plus HIDDEN. The watermark is then the
 punctuation plus BASE − HIDDEN, and Spark's own dropping of rows below the watermark never reaches a
-row less than HIDDEN base units late: StreamCells decides what is late, and the trigger's rows as read
+row less than HIDDEN base units late: the JVM function decides what is late, and the trigger's rows as read
 (a second branch of the micro-batch, beside the windows) give the counts, the late-rows output and the
 punctuation the next trigger starts with, as in the other engine.
 """
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # names the job defines, or other support code copied beside this (job.pyi)
     from wql.compiler.kernels.job import STREAMING, finish, lower, prepare, shares, show_point, window_attribute
-    from wql.compiler.kernels.job_support import CORRUPT, jvm_class
+    from wql.compiler.kernels.job_support import CORRUPT, jvm_class, spark_errors
     from wql.compiler.kernels.streaming import (
         ended,
         fault,
@@ -43,10 +44,33 @@ REACH = (1 << 53) - BASE  # attribute values (base units) the watermark carries:
 
 def stores_state(spark):
     """Whether this job's state lives in Spark's state store: its query can (STREAMING["store"]), Spark
-    has WQL's StreamCells (wql-kernels.jar on the classpath) and spark.wql.stream.state is not "files"."""
+    has WQL's function for it (wql-kernels.jar on the classpath) and spark.wql.stream.state is not "files"."""
     if STREAMING.get("store") is None or spark.conf.get("spark.wql.stream.state", "store") == "files":
         return False
-    return jvm_class(spark, "StreamCells") is not None  # not under Spark Connect, nor without the jar
+    return jvm_class(spark, store_function()) is not None  # not under Spark Connect, nor without the jar
+
+
+def store_function():
+    """The JVM function of flatMapGroupsWithState that keeps this query's state: a grid's open cells
+    (StreamCells) or a key's open sessions (StreamSessions)."""
+    return "StreamSessions" if STREAMING["store"]["kind"] == "session" else "StreamCells"
+
+
+def stored_tuples(frame):
+    """The stream's tuples as the store's function takes them: for grid windows each a cell of its own (the
+    shares stage); for sessions the prepared tuples, each with its count (the windows stage counts in batch)
+    and, outside WHERE, no share of any state: such a tuple still joins and bridges sessions."""
+    from pyspark.sql import functions as F
+
+    store = STREAMING["store"]
+    if store["kind"] != "session":
+        return shares(prepare(frame))
+    rows = prepare(frame)
+    inside = F.col("_in") if "_in" in rows.columns else F.lit(True)
+    for column in store["columns"]:
+        share = F.lit(1).cast("bigint") if column in store["counted"] else F.col(column)
+        rows = rows.withColumn(column, F.when(inside, share))
+    return rows.drop("_in")
 
 
 def stored_request():
@@ -56,9 +80,9 @@ def stored_request():
 
 
 def start_stored(spark, name, stream, source, emit, checkpoint, late, late_format, once, report, interval):
-    """The query on Structured Streaming with its cells in Spark's state store: the trigger's tuples as cells
-    of one tuple each, keyed, through StreamCells, whose windows and the trigger's rows as read reach the
-    sink together (stored_batch)."""
+    """The query on Structured Streaming with its state in Spark's state store: the trigger's tuples (each a
+    cell of its own for grid windows), keyed, through the JVM function, whose windows and the trigger's rows
+    as read reach the sink together (stored_batch)."""
     from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
 
@@ -66,7 +90,7 @@ def start_stored(spark, name, stream, source, emit, checkpoint, late, late_forma
     malformed = F.col(CORRUPT).isNotNull() if CORRUPT in frame.columns else F.lit(False)
     marked = F.coalesce(F.expr(STREAMING["punctuation"]), F.lit(False)) if STREAMING["punctuation"] else F.lit(False)
     slack = STREAMING["slack"]
-    tuples = shares(prepare(frame.where(~malformed & ~marked))).withColumn("_kind", F.lit(0))
+    tuples = stored_tuples(frame.where(~malformed & ~marked)).withColumn("_kind", F.lit(0))
     # Each tuple's event time; without SLACK only punctuation rows move time, and they enter at their value
     # (plus SLACK), each as a row that is no tuple.
     moving = F.col("_t") if slack is not None else F.lit(None).cast("bigint")
@@ -80,15 +104,18 @@ def start_stored(spark, name, stream, source, emit, checkpoint, late, late_forma
     event = F.least(F.greatest(F.col("_event"), F.lit(-(BASE - HIDDEN))), F.lit(REACH))
     timed = timed.withColumn("_wm", F.timestamp_millis(event + F.lit(BASE))).drop("_event")
     timed = timed.withWatermark("_wm", f"{(slack or 0) + HIDDEN} milliseconds")
-    windows = spark.sparkContext._jvm.wql.kernels.StreamCells.apply(timed._jdf, stored_request())
+    function = store_function()
+    windows = getattr(spark.sparkContext._jvm.wql.kernels, function).apply(timed._jdf, stored_request())
     if windows is None:
-        raise ValueError("WQL's StreamCells refused this query: run it with spark.wql.stream.state=files")
+        raise ValueError(f"WQL's {function} refused this query: run it with spark.wql.stream.state=files")
     windows = DataFrame(windows, spark)
-    # The trigger's rows as read, beside the windows (as one struct: their names may be the windows' too).
-    as_read = frame.select(
-        F.struct(*(F.col(f"`{c}`") for c in frame.columns)).alias("_row"), F.lit("raw").alias("_kind")
+    # The windows as one struct (their names may be the stream's too), beside the trigger's rows as read, whose
+    # columns stay as they are: the job's rules (window_attribute, PUNCTUATION WHEN) read them by name.
+    found = windows.select(
+        F.struct(*(F.col(f"`{c}`") for c in windows.columns if c != "_kind")).alias("_window"),
+        F.lit("window").alias("_kind"),
     )
-    both = windows.unionByName(as_read, allowMissingColumns=True)
+    both = found.unionByName(frame.withColumn("_kind", F.lit("raw")), allowMissingColumns=True)
     query = {}
 
     def on_batch(micro, batch):
@@ -99,9 +126,10 @@ def start_stored(spark, name, stream, source, emit, checkpoint, late, late_forma
 
 
 def stored_batch(spark, micro, batch, checkpoint, emit, late, late_format, report, running, timed):
-    """One trigger of the state-store engine: its windows (the ones StreamCells found final at the
+    """One trigger of the state-store engine: its windows (the ones the JVM function found final at the
     punctuation the trigger started with) to the sink; its rows as read counted, the late and malformed
     ones written, and the punctuation after it recorded, as in run_trigger."""
+    from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
     stopped = ended(spark, checkpoint)
@@ -110,28 +138,36 @@ def stored_batch(spark, micro, batch, checkpoint, emit, late, late_format, repor
     fault("trigger", batch)
     meta = newest_meta(spark, checkpoint, before=batch)
     before = meta["punctuation"]
-    micro = micro.persist()
+    raw = F.col("_kind") == "raw"
+    malformed = raw & (F.col(CORRUPT).isNotNull() if CORRUPT in micro.columns else F.lit(False))
+    marked = raw & ~malformed
+    marked &= F.coalesce(F.expr(STREAMING["punctuation"]), F.lit(False)) if STREAMING["punctuation"] else F.lit(False)
+    admitted = raw & ~malformed & ~marked
+    t = window_attribute(micro)  # NULL on the windows' rows
+    is_late = F.lit(False) if before is None else F.coalesce(t < F.lit(before), F.lit(False))
+    counting = [
+        F.count_if(admitted).alias("rows"),
+        F.count_if(admitted & is_late).alias("late"),
+        F.count_if(admitted & t.isNull()).alias("nulls"),
+        F.max(F.when(admitted, t)).alias("max_seen"),
+        F.count_if(malformed).alias("malformed"),
+        F.count_if(marked).alias("punctuations"),
+        (F.max(F.when(marked, t)) if STREAMING["punctuation"] else F.lit(None)).alias("marked"),
+    ]
+    # One job runs the micro-batch (the state store's one update) and counts its rows as read while it passes
+    # (an Observation); only the windows and the late and malformed rows are cached for the writes after it,
+    # not the trigger's every row.
+    seen = Observation(f"wql_store_{batch}")
+    kept = micro.observe(seen, *counting).where(~raw | malformed | (admitted & is_late)).persist()
     try:
-        raw = micro.where(F.col("_kind") == "raw").select("_row.*")
-        columns = [c for c in raw.columns if c != CORRUPT and not c.startswith("__wql_")]
-        malformed = F.col(CORRUPT).isNotNull() if CORRUPT in raw.columns else F.lit(False)
-        marked = (
-            F.coalesce(F.expr(STREAMING["punctuation"]), F.lit(False)) if STREAMING["punctuation"] else F.lit(False)
-        )
-        rows = raw.where(~malformed & ~marked)
-        t = window_attribute(rows)
-        is_late = F.lit(False) if before is None else F.coalesce(t < F.lit(before), F.lit(False))
-        stats = raw.agg(
-            F.count_if(~malformed & ~marked).alias("rows"),
-            F.count_if(~malformed & ~marked & is_late).alias("late"),
-            F.count_if(~malformed & ~marked & t.isNull()).alias("nulls"),
-            F.max(F.when(~malformed & ~marked, t)).alias("max_seen"),
-            F.count_if(malformed).alias("malformed"),
-            F.count_if(~malformed & marked).alias("punctuations"),
-            (
-                F.max(F.when(~malformed & marked, window_attribute(raw))) if STREAMING["punctuation"] else F.lit(None)
-            ).alias("marked"),
-        ).first()
+        kept.count()
+        try:
+            stats = seen.get
+        except spark_errors():
+            # Spark's optimizer drops the counting with the rows when it can tell the micro-batch is empty: then
+            # every count is 0 and there is no largest value.
+            stats = {"rows": 0, "late": 0, "nulls": 0, "max_seen": None, "malformed": 0, "punctuations": 0}
+            stats["marked"] = None
         max_seen, after = next_punctuation(meta, stats, before)
         for value in (max_seen, stats["marked"]):
             if value is not None and not -(BASE - HIDDEN) < value - (STREAMING["slack"] or 0) < REACH:
@@ -139,12 +175,14 @@ def stored_batch(spark, micro, batch, checkpoint, emit, late, late_format, repor
                     f"the window attribute's value {show_point(value)} is beyond what Spark's watermark carries "
                     "for this stream: run it with spark.wql.stream.state=files"
                 )
-        found = micro.where(F.col("_kind") == "window").drop("_kind", "_row")
+        found = kept.where(~raw).select("_window.*")
         fault("emit", batch)
         emitted = emit(finish(lower(found)), f"batch-{batch:08d}")
         fault("emitted", batch)
         if late is not None and stats["late"] + stats["malformed"]:
-            write_late(rows.where(is_late).unionByName(raw.where(malformed)), columns, before, batch, late, late_format)
+            rejected = kept.where(raw).drop("_kind", "_window")
+            columns = [c for c in rejected.columns if c != CORRUPT and not c.startswith("__wql_")]
+            write_late(rejected, columns, before, batch, late, late_format)
         fault("meta", batch)
         save_meta(
             spark,
@@ -161,13 +199,13 @@ def stored_batch(spark, micro, batch, checkpoint, emit, late, late_format, repor
         )
         fault("committed", batch)
         if report is not None:
-            kept = 0
+            held = 0
             progress = running.lastProgress if running is not None else None
             if progress:  # the keys Spark's state store kept after the trigger before
-                kept = sum(op.get("numRowsTotal", 0) for op in progress.get("stateOperators", []))
-            report(trigger_report(batch, stats, emitted, show_point(after), kept))
+                held = sum(op.get("numRowsTotal", 0) for op in progress.get("stateOperators", []))
+            report(trigger_report(batch, stats, emitted, show_point(after), held))
     finally:
-        micro.unpersist()
+        kept.unpersist()
 
 
 def drain_stored(spark, checkpoint, meta):
@@ -183,7 +221,8 @@ def drain_stored(spark, checkpoint, meta):
     # an older one would still hold the windows that trigger emitted.
     kept = spark.read.format("statestore").option("batchId", meta["batch"]).load(checkpoint)
     kept = kept.select("key", F.col("value.groupState.value").alias("cells"))
-    windows = spark.sparkContext._jvm.wql.kernels.StreamCells.drain(kept._jdf, stored_request(), schema)
+    function = store_function()
+    windows = getattr(spark.sparkContext._jvm.wql.kernels, function).drain(kept._jdf, stored_request(), schema)
     if windows is None:
-        raise ValueError("WQL's StreamCells refused to drain this stream's state")
+        raise ValueError(f"WQL's {function} refused to drain this stream's state")
     return finish(lower(DataFrame(windows, spark).drop("_kind")))

@@ -100,6 +100,12 @@ class DataDriven(Kind):
         then only a pass that follows the chain (the fold and scan plans) finds them."""
         return None
 
+    def merges_by_state(self, window: Window) -> bool:
+        """Whether a window's partial states, first and last value say all a tuple still to come needs to join,
+        merge or start one, so that a stream can keep each open window as those alone (Spark's state store,
+        docs/semantics.md §8.12) rather than its tuples. Frames end at tuples a condition picks: no."""
+        return False
+
     # ---------------------------------------------------------------- code generation (the frames family)
     # The frames family (wql.compiler.codegen.frames) writes the stages and rules every session and frame
     # shares; these hooks write what its rule is made of.

@@ -82,6 +82,11 @@ class Sessions(DataDriven):
             return "MAX cuts a session at its first tuple plus MAX, which depends on where the session began"
         return None
 
+    def merges_by_state(self, window: Window) -> bool:
+        """A tuple joins the session whose last value it is at most GAP past, or the one starting at most GAP
+        after it: first and last value decide. MAX cuts a merged session again at tuples it no longer holds."""
+        return frame_of(window).longest is None
+
     # ---------------------------------------------------------------- code generation (the frames family)
     def kernel_rule(self, window: Window) -> str:
         longest = "LONGEST" if frame_of(window).longest is not None else "None"

@@ -124,3 +124,20 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     note = f"one numpy pass per key (mapInArrow) {walk}, a group-by aggregates them; the pass {HOLDS.format(what=what)}"
     out.append(Candidate(PlanKind.SCAN, Plan("frames", PlanKind.SCAN), 5.0 * n, note))
     return out
+
+
+def in_state_store(query: Query, plan: Plan) -> bool:
+    """Whether a stream of this plan keeps its sessions in Spark's state store when the job has WQL's JVM
+    kernels (docs/semantics.md §8.12): fold sessions, whose open sessions are each a first and last value and
+    partial states a tuple merges into, emitted once final (EMIT FINAL) under CONSISTENT slack, on an integral
+    attribute (Spark's watermark holds whole milliseconds). MAX (a merged session is cut again at tuples the
+    state no longer holds), GENEROUS's closing points, Kafka's late-record rule and EMIT CHANGES' retractions
+    stay with the files engine, as do frames."""
+    window = query.window
+    if plan.family != "frames" or plan.kind is not PlanKind.FOLD or plan.decomposition is None:
+        return False
+    if not data_driven(window).merges_by_state(window):
+        return False
+    consistent = window.slack is None or window.slack.mode == "consistent"
+    integral = window.attr.domain in (Domain.TIMESTAMP, Domain.DATE, Domain.INTEGER)
+    return consistent and query.emit == "final" and integral and not window.numbers_rows

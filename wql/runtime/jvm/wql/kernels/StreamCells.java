@@ -9,17 +9,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
-import org.apache.spark.api.java.function.MapFunction;
 import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.streaming.GroupState;
-import org.apache.spark.sql.streaming.GroupStateTimeout;
-import org.apache.spark.sql.streaming.OutputMode;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
-import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -62,15 +57,12 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
   static final class Spec implements Serializable {
     private static final long serialVersionUID = 1L;
     StructType input;
-    StructType output;
-    StructType keySchema;
+    StoredRows.Layout layout; // the output rows: kind, keys, cell, states
     int[] keyFields;
     int kindField;
     int timeField;
     int cellField;
     States states;
-    int[] longOut; // where each state slot goes in the output row
-    int[] doubleOut;
     long size;
     long step;
     long origin;
@@ -85,36 +77,11 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
    * a type only the job's other engine handles.
    */
   public static Dataset<Row> apply(Dataset<Row> input, String json) {
-    Spec spec;
-    try {
-      spec = spec(new com.fasterxml.jackson.databind.ObjectMapper().readTree(json), input.schema());
-    } catch (java.io.IOException | KernelRequest.Refused e) {
+    Spec spec = StoredRows.spec(json, input.schema(), StreamCells::spec);
+    if (spec == null) {
       return null;
     }
-    return grouped(input, spec)
-        .flatMapGroupsWithState(
-            new StreamCells(spec),
-            OutputMode.Append(),
-            Encoders.BINARY(),
-            Encoders.row(spec.output),
-            GroupStateTimeout.EventTimeTimeout());
-  }
-
-  /** The rows by key (the key columns as a row; the whole stream as one key without keys). */
-  static org.apache.spark.sql.KeyValueGroupedDataset<Row, Row> grouped(Dataset<Row> input, Spec spec) {
-    int[] fields = spec.keyFields;
-    MapFunction<Row, Row> key =
-        row -> {
-          if (fields.length == 0) {
-            return RowFactory.create(0); // the whole stream is one key
-          }
-          Object[] values = new Object[fields.length];
-          for (int i = 0; i < fields.length; i++) {
-            values[i] = row.get(fields[i]);
-          }
-          return RowFactory.create(values);
-        };
-    return input.groupByKey(key, Encoders.row(spec.keySchema));
+    return StoredRows.stateful(input, spec.keyFields, new StreamCells(spec), spec.layout.output);
   }
 
   static Spec spec(JsonNode request, StructType input) {
@@ -137,11 +104,6 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
     }
     spec.states = states;
     spec.keyFields = keys.stream().mapToInt(input::fieldIndex).toArray();
-    StructType keySchema = new StructType();
-    for (int field : spec.keyFields) {
-      keySchema = keySchema.add(input.fields()[field]);
-    }
-    spec.keySchema = spec.keyFields.length == 0 ? keySchema.add("_whole", DataTypes.IntegerType, false) : keySchema;
     spec.kindField = input.fieldIndex(KIND);
     spec.timeField = input.fieldIndex(TIME);
     spec.cellField = input.fieldIndex(cell);
@@ -160,22 +122,7 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
       output = output.add(input.fields()[field]);
     }
     output = output.add(cell, DataTypes.LongType, true);
-    int n = states.longs() + states.doubles();
-    spec.longOut = new int[states.longs()];
-    spec.doubleOut = new int[states.doubles()];
-    int at = output.size();
-    for (int s = 0; s < states.longs(); s++) {
-      StructField field = input.fields()[states.longField[s]];
-      output = output.add(field.name(), field.dataType(), true);
-      spec.longOut[s] = at++;
-    }
-    for (int s = 0; s < states.doubles(); s++) {
-      StructField field = input.fields()[states.doubleField[s]];
-      output = output.add(field.name(), field.dataType(), true);
-      spec.doubleOut[s] = at++;
-    }
-    assert at == output.size() && n == states.longs() + states.doubles();
-    spec.output = output;
+    spec.layout = new StoredRows.Layout(output, input, states);
     return spec;
   }
 
@@ -221,7 +168,7 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
         continue; // late under CONSISTENT slack: in no window
       }
       long cell = row.getLong(s.cellField);
-      read(row, rowLongs, rowDoubles);
+      StoredRows.read(s.states, row, rowLongs, rowDoubles);
       if (cell != lastCell || lastLongs == null) { // rows mostly come in time order: runs share a cell
         lastLongs = cells.longs.get(cell);
         if (lastLongs == null) {
@@ -369,46 +316,13 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
     if (l[spec.states.firstSlot] <= 0) {
       return; // only windows that hold a row
     }
-    Object[] values = new Object[spec.output.size()];
+    Object[] values = spec.layout.values(l, d);
     values[0] = "window";
     for (int i = 0; i < spec.keyFields.length; i++) {
       values[1 + i] = key.get(i);
     }
     values[1 + spec.keyFields.length] = w;
-    for (int s = 0; s < l.length; s++) {
-      values[spec.longOut[s]] = boxed(spec.output.fields()[spec.longOut[s]].dataType(), l[s]);
-    }
-    for (int s = 0; s < d.length; s++) {
-      DataType type = spec.output.fields()[spec.doubleOut[s]].dataType();
-      values[spec.doubleOut[s]] = type.equals(DataTypes.FloatType) ? (Object) (float) d[s] : (Object) d[s];
-    }
     out.add(RowFactory.create(values));
-  }
-
-  /** One row's states (its share of each partial state): NULL is the identity. */
-  void read(Row row, long[] l, double[] d) {
-    States states = spec.states;
-    for (int s = 0; s < l.length; s++) {
-      int field = states.longField[s];
-      l[s] = row.isNullAt(field) ? states.longIdentityAt(s) : ((Number) row.get(field)).longValue();
-    }
-    for (int s = 0; s < d.length; s++) {
-      int field = states.doubleField[s];
-      d[s] = row.isNullAt(field) ? states.doubleIdentityAt(s) : ((Number) row.get(field)).doubleValue();
-    }
-  }
-
-  static Object boxed(DataType type, long value) {
-    if (type.equals(DataTypes.IntegerType)) {
-      return (int) value;
-    }
-    if (type.equals(DataTypes.ShortType)) {
-      return (short) value;
-    }
-    if (type.equals(DataTypes.ByteType)) {
-      return (byte) value;
-    }
-    return value;
   }
 
   byte[] encode(Cells cells) {
@@ -419,12 +333,7 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
     buffer.putInt(cells.longs.size());
     for (Map.Entry<Long, long[]> entry : cells.longs.entrySet()) {
       buffer.putLong(entry.getKey());
-      for (long value : entry.getValue()) {
-        buffer.putLong(value);
-      }
-      for (double value : cells.doubles.get(entry.getKey())) {
-        buffer.putDouble(value);
-      }
+      StoredRows.put(buffer, entry.getValue(), cells.doubles.get(entry.getKey()));
     }
     return buffer.array();
   }
@@ -440,12 +349,7 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
       long cell = buffer.getLong();
       long[] l = new long[nl];
       double[] d = new double[nd];
-      for (int s = 0; s < nl; s++) {
-        l[s] = buffer.getLong();
-      }
-      for (int s = 0; s < nd; s++) {
-        d[s] = buffer.getDouble();
-      }
+      StoredRows.get(buffer, l, d);
       cells.longs.put(cell, l);
       cells.doubles.put(cell, d);
     }
@@ -459,24 +363,18 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
    * CHANGES drains nothing: every version is out already.
    */
   public static Dataset<Row> drain(Dataset<Row> stored, String json, String input) {
-    Spec spec;
-    try {
-      spec = spec(new com.fasterxml.jackson.databind.ObjectMapper().readTree(json), (StructType) DataType.fromJson(input));
-    } catch (java.io.IOException | KernelRequest.Refused e) {
+    Spec spec = StoredRows.spec(json, (StructType) DataType.fromJson(input), StreamCells::spec);
+    if (spec == null) {
       return null;
     }
     StreamCells cells = new StreamCells(spec);
-    org.apache.spark.api.java.function.FlatMapFunction<Row, Row> open =
-        row -> {
-          List<Row> out = new ArrayList<>();
-          if (spec.changes) {
-            return out.iterator();
+    return StoredRows.drained(
+        stored,
+        spec.layout.output,
+        (key, state, out) -> {
+          if (!spec.changes) { // EMIT CHANGES drains nothing: every version is out already
+            cells.closed(key, cells.decode(state), Long.MAX_VALUE / 4, out);
           }
-          Row key = row.getStruct(0);
-          Cells kept = cells.decode((byte[]) row.get(1));
-          cells.closed(key, kept, Long.MAX_VALUE / 4, out);
-          return out.iterator();
-        };
-    return stored.flatMap(open, Encoders.row(spec.output));
+        });
   }
 }

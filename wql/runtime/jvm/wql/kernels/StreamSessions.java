@@ -1,0 +1,283 @@
+package wql.kernels;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.Serializable;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.streaming.GroupState;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * A stream's sessions kept in Spark's state store: each key's open sessions (first and last value,
+ * partial states) in one state of its own, every session emitted once the punctuation passes its
+ * last value + GAP.
+ *
+ * <p>The streaming counterpart of the batch plan's session fold ({@link FrameWindows}): tuples at
+ * most GAP apart join one session, so a tuple joins the session before it when it is at most GAP
+ * past that one's last value, the one after it when that one starts at most GAP past it, and merges
+ * the two when both hold. Tuples are merged one by one, in any order, into the key's open sessions;
+ * equal values always join, so the order of a trigger's rows does not matter. Spark's {@code
+ * flatMapGroupsWithState} calls {@link #call} for each key a trigger brings rows for, and again, with
+ * none, once the watermark passes the key's timeout (its earliest session's last value + GAP), so a
+ * trigger's cost follows the keys it touches and the sessions it closes, not the sessions every other
+ * key keeps open (docs/performance.md §3.2 has the measurements that chose one row per tuple).
+ *
+ * <p>The watermark carries WQL's punctuation exactly, as for {@link StreamCells}: a tuple below the
+ * punctuation its trigger starts with is late and in no session (CONSISTENT slack; the job writes the
+ * late-rows output from the trigger's rows as read). A session holding no tuple inside WHERE (its
+ * count, the first state, is 0) is final like any other but not emitted.
+ *
+ * <p>Input rows: {@code _kind} (0 a tuple; anything else, a punctuation row, only moves the
+ * watermark), the keys, {@code _t} and the states' columns, the first the tuple's count (1 inside
+ * WHERE, 0 outside). Output rows: {@code _kind} ("window"), the keys, {@code wid} (the session's
+ * first value), {@code _last} (its last) and the combined states.
+ */
+public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row, Row, byte[], Row> {
+  private static final long serialVersionUID = 1L;
+  static final String KIND = "_kind";
+  static final String TIME = "_t";
+
+  private final Spec spec;
+
+  private StreamSessions(Spec spec) {
+    this.spec = spec;
+  }
+
+  /** What the request says, checked against the input's schema. */
+  static final class Spec implements Serializable {
+    private static final long serialVersionUID = 1L;
+    StoredRows.Layout layout; // the output rows: kind, keys, wid, _last, states
+    int[] keyFields;
+    int kindField;
+    int timeField;
+    DataType timeType;
+    States states;
+    long gap;
+    long shift; // the watermark (ms) minus the punctuation (base units)
+  }
+
+  /** A key's open sessions by first value: disjoint, each more than GAP before the next. */
+  static final class Session {
+    long last;
+    final long[] longs;
+    final double[] doubles;
+
+    Session(long last, long[] longs, double[] doubles) {
+      this.last = last;
+      this.longs = longs;
+      this.doubles = doubles;
+    }
+  }
+
+  /**
+   * The keyed stream over `input` that the request `json` describes; refused (null) when a state has
+   * a type only the job's other engine handles.
+   */
+  public static Dataset<Row> apply(Dataset<Row> input, String json) {
+    Spec spec = StoredRows.spec(json, input.schema(), StreamSessions::spec);
+    if (spec == null) {
+      return null;
+    }
+    return StoredRows.stateful(input, spec.keyFields, new StreamSessions(spec), spec.layout.output);
+  }
+
+  static Spec spec(JsonNode request, StructType input) {
+    Spec spec = new Spec();
+    List<String> keys = KernelRequest.strings(request.path("keys"));
+    List<String> names = List.of(input.fieldNames());
+    for (String needed : List.of(KIND, TIME)) {
+      if (!names.contains(needed)) {
+        throw new KernelRequest.Refused("the input has no column " + needed);
+      }
+    }
+    if (!names.containsAll(keys)) {
+      throw new KernelRequest.Refused("a key column is missing");
+    }
+    if (!"session".equals(request.path("kind").asText()) || !"final".equals(request.path("emit").asText())) {
+      throw new KernelRequest.Refused("only sessions emitted once final are kept here");
+    }
+    States states = States.of(input, KernelRequest.strings(request.path("operations")), KernelRequest.strings(request.path("columns")));
+    if (states == null || states.hasAbsentColumn()) {
+      throw new KernelRequest.Refused("a state column has a type only the job's other engine handles");
+    }
+    spec.states = states;
+    spec.keyFields = keys.stream().mapToInt(input::fieldIndex).toArray();
+    spec.kindField = input.fieldIndex(KIND);
+    spec.timeField = input.fieldIndex(TIME);
+    spec.timeType = input.fields()[spec.timeField].dataType();
+    if (!States.isIntegral(spec.timeType)) {
+      throw new KernelRequest.Refused("the window attribute is not integral in base units");
+    }
+    spec.gap = request.path("gap").asLong();
+    spec.shift = request.path("shift").asLong();
+    if (spec.gap < 0) {
+      throw new KernelRequest.Refused("GAP must not be negative");
+    }
+    StructType output = new StructType().add(KIND, DataTypes.StringType, false);
+    for (int field : spec.keyFields) {
+      output = output.add(input.fields()[field]);
+    }
+    output = output.add("wid", spec.timeType, false).add("_last", spec.timeType, false);
+    spec.layout = new StoredRows.Layout(output, input, states);
+    return spec;
+  }
+
+  @Override
+  public Iterator<Row> call(Row key, Iterator<Row> rows, GroupState<byte[]> state) {
+    Spec s = spec;
+    TreeMap<Long, Session> open = state.exists() ? decode(state.get()) : new TreeMap<>();
+    long watermark = state.getCurrentWatermarkMs();
+    // Spark's watermark starts at 0: no punctuation yet, nothing late, nothing final.
+    long point = watermark <= 0 ? Long.MIN_VALUE : watermark - s.shift;
+    List<Row> out = new ArrayList<>();
+    if (point != Long.MIN_VALUE) {
+      closed(key, open, point, out);
+    }
+    long[] l = new long[s.states.longs()];
+    double[] d = new double[s.states.doubles()];
+    while (rows.hasNext()) {
+      Row row = rows.next();
+      if (row.getInt(s.kindField) != 0) { // a punctuation row: it moved the watermark, and is no tuple
+        continue;
+      }
+      long t = ((Number) row.get(s.timeField)).longValue();
+      if (point != Long.MIN_VALUE && t < point) {
+        continue; // late: in no session (it could not join one still open: they all end at or past the point)
+      }
+      StoredRows.read(s.states, row, l, d);
+      join(open, t, l, d);
+    }
+    if (open.isEmpty()) {
+      state.remove();
+    } else {
+      state.update(encode(open));
+      // Called again, with no rows, once the watermark passes the earliest session's last value + GAP.
+      long earliest = Long.MAX_VALUE;
+      for (Session session : open.values()) {
+        earliest = Math.min(earliest, session.last);
+      }
+      state.setTimeoutTimestamp(earliest + s.gap + s.shift);
+    }
+    return out.iterator();
+  }
+
+  /**
+   * Tuple t, with its states, into the open sessions: it joins the session before it if at most GAP
+   * past its last value, the one after it if that one starts at most GAP past t (or past the joined
+   * session's new last value), both when it bridges them, and starts a session of its own otherwise.
+   */
+  void join(TreeMap<Long, Session> open, long t, long[] l, double[] d) {
+    States states = spec.states;
+    Map.Entry<Long, Session> before = open.floorEntry(t);
+    Session joined = null;
+    if (before != null && t - before.getValue().last <= spec.gap) {
+      joined = before.getValue();
+      joined.last = Math.max(joined.last, t);
+      states.merge(joined.longs, joined.doubles, 0, l, d, 0, joined.longs, joined.doubles, 0);
+    }
+    Map.Entry<Long, Session> after = open.higherEntry(t);
+    long reach = joined != null ? joined.last : t;
+    if (after != null && after.getKey() - reach <= spec.gap) {
+      Session next = open.remove(after.getKey());
+      if (joined != null) { // t bridges the two sessions
+        joined.last = Math.max(joined.last, next.last);
+        states.merge(joined.longs, joined.doubles, 0, next.longs, next.doubles, 0, joined.longs, joined.doubles, 0);
+      } else { // the next session starts at t now
+        states.merge(next.longs, next.doubles, 0, l, d, 0, next.longs, next.doubles, 0);
+        open.put(t, next);
+      }
+    } else if (joined == null) {
+      open.put(t, new Session(t, l.clone(), d.clone()));
+    }
+  }
+
+  /** Each session final at punctuation p (its last value + GAP below p), emitted and removed. */
+  void closed(Row key, TreeMap<Long, Session> open, long p, List<Row> out) {
+    Iterator<Map.Entry<Long, Session>> sessions = open.entrySet().iterator();
+    while (sessions.hasNext()) {
+      Map.Entry<Long, Session> entry = sessions.next();
+      Session session = entry.getValue();
+      if (session.last + spec.gap < p) {
+        emit(key, entry.getKey(), session, out);
+        sessions.remove();
+      }
+    }
+  }
+
+  /** A session's row, when it holds a tuple inside WHERE (its count is positive). */
+  void emit(Row key, long first, Session session, List<Row> out) {
+    if (session.longs[spec.states.firstSlot] <= 0) {
+      return;
+    }
+    Object[] values = spec.layout.values(session.longs, session.doubles);
+    values[0] = "window";
+    for (int i = 0; i < spec.keyFields.length; i++) {
+      values[1 + i] = key.get(i);
+    }
+    values[1 + spec.keyFields.length] = StoredRows.boxed(spec.timeType, first);
+    values[2 + spec.keyFields.length] = StoredRows.boxed(spec.timeType, session.last);
+    out.add(RowFactory.create(values));
+  }
+
+  byte[] encode(TreeMap<Long, Session> open) {
+    int nl = spec.states.longs();
+    int nd = spec.states.doubles();
+    ByteBuffer buffer = ByteBuffer.allocate(4 + open.size() * (16 + 8 * nl + 8 * nd));
+    buffer.putInt(open.size());
+    for (Map.Entry<Long, Session> entry : open.entrySet()) {
+      Session session = entry.getValue();
+      buffer.putLong(entry.getKey());
+      buffer.putLong(session.last);
+      StoredRows.put(buffer, session.longs, session.doubles);
+    }
+    return buffer.array();
+  }
+
+  TreeMap<Long, Session> decode(byte[] bytes) {
+    int nl = spec.states.longs();
+    int nd = spec.states.doubles();
+    ByteBuffer buffer = ByteBuffer.wrap(bytes);
+    TreeMap<Long, Session> open = new TreeMap<>();
+    int n = buffer.getInt();
+    for (int i = 0; i < n; i++) {
+      long first = buffer.getLong();
+      long last = buffer.getLong();
+      long[] l = new long[nl];
+      double[] d = new double[nd];
+      StoredRows.get(buffer, l, d);
+      open.put(first, new Session(last, l, d));
+    }
+    return open;
+  }
+
+  /**
+   * The drain: every open session of the state's keys, from the states the state store holds: rows of
+   * the key (a struct) and the state (binary), as the job selects them from Spark's state data source.
+   * `input` is the schema of the rows the stream gave {@link #call}.
+   */
+  public static Dataset<Row> drain(Dataset<Row> stored, String json, String input) {
+    Spec spec = StoredRows.spec(json, (StructType) DataType.fromJson(input), StreamSessions::spec);
+    if (spec == null) {
+      return null;
+    }
+    StreamSessions sessions = new StreamSessions(spec);
+    return StoredRows.drained(
+        stored,
+        spec.layout.output,
+        (key, state, out) -> {
+          for (Map.Entry<Long, Session> entry : sessions.decode(state).entrySet()) {
+            sessions.emit(key, entry.getKey(), entry.getValue(), out);
+          }
+        });
+  }
+}

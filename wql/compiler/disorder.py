@@ -74,12 +74,13 @@ def state_text(query: Query, plan: Plan) -> str:
     """What the plan keeps between triggers, and what bounds it: the open windows, never the stream."""
     kind = kind_of(query.window)
     kept = kind.kept_text(query, plan)
-    if in_state_store(query, plan) and query.window.is_data_driven:  # the store keeps no tuples: say both
+    stored = in_state_store(query, plan)
+    if stored and query.window.is_data_driven:  # the store keeps no tuples: say both
         kept = (
             f"each key's open {kind.noun}s, as first and last value and partial states, in Spark's state store where "
             f"the job has WQL's JVM kernels; else in the checkpoint's files, {kept}"
         )
-    elif in_state_store(query, plan):
+    elif stored:
         kept += "; in Spark's state store where the job has WQL's JVM kernels, else in the checkpoint's files"
     if query.window.align_first:
         scope = "each partition's" if query.window.partition_by else "the stream's"

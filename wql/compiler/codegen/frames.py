@@ -278,9 +278,7 @@ def fold(ctx: Context) -> None:
     assert decomposition is not None
     partitions = _partitions(ctx)
     states = [(g.operation, list(g.columns)) for g in decomposition.groups]
-    counted = {
-        c for g in decomposition.groups for c, share in zip(g.columns, g.contributions, strict=True) if share == ONE
-    }
+    counted = decomposition.counted
     fields = [f'StructField("{name}", {STAMP})' for name in ("wid", "_last", *(["_close"] if _closes(ctx) else []))]
     for name in (name for _, names in states for name in names):
         fields.append(f"StructField({py(name)}, LongType())" if name in counted else f"rows.schema[{py(name)}]")
@@ -358,11 +356,9 @@ def store_request(ctx: Context) -> SessionStore | None:
         "kind": "session",
         "keys": _partitions(ctx),
         "gap": int(_frame(ctx).gap),
-        "operations": [g.operation for g in decomposition.groups for _ in g.columns],
-        "columns": [c for g in decomposition.groups for c in g.columns],
-        "counted": [
-            c for g in decomposition.groups for c, share in zip(g.columns, g.contributions, strict=True) if share == ONE
-        ],
+        "operations": decomposition.operations,
+        "columns": decomposition.columns,
+        "counted": [c for c in decomposition.columns if c in decomposition.counted],
         "emit": "final",
     }
 

@@ -126,9 +126,7 @@ def bins(ctx: Context, mode: str) -> None:
     for name in [*partitions, *groups]:
         code(f"rows.schema[{py(name)}],")
     code(f'StructField("wid", rows.schema[{py(ATTR)}].dataType),')
-    counted = {
-        c for g in decomposition.groups for c, share in zip(g.columns, g.contributions, strict=True) if share == ONE
-    }
+    counted = decomposition.counted
     for name in state_names:
         code(f"StructField({py(name)}, LongType())," if name in counted else f"rows.schema[{py(name)}],")
     code.dedent()

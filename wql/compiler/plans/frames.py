@@ -139,5 +139,4 @@ def in_state_store(query: Query, plan: Plan) -> bool:
     if not data_driven(window).merges_by_state(window):
         return False
     consistent = window.slack is None or window.slack.mode == "consistent"
-    integral = window.attr.domain in (Domain.TIMESTAMP, Domain.DATE, Domain.INTEGER)
-    return consistent and query.emit == "final" and integral and not window.numbers_rows
+    return consistent and query.emit == "final" and in_jvm(query) and not window.numbers_rows

@@ -41,6 +41,22 @@ class Decomposition:
     groups: tuple[StateGroup, ...]  # the first counts rows (non-empty windows)
     lowers: tuple[tuple[str, str], ...]  # (aggregate column, Spark SQL over state columns)
 
+    @property
+    def columns(self) -> list[str]:
+        """Every state column, group by group: the slots the kernels lay out."""
+        return [c for g in self.groups for c in g.columns]
+
+    @property
+    def operations(self) -> list[str]:
+        """Each state column's combine, beside `columns` (a moments group's three columns share one)."""
+        return [g.operation for g in self.groups for _ in g.columns]
+
+    @property
+    def counted(self) -> set[str]:
+        """The state columns a tuple adds one to (its share is ONE): row counts, which the kernels count
+        rather than read."""
+        return {c for g in self.groups for c, share in zip(g.columns, g.contributions, strict=True) if share == ONE}
+
 
 # ------------------------------------------------------------------ aggregate decomposition
 

@@ -56,7 +56,6 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
   /** What the request says, checked against the input's schema. */
   static final class Spec implements Serializable {
     private static final long serialVersionUID = 1L;
-    StructType input;
     StoredRows.Layout layout; // the output rows: kind, keys, cell, states
     int[] keyFields;
     int kindField;
@@ -86,7 +85,6 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
 
   static Spec spec(JsonNode request, StructType input) {
     Spec spec = new Spec();
-    spec.input = input;
     List<String> names = List.of(input.fieldNames());
     List<String> keys = KernelRequest.strings(request.path("keys"));
     String cell = request.path("cell").asText();

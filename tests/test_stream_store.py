@@ -109,18 +109,20 @@ def streams(draw: st.DrawFn) -> tuple[str, list[list[str]]]:
 
 @st.composite
 def session_streams(draw: st.DrawFn) -> tuple[str, list[list[str]]]:
-    """A session query the state store takes (StreamSessions: CONSISTENT, EMIT FINAL, no MAX) and its rows in files, in
-    arrival order with some disorder: late tuples, tuples that bridge two sessions or move one's start."""
+    """A session query the state store takes (StreamSessions: CONSISTENT, EMIT FINAL or CHANGES, no MAX) and its rows in
+    files, in arrival order with some disorder: late tuples, tuples that bridge two sessions or move one's start
+    (with EMIT CHANGES, a merge takes versions back)."""
     attr, unit = draw(st.sampled_from([("ts", " SECONDS"), ("x", "")]))
     gap = draw(st.sampled_from([0, 2, 5]))
     slack = draw(st.sampled_from(["", f"SLACK 0{unit}", f"SLACK 4{unit}", f"SLACK 9{unit}"]))
     keyed = draw(st.booleans())
     kafka = draw(st.sampled_from(["", "", " KAFKA"]))
     where = draw(st.sampled_from(["", "", " WHERE v > 0"]))
+    emit = draw(st.sampled_from(["", "", " EMIT CHANGES"]))
     punctuation = draw(st.sampled_from(["", "", " PUNCTUATION WHEN (k = 'p')"])) if slack == "" else ""
     select = "count(*) AS n, sum(v) AS total, min(v) AS lo, max(v) AS hi, avg(v) AS mean, stddev(v) AS sd"
     window = f"SESSION GAP {gap}{unit}{kafka} WATTR {attr} {slack}{' PATTR k' if keyed else ''}"
-    query = f"SELECT {'k, ' if keyed else ''}{select} FROM ev [{window}]{where}"
+    query = f"SELECT {'k, ' if keyed else ''}{select} FROM ev [{window}]{where}{emit}"
     seconds = draw(st.lists(st.integers(0, 60), min_size=1, max_size=30))
     seconds.sort()
     for _ in range(draw(st.integers(0, 4))):  # a few rows out of place: some late, some bridging sessions

@@ -359,7 +359,7 @@ def store_request(ctx: Context) -> SessionStore | None:
         "operations": decomposition.operations,
         "columns": decomposition.columns,
         "counted": [c for c in decomposition.columns if c in decomposition.counted],
-        "emit": "final",
+        "emit": ctx.query.emit,
     }
 
 

@@ -53,7 +53,7 @@ class SessionStore(TypedDict):
     operations: list[str]  # each partial state's combine, the first the tuple's count
     columns: list[str]
     counted: list[str]  # the columns whose share is one per tuple, which the job adds (the windows stage counts)
-    emit: Literal["final"]
+    emit: Literal["final", "changes"]
 
 
 StoreRequest = CellStore | SessionStore

@@ -1,7 +1,7 @@
 """A stream whose state Spark's state store keeps: grid windows' cells or sessions, through flatMapGroupsWithState.
 
 Copied into streaming jobs whose query the state store can take (STREAMING["store"]: grid windows over
-panes or slices of partial states, or sessions emitted once final under CONSISTENT slack); the job runs
+panes or slices of partial states, or sessions under CONSISTENT slack); the job runs
 this engine when Spark has WQL's JVM kernels (the StreamCells or StreamSessions function in
 wql-kernels.jar) and the one of streaming.py, with its state in the checkpoint's own files, otherwise
 (or with spark.wql.stream.state=files).
@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # names the job defines, or other support code copied beside 
     from wql.compiler.kernels.job import STREAMING, finish, lower, prepare, shares, show_point, window_attribute
     from wql.compiler.kernels.job_support import CORRUPT, jvm_class, spark_errors
     from wql.compiler.kernels.streaming import (
+        changelog,
         ended,
         fault,
         newest_meta,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:  # names the job defines, or other support code copied beside 
         save_meta,
         start_query,
         trigger_report,
+        vanished,
         write_late,
     )
 
@@ -113,7 +115,7 @@ def start_stored(spark, name, stream, source, emit, checkpoint, late, late_forma
     # columns stay as they are: the job's rules (window_attribute, PUNCTUATION WHEN) read them by name.
     found = windows.select(
         F.struct(*(F.col(f"`{c}`") for c in windows.columns if c != "_kind")).alias("_window"),
-        F.lit("window").alias("_kind"),
+        F.col("_kind"),  # "window"; with EMIT CHANGES of sessions also "held", a version emitted before
     )
     both = found.unionByName(frame.withColumn("_kind", F.lit("raw")), allowMissingColumns=True)
     query = {}
@@ -175,9 +177,8 @@ def stored_batch(spark, micro, batch, checkpoint, emit, late, late_format, repor
                     f"the window attribute's value {show_point(value)} is beyond what Spark's watermark carries "
                     "for this stream: run it with spark.wql.stream.state=files"
                 )
-        found = kept.where(~raw).select("_window.*")
         fault("emit", batch)
-        emitted = emit(finish(lower(found)), f"batch-{batch:08d}")
+        emitted = emit(stored_windows(kept), f"batch-{batch:08d}")
         fault("emitted", batch)
         if late is not None and stats["late"] + stats["malformed"]:
             rejected = kept.where(raw).drop("_kind", "_window")
@@ -206,6 +207,20 @@ def stored_batch(spark, micro, batch, checkpoint, emit, late, late_format, repor
             report(trigger_report(batch, stats, emitted, show_point(after), held))
     finally:
         kept.unpersist()
+
+
+def stored_windows(kept):
+    """What the trigger emits of the windows the JVM function gave: each through the job's lower and finish
+    stages; with EMIT CHANGES of sessions, as the files engine's changelog, the versions the function held
+    taken back where their session is gone and the changed sessions emitted where their result differs."""
+    from pyspark.sql import functions as F
+
+    found = kept.where(F.col("_kind") == "window").select("_window.*")
+    if STREAMING["store"]["kind"] != "session" or STREAMING["store"]["emit"] != "changes":
+        return finish(lower(found))
+    current = lower(found)
+    held = lower(kept.where(F.col("_kind") == "held").select("_window.*"))
+    return changelog(finish(current), finish(held), finish(vanished(held, current, STREAMING["retracts"])))
 
 
 def drain_stored(spark, checkpoint, meta):

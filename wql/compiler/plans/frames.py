@@ -129,14 +129,14 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
 def in_state_store(query: Query, plan: Plan) -> bool:
     """Whether a stream of this plan keeps its sessions in Spark's state store when the job has WQL's JVM
     kernels (docs/semantics.md §8.12): fold sessions, whose open sessions are each a first and last value and
-    partial states a tuple merges into, emitted once final (EMIT FINAL) under CONSISTENT slack, on an integral
-    attribute (Spark's watermark holds whole milliseconds). MAX (a merged session is cut again at tuples the
-    state no longer holds), GENEROUS's closing points, Kafka's late-record rule and EMIT CHANGES' retractions
-    stay with the files engine, as do frames."""
+    partial states a tuple merges into, emitted once final (EMIT FINAL) or as they change (EMIT CHANGES, the
+    versions a merge takes back retracted) under CONSISTENT slack, on an integral attribute (Spark's watermark
+    holds whole milliseconds). MAX (a merged session is cut again at tuples the state no longer holds),
+    GENEROUS's closing points and Kafka's late-record rule stay with the files engine, as do frames."""
     window = query.window
     if plan.family != "frames" or plan.kind is not PlanKind.FOLD or plan.decomposition is None:
         return False
     if not data_driven(window).merges_by_state(window):
         return False
     consistent = window.slack is None or window.slack.mode == "consistent"
-    return consistent and query.emit == "final" and in_jvm(query) and not window.numbers_rows
+    return consistent and in_jvm(query) and not window.numbers_rows

@@ -39,8 +39,9 @@ import org.apache.spark.sql.types.StructType;
  *
  * <p>Input rows: {@code _kind} (0 a tuple; anything else, a punctuation row, only moves the
  * watermark), the keys, {@code _t} and the states' columns, the first the tuple's count (1 inside
- * WHERE, 0 outside). Output rows: {@code _kind} ("window"), the keys, {@code wid} (the session's
- * first value), {@code _last} (its last) and the combined states.
+ * WHERE, 0 outside). Output rows: {@code _kind} ("window"; under EMIT CHANGES also "held", a version
+ * from before the trigger that its tuples changed or merged away, see {@link #changed}), the keys,
+ * {@code wid} (the session's first value), {@code _last} (its last) and the combined states.
  */
 public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row, Row, byte[], Row> {
   private static final long serialVersionUID = 1L;
@@ -64,6 +65,7 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
     States states;
     long gap;
     long shift; // the watermark (ms) minus the punctuation (base units)
+    boolean changes; // EMIT CHANGES: each trigger, the sessions its tuples changed, beside their versions before
   }
 
   /** A key's open sessions by first value: disjoint, each more than GAP before the next. */
@@ -103,9 +105,11 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
     if (!names.containsAll(keys)) {
       throw new KernelRequest.Refused("a key column is missing");
     }
-    if (!"session".equals(request.path("kind").asText()) || !"final".equals(request.path("emit").asText())) {
-      throw new KernelRequest.Refused("only sessions emitted once final are kept here");
+    String emit = request.path("emit").asText();
+    if (!"session".equals(request.path("kind").asText()) || !List.of("final", "changes").contains(emit)) {
+      throw new KernelRequest.Refused("only sessions emitted once final or as they change are kept here");
     }
+    spec.changes = "changes".equals(emit);
     States states = States.of(input, KernelRequest.strings(request.path("operations")), KernelRequest.strings(request.path("columns")));
     if (states == null || states.hasAbsentColumn()) {
       throw new KernelRequest.Refused("a state column has a type only the job's other engine handles");
@@ -141,8 +145,10 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
     long point = watermark <= 0 ? Long.MIN_VALUE : watermark - s.shift;
     List<Row> out = new ArrayList<>();
     if (point != Long.MIN_VALUE) {
-      closed(key, open, point, out);
+      closed(key, open, point, s.changes ? null : out); // EMIT CHANGES: every version is out already
     }
+    // EMIT CHANGES: the open sessions as the trigger found them, each version emitted before.
+    TreeMap<Long, Session> before = s.changes && rows.hasNext() ? copy(open) : null;
     long[] l = new long[s.states.longs()];
     double[] d = new double[s.states.doubles()];
     while (rows.hasNext()) {
@@ -156,6 +162,9 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
       }
       StoredRows.read(s.states, row, l, d);
       join(open, t, l, d);
+    }
+    if (before != null) {
+      changed(key, before, open, out);
     }
     if (open.isEmpty()) {
       state.remove();
@@ -201,26 +210,64 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
     }
   }
 
-  /** Each session final at punctuation p (its last value + GAP below p), emitted and removed. */
+  /** Each session final at punctuation p (its last value + GAP below p), emitted (when `out` is given) and removed. */
   void closed(Row key, TreeMap<Long, Session> open, long p, List<Row> out) {
     Iterator<Map.Entry<Long, Session>> sessions = open.entrySet().iterator();
     while (sessions.hasNext()) {
       Map.Entry<Long, Session> entry = sessions.next();
       Session session = entry.getValue();
       if (session.last + spec.gap < p) {
-        emit(key, entry.getKey(), session, out);
+        if (out != null) {
+          emit(key, entry.getKey(), session, "window", out);
+        }
         sessions.remove();
       }
     }
   }
 
-  /** A session's row, when it holds a tuple inside WHERE (its count is positive). */
-  void emit(Row key, long first, Session session, List<Row> out) {
+  /**
+   * EMIT CHANGES: each session the trigger's tuples changed (kind "window") and each version of before
+   * that is not a session now (kind "held"): the job takes back the held versions whose session is gone
+   * and emits the changed ones whose result differs from every held one, as the files engine does with
+   * the versions its state held (a version is compared as the job's finish makes it). A session the
+   * trigger left as it was is in neither.
+   */
+  void changed(Row key, TreeMap<Long, Session> before, TreeMap<Long, Session> now, List<Row> out) {
+    for (Map.Entry<Long, Session> entry : now.entrySet()) {
+      Session was = before.get(entry.getKey());
+      if (was == null || !same(was, entry.getValue())) {
+        emit(key, entry.getKey(), entry.getValue(), "window", out);
+      }
+    }
+    for (Map.Entry<Long, Session> entry : before.entrySet()) {
+      Session is = now.get(entry.getKey());
+      if (is == null || !same(is, entry.getValue())) {
+        emit(key, entry.getKey(), entry.getValue(), "held", out);
+      }
+    }
+  }
+
+  static boolean same(Session a, Session b) {
+    return a.last == b.last && java.util.Arrays.equals(a.longs, b.longs) && java.util.Arrays.equals(a.doubles, b.doubles);
+  }
+
+  /** The open sessions as they are now, apart from the ones the trigger's tuples go on to change. */
+  static TreeMap<Long, Session> copy(TreeMap<Long, Session> open) {
+    TreeMap<Long, Session> copy = new TreeMap<>();
+    for (Map.Entry<Long, Session> entry : open.entrySet()) {
+      Session session = entry.getValue();
+      copy.put(entry.getKey(), new Session(session.last, session.longs.clone(), session.doubles.clone()));
+    }
+    return copy;
+  }
+
+  /** A session's row of the given kind, when it holds a tuple inside WHERE (its count is positive). */
+  void emit(Row key, long first, Session session, String kind, List<Row> out) {
     if (session.longs[spec.states.firstSlot] <= 0) {
       return;
     }
     Object[] values = spec.layout.values(session.longs, session.doubles);
-    values[0] = "window";
+    values[0] = kind;
     for (int i = 0; i < spec.keyFields.length; i++) {
       values[1 + i] = key.get(i);
     }
@@ -276,7 +323,7 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
         spec.layout.output,
         (key, state, out) -> {
           for (Map.Entry<Long, Session> entry : sessions.decode(state).entrySet()) {
-            sessions.emit(key, entry.getKey(), entry.getValue(), out);
+            sessions.emit(key, entry.getKey(), entry.getValue(), "window", out);
           }
         });
   }

@@ -439,7 +439,9 @@ def test_when_no_plan_runs_the_error_gives_each_plans_reason() -> None:
         ("SESSION GAP 5 SECONDS WATTR ts SLACK 1 SECONDS PATTR k", "stddev(v) AS s", True),  # sessions' states
         ("SESSION GAP 5 WATTR x PATTR k", "min(v) AS lo", True),
         ("SESSION GAP 5 SECONDS MAX 20 SECONDS WATTR ts PATTR k", "sum(v) AS t", False),  # MAX cuts at tuples
-        ("SESSION GAP 5 SECONDS WATTR ts SLACK 1 SECONDS GENEROUS PATTR k", "sum(v) AS t", False),  # closing points
+        ("SESSION GAP 5 SECONDS WATTR ts SLACK 1 SECONDS GENEROUS PATTR k", "sum(v) AS t", True),  # closing points
+        ("SESSION GAP 5 SECONDS WATTR ts SLACK 1 SECONDS GENEROUS PATTR k", "sum(v) AS t EMIT CHANGES", False),
+        ("SESSION GAP 5 SECONDS WATTR ts SLACK 1 SECONDS PATTR k", "sum(v) AS t EMIT CHANGES", True),  # retractions
         ("SESSION GAP 5 WATTR v PATTR k", "sum(v) AS t", False),  # DOUBLE
         ("FRAME THRESHOLD (v > 0) WATTR ts PATTR k", "sum(v) AS t", False),  # frames end at chosen tuples
     ],
@@ -448,7 +450,8 @@ def test_explain_says_where_a_stream_keeps_its_cells_as_the_job_decides(window: 
     """The state line names Spark's state store exactly for the queries whose job asks for it (one predicate,
     plans.stored.in_state_store, answers both)."""
     head = "CREATE STREAM s (k STRING, v DOUBLE, x BIGINT, ts TIMESTAMP) FROM 'in' FORMAT json;\n"
-    text = f"{head}SELECT k, {select} FROM s [{window}] GROUP BY k"
+    select, _, emit = select.partition(" EMIT ")  # EMIT CHANGES goes after the query
+    text = f"{head}SELECT k, {select} FROM s [{window}] GROUP BY k{' EMIT ' + emit if emit else ''}"
     compiled = wql.compile(text)
     asked = '\n    "store": {\n' in compiled.stream_code  # STREAMING's entry, not the support code's
     said = "in Spark's state store" in str(compiled.explain().stream_facts["state"])

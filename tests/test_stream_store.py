@@ -109,16 +109,17 @@ def streams(draw: st.DrawFn) -> tuple[str, list[list[str]]]:
 
 @st.composite
 def session_streams(draw: st.DrawFn) -> tuple[str, list[list[str]]]:
-    """A session query the state store takes (StreamSessions: CONSISTENT, EMIT FINAL or CHANGES, no MAX) and its rows in
-    files, in arrival order with some disorder: late tuples, tuples that bridge two sessions or move one's start
-    (with EMIT CHANGES, a merge takes versions back)."""
+    """A session query the state store takes (StreamSessions: CONSISTENT with EMIT FINAL or CHANGES, or GENEROUS
+    with EMIT FINAL; no MAX) and its rows in files, in arrival order with some disorder: late tuples (placed past
+    their key's closing point under GENEROUS), tuples that bridge two sessions or move one's start (with EMIT
+    CHANGES, a merge takes versions back)."""
     attr, unit = draw(st.sampled_from([("ts", " SECONDS"), ("x", "")]))
     gap = draw(st.sampled_from([0, 2, 5]))
-    slack = draw(st.sampled_from(["", f"SLACK 0{unit}", f"SLACK 4{unit}", f"SLACK 9{unit}"]))
+    slack = draw(st.sampled_from(["", f"SLACK 0{unit}", f"SLACK 4{unit}", f"SLACK 9{unit}", f"SLACK 3{unit} GENEROUS"]))
     keyed = draw(st.booleans())
     kafka = draw(st.sampled_from(["", "", " KAFKA"]))
     where = draw(st.sampled_from(["", "", " WHERE v > 0"]))
-    emit = draw(st.sampled_from(["", "", " EMIT CHANGES"]))
+    emit = "" if "GENEROUS" in slack else draw(st.sampled_from(["", "", " EMIT CHANGES"]))
     punctuation = draw(st.sampled_from(["", "", " PUNCTUATION WHEN (k = 'p')"])) if slack == "" else ""
     select = "count(*) AS n, sum(v) AS total, min(v) AS lo, max(v) AS hi, avg(v) AS mean, stddev(v) AS sd"
     window = f"SESSION GAP {gap}{unit}{kafka} WATTR {attr} {slack}{' PATTR k' if keyed else ''}"
@@ -163,8 +164,35 @@ def test_a_late_row_under_generous_slack_misses_the_windows_final_before_its_tri
     both_engines(spark, tmp_path_factory, (text, [first, [f"{moment(15)},15,a,-4", f"{moment(33)},33,a,2"]]))
 
 
-def both_engines(spark: Any, tmp_path_factory: pytest.TempPathFactory, case: tuple[str, list[list[str]]]) -> None:
-    """The stream of `case` through each engine: the same windows and late rows."""
+def test_generous_sessions_place_late_tuples_past_their_keys_closing_point(
+    spark: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """GENEROUS sessions on the state store (§8.5): after the first file the punctuation is 10, a's session
+    [1, 2] and b's [1] are final, so a's closing point is 4 and b's 3. Then a's late 3 is in no session, a's
+    late 6 starts a session final at once (out in that trigger), a's late 9 joins the open [10], and b's late
+    5 starts one of its own: three late rows placed, one missed, the same windows and late rows on both
+    engines."""
+    query = "SELECT k, count(*) AS n, sum(v) AS total FROM ev [SESSION GAP 2 WATTR x SLACK 0 GENEROUS PATTR k]"
+    first = [f"{moment(x)},{x},{k},1" for x, k in ((1, "a"), (2, "a"), (10, "a"), (1, "b"))]
+    second = [f"{moment(x)},{x},{k},2" for x, k in ((3, "a"), (6, "a"), (9, "a"), (5, "b"), (12, "a"))]
+    windows, late = both_engines(
+        spark, tmp_path_factory, (DECLARATION.replace("{punctuation}", "") + query, [first, second])
+    )
+    placed = [row for row in late.elements() if any("placed in its key's open sessions" in f for f in row)]
+    assert len(placed) == 3 and sum(late.values()) == 4, late
+    assert sorted((row[3], row[4]) for row in windows.elements()) == [
+        ("a", "1"),  # 6, placed, final at once
+        ("a", "2"),  # 1, 2
+        ("a", "3"),  # 9, 10, 12
+        ("b", "1"),  # 1
+        ("b", "1"),  # 5, placed
+    ], windows
+
+
+def both_engines(
+    spark: Any, tmp_path_factory: pytest.TempPathFactory, case: tuple[str, list[list[str]]]
+) -> tuple[Counter[tuple[str, ...]], Counter[tuple[str, ...]]]:
+    """The stream of `case` through each engine: the same windows and late rows (returned)."""
     text, files = case
     root = tmp_path_factory.mktemp("stream")
     for order, lines in enumerate(files):
@@ -175,6 +203,7 @@ def both_engines(spark: Any, tmp_path_factory: pytest.TempPathFactory, case: tup
     assert "store" in store_meta and "store" not in files_meta, text
     assert store_windows == files_windows, text
     assert store_late == files_late, text
+    return store_windows, store_late
 
 
 def test_a_checkpoint_refuses_the_other_engine_in_one_line(spark: Any, tmp_path: Path) -> None:
@@ -195,6 +224,28 @@ def test_a_checkpoint_refuses_the_other_engine_in_one_line(spark: Any, tmp_path:
         ),
     ):
         job.start_stream(spark, emit, checkpoint, {}, None, "csv", True, None, 1)
+
+
+def test_a_stream_begun_in_files_goes_on_there_unless_told_otherwise(spark: Any, tmp_path: Path) -> None:
+    """A checkpoint whose state is in WQL's own files (a stream an earlier WQL began there, before the state
+    store took its query) goes on in them when no engine is set: every window once, as in one run."""
+    text = DECLARATION.replace("{punctuation}", "") + (
+        "SELECT k, count(*) AS n FROM ev [SESSION GAP 2 SECONDS WATTR ts SLACK 0 SECONDS PATTR k]"
+    )
+    land(tmp_path / "in", "part-0.csv", [f"{moment(s)},{s},a,1" for s in (0, 1, 5)], 0)
+    job = load_job(wql.compile(text.format(path=tmp_path / "in"), stream=True).stream_code)
+    emit = job.file_sink(str(tmp_path / "out"), "csv")
+    checkpoint = str(tmp_path / "ck")
+    with engine(spark, "files"):
+        job.await_stream(job.start_stream(spark, emit, checkpoint, {}, None, "csv", True, None, 1))
+    land(tmp_path / "in", "part-1.csv", [f"{moment(s)},{s},a,1" for s in (6, 12)], 1)
+    assert spark.conf.get("spark.wql.stream.state", None) is None
+    job.await_stream(job.start_stream(spark, emit, checkpoint, {}, None, "csv", True, None, 1))
+    job.drain_stream(spark, checkpoint, emit)
+    counts = sorted(row[-1] for row in rows_of(tmp_path / "out").elements())
+    assert counts == ["1", "2", "2"], counts  # [0, 1], [5, 6], [12]
+    metas = sorted((tmp_path / "ck" / "wql").glob("meta-*.json"))
+    assert "store" not in json.loads(metas[-1].read_text())
 
 
 def test_a_value_beyond_what_the_watermark_carries_names_the_setting(spark: Any, tmp_path: Path) -> None:

@@ -75,6 +75,7 @@ STREAMING = {
         "columns": ["_rows", "_count_if_page_product", "_n_amount", "_sum_amount"],
         "counted": ["_rows"],
         "emit": "final",
+        "generous": False,
     },
 }
 

@@ -360,6 +360,7 @@ def store_request(ctx: Context) -> SessionStore | None:
         "columns": decomposition.columns,
         "counted": [c for c in decomposition.columns if c in decomposition.counted],
         "emit": ctx.query.emit,
+        "generous": _generous(ctx),
     }
 
 

@@ -54,6 +54,7 @@ class SessionStore(TypedDict):
     columns: list[str]
     counted: list[str]  # the columns whose share is one per tuple, which the job adds (the windows stage counts)
     emit: Literal["final", "changes"]
+    generous: bool  # each key's closing point kept beside its sessions; a late tuple past it is placed
 
 
 StoreRequest = CellStore | SessionStore

@@ -1,7 +1,7 @@
 """A stream whose state Spark's state store keeps: grid windows' cells or sessions, through flatMapGroupsWithState.
 
 Copied into streaming jobs whose query the state store can take (STREAMING["store"]: grid windows over
-panes or slices of partial states, or sessions under CONSISTENT slack); the job runs
+panes or slices of partial states, or sessions without MAX); the job runs
 this engine when Spark has WQL's JVM kernels (the StreamCells or StreamSessions function in
 wql-kernels.jar) and the one of streaming.py, with its state in the checkpoint's own files, otherwise
 (or with spark.wql.stream.state=files).
@@ -24,7 +24,16 @@ punctuation the next trigger starts with, as in the other engine.
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # names the job defines, or other support code copied beside this (job.pyi)
-    from wql.compiler.kernels.job import STREAMING, finish, lower, prepare, shares, show_point, window_attribute
+    from wql.compiler.kernels.job import (
+        STREAMING,
+        closed,
+        finish,
+        lower,
+        prepare,
+        shares,
+        show_point,
+        window_attribute,
+    )
     from wql.compiler.kernels.job_support import CORRUPT, jvm_class, spark_errors
     from wql.compiler.kernels.streaming import (
         changelog,
@@ -183,6 +192,14 @@ def stored_batch(spark, micro, batch, checkpoint, emit, late, late_format, repor
         if late is not None and stats["late"] + stats["malformed"]:
             rejected = kept.where(raw).drop("_kind", "_window")
             columns = [c for c in rejected.columns if c != CORRUPT and not c.startswith("__wql_")]
+            if STREAMING["store"].get("generous") and STREAMING["store"]["kind"] == "session":
+                # Each key's closing point, as the function held it when the trigger began (for the keys with late
+                # tuples): a late row at or before it is in no session, one after it was placed (the job's missed).
+                points = kept.where(F.col("_kind") == "closing").select("_window.*")
+                points = points.select(
+                    *(F.col(f"`{c}`") for c in STREAMING["store"]["keys"]), F.col("wid").alias("_closed_t")
+                )
+                rejected = closed(rejected, points)
             write_late(rejected, columns, before, batch, late, late_format)
         fault("meta", batch)
         save_meta(

@@ -1142,6 +1142,10 @@ def start_stream(
     source = open_stream(spark, name, stream, paths.get(name), max_files)
     stored = stores_state(spark)
     meta = newest_meta(spark, checkpoint)
+    if stored and meta["batch"] is not None and not meta.get("store"):
+        # A stream begun in the checkpoint's own files (by a WQL before the state store took its query) goes on
+        # there: the files engine runs every query. Only an engine asked for by name is refused below.
+        stored = spark.conf.get("spark.wql.stream.state", None) is not None
     if meta["batch"] is not None and stored != bool(meta.get("store")):
         kept = "Spark's state store" if meta.get("store") else "WQL's own files"
         setting = "store" if meta.get("store") else "files"

@@ -130,13 +130,17 @@ def in_state_store(query: Query, plan: Plan) -> bool:
     """Whether a stream of this plan keeps its sessions in Spark's state store when the job has WQL's JVM
     kernels (docs/semantics.md §8.12): fold sessions, whose open sessions are each a first and last value and
     partial states a tuple merges into, emitted once final (EMIT FINAL) or as they change (EMIT CHANGES, the
-    versions a merge takes back retracted) under CONSISTENT slack, on an integral attribute (Spark's watermark
-    holds whole milliseconds). MAX (a merged session is cut again at tuples the state no longer holds),
-    GENEROUS's closing points and Kafka's late-record rule stay with the files engine, as do frames."""
+    versions a merge takes back retracted) under CONSISTENT slack, or once final under GENEROUS (each key's
+    closing point kept beside its sessions), on an integral attribute (Spark's watermark holds whole
+    milliseconds). MAX (a merged session is cut again at tuples the state no longer holds), GENEROUS with
+    EMIT CHANGES and Kafka's late-record rule stay with the files engine, as do frames."""
     window = query.window
     if plan.family != "frames" or plan.kind is not PlanKind.FOLD or plan.decomposition is None:
         return False
     if not data_driven(window).merges_by_state(window):
         return False
-    consistent = window.slack is None or window.slack.mode == "consistent"
-    return consistent and in_jvm(query) and not window.numbers_rows
+    mode = "consistent" if window.slack is None else window.slack.mode
+    # GENEROUS: each key's closing point beside its open sessions; its late tuples' versions are not retracted
+    if mode not in ("consistent", "generous") or (mode == "generous" and query.emit != "final"):
+        return False
+    return in_jvm(query) and not window.numbers_rows

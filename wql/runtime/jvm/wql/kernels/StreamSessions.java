@@ -33,9 +33,11 @@ import org.apache.spark.sql.types.StructType;
  * key keeps open (docs/performance.md §3.2 has the measurements that chose one row per tuple).
  *
  * <p>The watermark carries WQL's punctuation exactly, as for {@link StreamCells}: a tuple below the
- * punctuation its trigger starts with is late and in no session (CONSISTENT slack; the job writes the
- * late-rows output from the trigger's rows as read). A session holding no tuple inside WHERE (its
- * count, the first state, is 0) is final like any other but not emitted.
+ * punctuation its trigger starts with is late and in no session under CONSISTENT slack; under GENEROUS
+ * it is placed as if on time when it is past its key's closing point, the last final session's last
+ * value + GAP, which the state keeps (the job writes the late-rows output from the trigger's rows as
+ * read, against the closing points the function gives it). A session holding no tuple inside WHERE
+ * (its count, the first state, is 0) is final like any other but not emitted.
  *
  * <p>Input rows: {@code _kind} (0 a tuple; anything else, a punctuation row, only moves the
  * watermark), the keys, {@code _t} and the states' columns, the first the tuple's count (1 inside
@@ -66,6 +68,7 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
     long gap;
     long shift; // the watermark (ms) minus the punctuation (base units)
     boolean changes; // EMIT CHANGES: each trigger, the sessions its tuples changed, beside their versions before
+    boolean generous; // GENEROUS: a late tuple past its key's closing point is placed as if on time
   }
 
   /** A key's open sessions by first value: disjoint, each more than GAP before the next. */
@@ -110,6 +113,10 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
       throw new KernelRequest.Refused("only sessions emitted once final or as they change are kept here");
     }
     spec.changes = "changes".equals(emit);
+    spec.generous = request.path("generous").asBoolean(false);
+    if (spec.generous && spec.changes) {
+      throw new KernelRequest.Refused("GENEROUS sessions are kept here only under EMIT FINAL");
+    }
     States states = States.of(input, KernelRequest.strings(request.path("operations")), KernelRequest.strings(request.path("columns")));
     if (states == null || states.hasAbsentColumn()) {
       throw new KernelRequest.Refused("a state column has a type only the job's other engine handles");
@@ -139,14 +146,17 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
   @Override
   public Iterator<Row> call(Row key, Iterator<Row> rows, GroupState<byte[]> state) {
     Spec s = spec;
-    TreeMap<Long, Session> open = state.exists() ? decode(state.get()) : new TreeMap<>();
+    TreeMap<Long, Session> open = new TreeMap<>();
+    long closing = state.exists() ? decode(state.get(), open) : NONE;
     long watermark = state.getCurrentWatermarkMs();
     // Spark's watermark starts at 0: no punctuation yet, nothing late, nothing final.
     long point = watermark <= 0 ? Long.MIN_VALUE : watermark - s.shift;
     List<Row> out = new ArrayList<>();
     if (point != Long.MIN_VALUE) {
-      closed(key, open, point, s.changes ? null : out); // EMIT CHANGES: every version is out already
+      // EMIT CHANGES: every version is out already
+      closing = Math.max(closing, closed(key, open, point, s.changes ? null : out));
     }
+    boolean late = false;
     // EMIT CHANGES: the open sessions as the trigger found them, each version emitted before.
     TreeMap<Long, Session> before = s.changes && rows.hasNext() ? copy(open) : null;
     long[] l = new long[s.states.longs()];
@@ -158,7 +168,13 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
       }
       long t = ((Number) row.get(s.timeField)).longValue();
       if (point != Long.MIN_VALUE && t < point) {
-        continue; // late: in no session (it could not join one still open: they all end at or past the point)
+        late = true;
+        // CONSISTENT: in no session (it could not join one still open: they all end at or past the point).
+        // GENEROUS: placed as if on time past its key's closing point (the last final session's last value
+        // + GAP, which it cannot join), in no session at or before it.
+        if (!s.generous || (closing != NONE && t <= closing)) {
+          continue;
+        }
       }
       StoredRows.read(s.states, row, l, d);
       join(open, t, l, d);
@@ -166,10 +182,19 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
     if (before != null) {
       changed(key, before, open, out);
     }
-    if (open.isEmpty()) {
+    if (s.generous && point != Long.MIN_VALUE) {
+      if (late && closing != NONE) { // the point the job's late-rows output compares the key's late tuples with
+        out.add(closingRow(key, closing));
+      }
+      // A late tuple placed past the closing point can start a session final at once: out in this trigger.
+      closing = Math.max(closing, closed(key, open, point, out));
+    }
+    if (open.isEmpty() && closing == NONE) {
       state.remove();
+    } else if (open.isEmpty()) {
+      state.update(encode(open, closing)); // GENEROUS: the key's closing point, kept while the key lasts
     } else {
-      state.update(encode(open));
+      state.update(encode(open, closing));
       // Called again, with no rows, once the watermark passes the earliest session's last value + GAP.
       long earliest = Long.MAX_VALUE;
       for (Session session : open.values()) {
@@ -210,8 +235,15 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
     }
   }
 
-  /** Each session final at punctuation p (its last value + GAP below p), emitted (when `out` is given) and removed. */
-  void closed(Row key, TreeMap<Long, Session> open, long p, List<Row> out) {
+  /** A key without a closing point (no final session yet, or not GENEROUS). */
+  static final long NONE = Long.MIN_VALUE;
+
+  /**
+   * Each session final at punctuation p (its last value + GAP below p), emitted (when `out` is given) and
+   * removed; the closing point the last of them leaves (its last value + GAP), NONE when none is final.
+   */
+  long closed(Row key, TreeMap<Long, Session> open, long p, List<Row> out) {
+    long closing = NONE;
     Iterator<Map.Entry<Long, Session>> sessions = open.entrySet().iterator();
     while (sessions.hasNext()) {
       Map.Entry<Long, Session> entry = sessions.next();
@@ -220,9 +252,26 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
         if (out != null) {
           emit(key, entry.getKey(), session, "window", out);
         }
+        closing = Math.max(closing, session.last + spec.gap);
         sessions.remove();
       }
     }
+    return closing;
+  }
+
+  /** GENEROUS: a key's closing point as a row of kind "closing" (in wid), for the job's late-rows output. */
+  Row closingRow(Row key, long closing) {
+    long[] l = new long[spec.states.longs()];
+    double[] d = new double[spec.states.doubles()];
+    spec.states.identity(l, d, 0);
+    Object[] values = spec.layout.values(l, d);
+    values[0] = "closing";
+    for (int i = 0; i < spec.keyFields.length; i++) {
+      values[1 + i] = key.get(i);
+    }
+    values[1 + spec.keyFields.length] = StoredRows.boxed(spec.timeType, closing);
+    values[2 + spec.keyFields.length] = StoredRows.boxed(spec.timeType, closing);
+    return RowFactory.create(values);
   }
 
   /**
@@ -276,10 +325,14 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
     out.add(RowFactory.create(values));
   }
 
-  byte[] encode(TreeMap<Long, Session> open) {
+  /** A key's state: under GENEROUS its closing point first, then its open sessions. */
+  byte[] encode(TreeMap<Long, Session> open, long closing) {
     int nl = spec.states.longs();
     int nd = spec.states.doubles();
-    ByteBuffer buffer = ByteBuffer.allocate(4 + open.size() * (16 + 8 * nl + 8 * nd));
+    ByteBuffer buffer = ByteBuffer.allocate((spec.generous ? 8 : 0) + 4 + open.size() * (16 + 8 * nl + 8 * nd));
+    if (spec.generous) {
+      buffer.putLong(closing);
+    }
     buffer.putInt(open.size());
     for (Map.Entry<Long, Session> entry : open.entrySet()) {
       Session session = entry.getValue();
@@ -290,11 +343,12 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
     return buffer.array();
   }
 
-  TreeMap<Long, Session> decode(byte[] bytes) {
+  /** A key's state as {@link #encode} wrote it: its open sessions into `open`; its closing point returned. */
+  long decode(byte[] bytes, TreeMap<Long, Session> open) {
     int nl = spec.states.longs();
     int nd = spec.states.doubles();
     ByteBuffer buffer = ByteBuffer.wrap(bytes);
-    TreeMap<Long, Session> open = new TreeMap<>();
+    long closing = spec.generous ? buffer.getLong() : NONE;
     int n = buffer.getInt();
     for (int i = 0; i < n; i++) {
       long first = buffer.getLong();
@@ -304,7 +358,7 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
       StoredRows.get(buffer, l, d);
       open.put(first, new Session(last, l, d));
     }
-    return open;
+    return closing;
   }
 
   /**
@@ -322,7 +376,9 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
         stored,
         spec.layout.output,
         (key, state, out) -> {
-          for (Map.Entry<Long, Session> entry : sessions.decode(state).entrySet()) {
+          TreeMap<Long, Session> open = new TreeMap<>();
+          sessions.decode(state, open);
+          for (Map.Entry<Long, Session> entry : open.entrySet()) {
             sessions.emit(key, entry.getKey(), entry.getValue(), "window", out);
           }
         });

@@ -140,7 +140,7 @@ def in_state_store(query: Query, plan: Plan) -> bool:
     if not data_driven(window).merges_by_state(window):
         return False
     mode = "consistent" if window.slack is None else window.slack.mode
-    # GENEROUS: each key's closing point beside its open sessions; its late tuples' versions are not retracted
+    # GENEROUS keeps each key's closing point beside its sessions; with EMIT CHANGES it stays on the files engine
     if mode not in ("consistent", "generous") or (mode == "generous" and query.emit != "final"):
         return False
     return in_jvm(query) and not window.numbers_rows

@@ -191,10 +191,10 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
     }
     if (open.isEmpty() && closing == NONE) {
       state.remove();
-    } else if (open.isEmpty()) {
-      state.update(encode(open, closing)); // GENEROUS: the key's closing point, kept while the key lasts
     } else {
-      state.update(encode(open, closing));
+      state.update(encode(open, closing)); // GENEROUS: with the key's closing point, kept while the key lasts
+    }
+    if (!open.isEmpty()) {
       // Called again, with no rows, once the watermark passes the earliest session's last value + GAP.
       long earliest = Long.MAX_VALUE;
       for (Session session : open.values()) {
@@ -264,13 +264,18 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
     long[] l = new long[spec.states.longs()];
     double[] d = new double[spec.states.doubles()];
     spec.states.identity(l, d, 0);
+    return row("closing", key, closing, closing, l, d);
+  }
+
+  /** An output row: its kind, the key, wid and _last, the states. */
+  Row row(String kind, Row key, long first, long last, long[] l, double[] d) {
     Object[] values = spec.layout.values(l, d);
-    values[0] = "closing";
+    values[0] = kind;
     for (int i = 0; i < spec.keyFields.length; i++) {
       values[1 + i] = key.get(i);
     }
-    values[1 + spec.keyFields.length] = StoredRows.boxed(spec.timeType, closing);
-    values[2 + spec.keyFields.length] = StoredRows.boxed(spec.timeType, closing);
+    values[1 + spec.keyFields.length] = StoredRows.boxed(spec.timeType, first);
+    values[2 + spec.keyFields.length] = StoredRows.boxed(spec.timeType, last);
     return RowFactory.create(values);
   }
 
@@ -315,14 +320,7 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
     if (session.longs[spec.states.firstSlot] <= 0) {
       return;
     }
-    Object[] values = spec.layout.values(session.longs, session.doubles);
-    values[0] = kind;
-    for (int i = 0; i < spec.keyFields.length; i++) {
-      values[1 + i] = key.get(i);
-    }
-    values[1 + spec.keyFields.length] = StoredRows.boxed(spec.timeType, first);
-    values[2 + spec.keyFields.length] = StoredRows.boxed(spec.timeType, session.last);
-    out.add(RowFactory.create(values));
+    out.add(row(kind, key, first, session.last, session.longs, session.doubles));
   }
 
   /** A key's state: under GENEROUS its closing point first, then its open sessions. */

@@ -330,3 +330,22 @@ def test_plans_combine_in_the_jvm(spark: Any, window: str, plan_kind: str) -> No
     got = normalized([r.asDict() for r in in_jvm.collect()])
     assert got == numpy_rows == normalized(evaluate_query(compiled.query, rows))
     assert len(got) > 10
+
+
+def test_a_sessions_second_query_does_not_ask_spark_again_for_wqls_kernels(spark: Any) -> None:
+    """Each job is a module of its own; whether the session's Spark has WQL's kernels is asked once (a Spark
+    job: SELECT wql_kernels()) and shared by the jobs loaded after, as a REPL or notebook runs them."""
+    text = (EXAMPLES / "traffic.wql").read_text()
+    first = wql.compile(text, str(EXAMPLES / "traffic.wql"))
+    inputs, _ = first.load_inputs(spark)
+    first.run(spark, **inputs)
+    second = wql.compile(text.replace("RANGE 10 MINUTES", "RANGE 5 MINUTES"), str(EXAMPLES / "traffic.wql"))
+    context = spark.sparkContext
+    context.setJobGroup("wql-second-query", "the second query's DataFrame")
+    try:
+        second.run(spark, **inputs)
+        assert context.statusTracker().getJobIdsForGroup("wql-second-query") == []
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+        context.setLocalProperty("spark.job.description", None)
+        spark.catalog.clearCache()

@@ -192,6 +192,9 @@ def remote_session(url: str, *, app_name: str = "wql", seconds: float = 10, extr
             hint="start the server (sbin/start-connect-server.sh) or check the URL",
         ) from None
     warnings.filterwarnings("ignore", category=FutureWarning, module=r"pyspark(\..*)?")
+    # The Connect client warns on stderr of every window without PARTITION BY (a global ordering some plans
+    # ask for on purpose); a classic session logs the same at WARN, which WQL's sessions do not print.
+    warnings.filterwarnings("ignore", message="WARN WindowExpression", category=UserWarning)
     try:
         from pyspark.sql.connect.utils import check_dependencies
 

@@ -6,12 +6,16 @@ Part of the CLI shell; the server itself is wql/runtime/server.py.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
+import tempfile
 
 from rich.console import Console
 from rich.text import Text
 
+import wql
 from wql.runtime import server
+from wql.runtime.session import KNOWN_KERNELS, remote_session
 
 EXIT_OK, EXIT_NOT_RUNNING = 0, 1
 LOCAL_HELP = "start Spark here even when a WQL server runs (wql server start)"
@@ -37,11 +41,57 @@ def command(args: argparse.Namespace, settings: dict[str, str], out: Console, er
         return EXIT_OK
     with err.status("starting the WQL server…", spinner="dots"):
         started = server.start(master=args.master, port=args.port, extra=settings)
+    with err.status("warming it up…", spinner="dots"):
+        try:
+            started = warm_up(started)
+        except BaseException:  # a server no query can use (no Connect client here, say) is not left running
+            server.stop()
+            raise
     out.print(
         Text.assemble(("✓ ", "green"), f"WQL server running at {started.describe()}; log: {started.log}"),
     )
     out.print(Text("wql run, wql repl and %%wql use it until wql server stop (--local: Spark of their own)", "dim"))
     return EXIT_OK
+
+
+# The warm-up's queries: a sliding window (the pane plan and its JVM kernel) and sessions (the fold), over a
+# small csv file, run as `wql run` runs them. A new JVM compiles and loads what a query needs on its first run
+# (classes, generated code, JIT), several seconds; the warm-up spends them at start, not in a user's first run.
+WARM_UP_ROWS = 600
+WARM_UP = """
+CREATE STREAM warm (k STRING, v DOUBLE, ts TIMESTAMP) FROM '{path}' FORMAT csv OPTIONS (header = true);
+SELECT k, count(*) AS n, avg(v) AS a, min(v) AS lo, max(v) AS hi FROM warm [RANGE 10 MINUTES SLIDE 1 MINUTE WATTR ts]
+WHERE v > 0 GROUP BY k HAVING count(*) >= 1 ORDER BY window_start, k;
+SELECT k, count(*) AS n, round(sum(v), 2) AS s FROM warm [SESSION GAP 5 MINUTES WATTR ts PATTR k];
+"""
+
+
+def warm_up(started: server.Server) -> server.Server:
+    """Run the warm-up's queries on the new server, and record what its wql_kernels() answers, so that each
+    `wql run` on it starts no Spark job to ask (session.KNOWN_KERNELS)."""
+    with tempfile.TemporaryDirectory(prefix="wql-warm-up-") as folder:
+        path = os.path.join(folder, "warm.csv")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write("k,v,ts\n")
+            for i in range(WARM_UP_ROWS):
+                handle.write(f"k{i % 3},{i % 50}.5,2024-01-01 {i // 60 % 24:02d}:{i % 60:02d}:00\n")
+        spark = remote_session(started.url, app_name="wql server warm-up")
+        try:
+            program = wql.analyze(WARM_UP.format(path=path))
+            for statement in program.queries:
+                query = wql.compile_statement(program, statement)
+                inputs, _ = query.load_inputs(spark)
+                result = query.run(spark, **inputs).cache()
+                result.count()
+                query.in_window_order(result).limit(20).collect()
+                spark.catalog.clearCache()
+            present = spark.catalog.functionExists("wql_kernels")
+            answer = str(spark.sql("SELECT wql_kernels()").first()[0]) if present else None
+        finally:
+            spark.stop()
+    warmed = dataclasses.replace(started, kernels=answer)
+    server.record(warmed)
+    return warmed
 
 
 def use_server(args: argparse.Namespace, err: Console) -> None:
@@ -57,6 +107,8 @@ def use_server(args: argparse.Namespace, err: Console) -> None:
     if found is None:
         return
     args.remote = found.url
+    if found.kernels is not None:
+        KNOWN_KERNELS[found.url] = found.kernels
     if getattr(args, "input", None):
         args.input = [_absolute_input(item) for item in args.input]
     for name in ("output", "late"):

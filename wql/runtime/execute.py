@@ -11,6 +11,7 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
+from wql.compiler.kernels.job_support import KERNEL_PROTOCOL
 from wql.compiler.schema import Domain, Stream
 from wql.grammar.errors import WQLRuntimeError
 
@@ -20,6 +21,13 @@ _counter = itertools.count(1)
 # asks with a Spark job), shared by the jobs loaded here. Each job is a module of its own: alone, each query
 # of a REPL, notebook or `wql run` session asked again, one Spark job each.
 _KERNEL_SERVERS: dict[int, Any] = {}
+
+
+def remember_kernels(spark: Any, answer: str | None) -> None:
+    """Tell the jobs what `spark`'s wql_kernels() answered when it is already known (a WQL server asked at
+    its start): they then start no Spark job to ask. As job_support's kernel_extension keys its answers."""
+    owner = getattr(spark, "sparkContext", None) or spark
+    _KERNEL_SERVERS[id(owner)] = (owner, answer == KERNEL_PROTOCOL)
 
 
 def load_job(code: str) -> types.ModuleType:

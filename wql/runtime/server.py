@@ -6,23 +6,35 @@ tens of seconds on a busy one, more than the query itself on small data. The ser
 run`, `wql repl` and the notebook magic then send their queries to it (runner, REPL and notebook ask
 `running()`). Its process id, port and log are kept in a state file in a per-user directory, so that any
 shell of the same user finds it and `wql server stop` stops exactly the process it started.
+
+The server is a Python process of its own (`python -m wql.runtime.server`) whose local Spark runs Spark's
+Connect service as a plugin (SparkConnectPlugin, as PySpark's own local Connect server starts it), on WQL's
+session settings. Not Spark's SparkConnectServer: that one forces each client session into a class loader
+of its own, for artifacts that sessions may add, so Spark compiled every generated class again for each
+`wql run` (a fifth of the server's time on a small query); WQL's clients add no artifacts.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
 import signal
 import socket
 import subprocess
+import sys
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from wql.grammar.errors import WQLRuntimeError
-from wql.runtime.local_spark import CONNECT_SERVER, LOOPBACK, connect_command, environment, free_port, wait_for_port
-from wql.runtime.session import session_conf
+from wql.runtime.local_spark import LOOPBACK, environment, free_port, wait_for_port
+from wql.runtime.session import default_jvm_log, local_session
+
+MAIN = "wql.runtime.server"  # the server process runs this module; its command line says so
+CONNECT_PLUGIN = "org.apache.spark.sql.connect.SparkConnectPlugin"
 
 STATE_FILE = "server.json"
 LOG_FILE = "server.log"
@@ -47,6 +59,7 @@ class Server:
     log: str
     started: float  # seconds since the epoch
     master: str
+    kernels: str | None = None  # what its wql_kernels() answered once it started (None: not asked, or none)
 
     @property
     def url(self) -> str:
@@ -65,7 +78,7 @@ def _read_state() -> Server | None:
 
 
 def _is_ours(pid: int) -> bool:
-    """Whether process `pid` lives and is a Spark Connect server (not another that took a dead server's id)."""
+    """Whether process `pid` lives and is a WQL server (not another that took a dead server's id)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -76,7 +89,7 @@ def _is_ours(pid: int) -> bool:
     if not cmdline.exists():  # no /proc (macOS): the port answering is the check
         return True
     with contextlib.suppress(OSError):
-        return CONNECT_SERVER.encode() in cmdline.read_bytes()
+        return MAIN.encode() in cmdline.read_bytes()
     return False
 
 
@@ -113,12 +126,13 @@ def start(
     port = port or free_port()
     if _listening(port):
         raise WQLRuntimeError(f"port {port} on {LOOPBACK} is taken", hint="give another with --port, or none")
-    conf = session_conf(master, app_name="wql server", extra=extra)
-    conf.pop("spark.master")
     log = folder / LOG_FILE
+    command = [sys.executable, "-m", MAIN, "--port", str(port), "--master", master, "--log", str(log)]
+    for key, value in (extra or {}).items():
+        command += ["--conf", f"{key}={value}"]
     with log.open("wb") as output:
         process = subprocess.Popen(
-            connect_command(port, master=master, conf=conf),
+            command,
             env=environment(),
             stdin=subprocess.DEVNULL,
             stdout=output,
@@ -133,8 +147,13 @@ def start(
             raise WQLRuntimeError(f"the WQL server did not listen within {seconds:.0f} s", hint=f"see {log}") from None
         raise
     server = Server(pid=process.pid, port=port, log=str(log), started=time.time(), master=master)
-    (folder / STATE_FILE).write_text(json.dumps(asdict(server)), encoding="utf-8")
+    record(server)
     return server
+
+
+def record(server: Server) -> None:
+    """Write the state file (after a start, and again once the server's kernels are known)."""
+    (state_dir() / STATE_FILE).write_text(json.dumps(asdict(server)), encoding="utf-8")
 
 
 def stop(seconds: float = 60) -> Server | None:
@@ -151,17 +170,56 @@ def stop(seconds: float = 60) -> Server | None:
 
 
 def _end(pid: int, seconds: float) -> None:
-    """SIGTERM to the server's process group (the JVM and its Python workers), SIGKILL if it outlives `seconds`."""
+    """SIGTERM to the server's process, which stops its Spark and ends; then SIGKILL to what is left of its
+    process group (a JVM or Python worker that outlived it, or the server itself after `seconds`)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGTERM)
+        os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and _is_ours(pid):
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)  # our own child when this process started it: reap it
-        if not _is_ours(pid):
-            return
         time.sleep(0.2)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, 0)
+
+
+def serve(port: int, master: str, extra: dict[str, str], log: str) -> None:
+    """The server process: a local Spark with WQL's settings and the Connect service, on 127.0.0.1:port, until
+    SIGTERM or SIGINT; then its Spark stops (and with it the service and the Python workers)."""
+    stopping = threading.Event()
+    for number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, lambda *_: stopping.set())
+    settings = {
+        **extra,
+        "spark.plugins": CONNECT_PLUGIN,
+        "spark.connect.grpc.binding.address": LOOPBACK,
+        "spark.connect.grpc.binding.port": str(port),
+        "spark.driver.host": LOOPBACK,
+        "spark.driver.bindAddress": LOOPBACK,
+        # WQL's clients add no artifacts (jars, files): their sessions share the server's class loader, and
+        # with it Spark's cache of compiled generated code (see the module's docstring)
+        "spark.sql.artifact.isolation.enabled": "false",
+        "spark.sql.artifact.isolation.alwaysApplyClassloader": "false",
+    }
+    spark = local_session(master, app_name="wql server", extra=settings, jvm_log=log or default_jvm_log())
+    try:
+        stopping.wait()
+    finally:
+        spark.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog=f"python -m {MAIN}", description="WQL's server (wql server start)")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--master", default="local[*]")
+    parser.add_argument("--log", default="")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
+    args = parser.parse_args(argv)
+    serve(args.port, args.master, dict(item.split("=", 1) for item in args.conf), args.log)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

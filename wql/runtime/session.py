@@ -17,6 +17,7 @@ from typing import Any
 
 from wql.grammar.errors import WQLRuntimeError
 from wql.runtime.errors import quiet_query_context_logs
+from wql.runtime.execute import remember_kernels
 
 DEFAULT_MASTER = "local[*]"
 
@@ -173,6 +174,11 @@ def remote_url(explicit: str | None = None) -> str | None:
     return explicit or os.environ.get("SPARK_REMOTE") or None
 
 
+# What the wql_kernels() of Spark Connect servers answered, by URL, where a shell knows it already (the WQL
+# server's state file): a session there then starts no Spark job to ask (execute.remember_kernels).
+KNOWN_KERNELS: dict[str, str] = {}
+
+
 def remote_session(url: str, *, app_name: str = "wql", seconds: float = 10, extra: dict[str, str] | None = None) -> Any:
     """A Spark Connect session to `url` (sc://host:port), in UTC. Raises WQLRuntimeError when the
     client packages are missing or nothing answers there (checked first: the client itself retries
@@ -207,6 +213,8 @@ def remote_session(url: str, *, app_name: str = "wql", seconds: float = 10, extr
         spark = builder.create()  # its own, never a shared one
         spark.conf.set("spark.sql.session.timeZone", "UTC")
         quiet_query_context_logs()
+        if url in KNOWN_KERNELS:
+            remember_kernels(spark, KNOWN_KERNELS[url])
     except ImportError as error:
         raise WQLRuntimeError(
             f"Spark Connect's client packages are missing ({error})", hint="pip install 'wql[connect]'"

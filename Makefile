@@ -16,6 +16,9 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,notebook,connect]'
+	@# bytecode for WQL's modules, as pip compiles an installed package's: where PYTHONDONTWRITEBYTECODE is set,
+	@# every wql command would compile them again (0.4 s of a wql check)
+	$(BIN)/python -m compileall -q wql > /dev/null
 	@touch $(STAMP)
 
 check-python:

@@ -15,7 +15,7 @@ import wql
 from tests.conftest import EXAMPLES, ROOT
 from wql.cli import main
 from wql.compiler.classify import WindowClass
-from wql.compiler.plans import PlanKind
+from wql.compiler.plans import PlanName
 from wql.compiler.sections import ALL_SECTIONS, CLASSES, PLANS, github_anchor
 from wql.compiler.windows import WindowKind
 
@@ -159,7 +159,7 @@ def test_every_cited_section_exists() -> None:
 
 def test_every_class_and_plan_has_a_section() -> None:
     assert set(CLASSES) == set(WindowClass)
-    assert set(PLANS) == {kind.value for kind in PlanKind}
+    assert set(PLANS) == {kind.value for kind in PlanName}
 
 
 KINDS = """\

@@ -115,7 +115,7 @@ def explain_statement(statement: Statement, *, plan: str | None = None) -> Expla
     except WQLNotSupportedError:
         if plan not in (None, "auto"):
             raise
-        choices = tuple(PlanChoice(c.kind.value, None, c.note) for c in candidates(statement.query))
+        choices = tuple(PlanChoice(c.name.value, None, c.note) for c in candidates(statement.query))
     return explain_query(statement.query, statement.query_number or 1, statement.line, choices, chosen)
 
 
@@ -163,7 +163,7 @@ class CompiledQuery:
 
     @property
     def plan(self) -> str:
-        return self._compiled.plan.kind.value
+        return self._compiled.plan.name.value
 
     @property
     def columns(self) -> tuple[str, ...]:

@@ -44,7 +44,7 @@ from wql.compiler.codegen.emit import Code, Raw, col, expr, py
 from wql.compiler.kernels.contract import SessionStore
 from wql.compiler.kinds import kind_of
 from wql.compiler.kinds.data_driven import DataDriven
-from wql.compiler.plans import ONE, PlanKind
+from wql.compiler.plans import ONE, PlanName
 from wql.compiler.plans.frames import in_jvm, in_state_store
 from wql.compiler.schema import ROW_NUM, Domain
 from wql.compiler.windows import Frame
@@ -60,16 +60,16 @@ def generate(ctx: Context) -> None:
     prepare(ctx)
     what = data_driven(ctx).noun
     doc = {
-        PlanKind.FOLD: f"each key's {what}s found and their states folded in one pass",
-        PlanKind.STARTS: f"{what} starts marked from predecessors, numbered, grouped",
-        PlanKind.SCAN: f"each key's {what}s numbered in one numpy pass, grouped",
-    }[ctx.plan.kind]
+        PlanName.FOLD: f"each key's {what}s found and their states folded in one pass",
+        PlanName.STARTS: f"{what} starts marked from predecessors, numbered, grouped",
+        PlanName.SCAN: f"each key's {what}s numbered in one numpy pass, grouped",
+    }[ctx.plan.name]
     code = ctx.stage("windows", "rows", f"One row per {what} and key: {doc}.")
     code.comment(f"wid is each {what}'s first {ATTR}, _last its last.")
-    if ctx.plan.kind is PlanKind.FOLD:
+    if ctx.plan.name is PlanName.FOLD:
         fold(ctx)
     else:
-        if ctx.plan.kind is PlanKind.STARTS:
+        if ctx.plan.name is PlanName.STARTS:
             starts(ctx)
         else:
             scan(ctx)
@@ -148,7 +148,7 @@ def prepare(ctx: Context) -> None:
     if query.where is not None and not frame.kafka:
         columns.append(f'F.coalesce({expr(query.where)}, F.lit(False)).alias("_in")')
     columns += data_driven(ctx).rule_columns(ctx)  # what its rule reads (a predicate, x, running aggregates)
-    if ctx.plan.kind is PlanKind.FOLD:
+    if ctx.plan.name is PlanName.FOLD:
         assert ctx.plan.decomposition is not None
         for state in ctx.plan.decomposition.groups:
             for column, contribution in zip(state.columns, state.contributions, strict=True):
@@ -215,7 +215,7 @@ def group(ctx: Context) -> None:
     if _closes(ctx):
         bounds.append(
             'F.max("_close").alias("_close")'
-            if ctx.plan.kind is PlanKind.SCAN
+            if ctx.plan.name is PlanName.SCAN
             else 'F.when(F.count(F.lit(1)) == F.count("_next"), F.max("_next")).alias("_close")'  # last has one
         )
     if frame.minimum is not None and frame.minimum_rows:

@@ -33,7 +33,7 @@ from wql.compiler.codegen.emit import col, expr, py
 from wql.compiler.kernels.contract import CellStore
 from wql.compiler.kinds import kind_of
 from wql.compiler.plans import Grid as Cells
-from wql.compiler.plans import PlanKind
+from wql.compiler.plans import PlanName
 from wql.compiler.plans.grid import each_tuple_a_cell, in_state_store
 from wql.compiler.schema import Domain
 
@@ -50,7 +50,7 @@ def generate(ctx: Context) -> None:
         ctx.extra_keys.append(ANCHOR)  # each partition's grid starts at its own first arrival
     declare_window_constants(ctx)
     prologue(ctx)
-    if ctx.plan.kind is PlanKind.BUCKET:
+    if ctx.plan.name is PlanName.BUCKET:
         bucket(ctx)
     else:
         lift(ctx)

@@ -42,7 +42,7 @@ from wql.compiler.codegen.common import (
 )
 from wql.compiler.codegen.emit import Raw, col, expr, py
 from wql.compiler.codegen.grid import final_rules, missed_none, missed_rule, relative_punctuation
-from wql.compiler.plans import ONE, PlanKind, StateGroup, fresh_name, intervals
+from wql.compiler.plans import ONE, PlanName, StateGroup, fresh_name, intervals
 from wql.compiler.schema import Domain
 
 T = f"F.col({py(ATTR)})"
@@ -56,13 +56,13 @@ INF = 'F.lit(float("inf"))'
 
 def generate(ctx: Context) -> None:
     """prepare, [lift,] windows, finish."""
-    window, kind = ctx.window, ctx.plan.kind
+    window, kind = ctx.window, ctx.plan.name
     if window.align_first:
         ctx.extra_keys.append(ANCHOR)  # the grid starts at the first arrival
     _constants(ctx)
     _prepare(ctx)
     if window.is_snapshot:
-        if kind is PlanKind.BUCKET:
+        if kind is PlanName.BUCKET:
             _snapshot_bucket(ctx)
         else:
             _snapshot_difference(ctx)
@@ -72,17 +72,17 @@ def generate(ctx: Context) -> None:
         bounds = [f'{start}.alias("window_start")', f'{following}.alias("window_end")']
         epilogue(ctx, bounds, wid=f'{start}.alias("wid")')
         return
-    if kind is PlanKind.BUCKET:
+    if kind is PlanName.BUCKET:
         _bucket(ctx)
-    elif kind is PlanKind.SE_SLICES:
+    elif kind is PlanName.SE_SLICES:
         _se_slices(ctx)
-    elif kind is PlanKind.SWEEP:
+    elif kind is PlanName.SWEEP:
         _sweep(ctx)
     elif window.range is None:  # landmark windows
         _landmark_difference(ctx)
     else:
         _difference(ctx)
-    if window.snap and kind is not PlanKind.DIFFERENCE:
+    if window.snap and kind is not PlanName.DIFFERENCE:
         _snap_runs(ctx)
     if ctx.query.emit_empty:
         emit_empty(ctx)

@@ -183,7 +183,7 @@ def _header(
     code.comment(f"Class   {query.classification.window_class.value}: {query.classification.reason}")
     chosen = next((c for c in choices if c.chosen), None)
     costs = ", ".join(f"{c.name} {c.cost:,.0f}" for c in choices if c.cost is not None)
-    code.comment(f"Plan    {plan.kind.value}" + (f" (estimated costs: {costs})" if chosen and costs else ""))
+    code.comment(f"Plan    {plan.name.value}" + (f" (estimated costs: {costs})" if chosen and costs else ""))
     if chosen is not None and chosen.note:
         code.comment(f"        {chosen.note}")
     if stream:

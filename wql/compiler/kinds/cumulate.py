@@ -83,7 +83,7 @@ class Cumulate(Grid):
         return f"every tuple is copied into its windows up to its period's end ({copies:g} on average), then grouped"
 
     def pane_candidate(self, window: Window, grid: Cells, decomposition: Decomposition, stats: Statistics) -> Candidate:
-        from wql.compiler.plans.base import PlanKind
+        from wql.compiler.plans.base import PlanName
         from wql.compiler.plans.grid import cells_candidate
 
         if grid.size == 1:
@@ -92,14 +92,14 @@ class Cumulate(Grid):
             f"panes of one slide; each window is a running combine of its period's panes, reset every "
             f"{grid.size} panes: cost flat in RANGE/SLIDE"
         )
-        return cells_candidate(PlanKind.PANE, grid, decomposition, stats, note)
+        return cells_candidate(PlanName.PANE, grid, decomposition, stats, note)
 
     def slice_candidate(
         self, window: Window, why_not: str | None, decomposition: Decomposition | None, stats: Statistics
     ) -> Candidate | None:
-        from wql.compiler.plans.base import Candidate, PlanKind
+        from wql.compiler.plans.base import Candidate, PlanName
 
-        return Candidate.refused(PlanKind.SLICE, "CUMULATE windows end on every slide: the panes are the slices")
+        return Candidate.refused(PlanName.SLICE, "CUMULATE windows end on every slide: the panes are the slices")
 
     # ---------------------------------------------------------------- code generation (the grid family)
     def declare(self, ctx: Context) -> None:

@@ -262,28 +262,28 @@ class Grid(Kind):
 
     def pane_candidate(self, window: Window, grid: Cells, decomposition: Decomposition, stats: Statistics) -> Candidate:
         """The pane plan over `grid`, with its cost, or why it does not run."""
-        from wql.compiler.plans.base import Candidate, PlanKind
+        from wql.compiler.plans.base import Candidate, PlanName
         from wql.compiler.plans.grid import cells_candidate
 
         if grid.size == 1 and grid.step == 1:
-            return Candidate.refused(PlanKind.PANE, "tumbling: each window is one pane, so bucket is a plain group-by")
+            return Candidate.refused(PlanName.PANE, "tumbling: each window is one pane, so bucket is a plain group-by")
         note = f"panes of gcd(RANGE, SLIDE), {grid.size} per window, combined in blocks: cost flat in RANGE/SLIDE"
-        return cells_candidate(PlanKind.PANE, grid, decomposition, stats, note)
+        return cells_candidate(PlanName.PANE, grid, decomposition, stats, note)
 
     def slice_candidate(
         self, window: Window, why_not: str | None, decomposition: Decomposition | None, stats: Statistics
     ) -> Candidate | None:
         """The slice plan (Pairs: two cells per slide), or why it does not run; None where it is no option."""
-        from wql.compiler.plans.base import Candidate, PlanKind
+        from wql.compiler.plans.base import Candidate, PlanName
         from wql.compiler.plans.grid import cells_candidate, slice_grid
 
         if why_not is not None:
-            return Candidate.refused(PlanKind.SLICE, why_not)
+            return Candidate.refused(PlanName.SLICE, why_not)
         sliced = slice_grid(window)
         if sliced is None:
-            return Candidate.refused(PlanKind.SLICE, "SLIDE divides RANGE, so slices are the panes")
+            return Candidate.refused(PlanName.SLICE, "SLIDE divides RANGE, so slices are the panes")
         note = f"two slices per slide (Pairs), {sliced.size} per window"
-        return cells_candidate(PlanKind.SLICE, sliced, decomposition, stats, note)
+        return cells_candidate(PlanName.SLICE, sliced, decomposition, stats, note)
 
     # ---------------------------------------------------------------- code generation (the grid family)
     # The grid family (wql.compiler.codegen.grid) writes the stages every grid kind shares; these hooks

@@ -118,13 +118,13 @@ class Landmark(Grid):
         return "every tuple is copied into each later window (landmark), then grouped"
 
     def pane_candidate(self, window: Window, grid: Cells, decomposition: Decomposition, stats: Statistics) -> Candidate:
-        from wql.compiler.plans.base import Candidate, PlanKind
+        from wql.compiler.plans.base import Candidate, PlanName
         from wql.compiler.plans.grid import cells_candidate
 
         if window.own_end:
-            return Candidate.refused(PlanKind.PANE, OWN_END_PANES)
+            return Candidate.refused(PlanName.PANE, OWN_END_PANES)
         note = "panes of one slide; each window is a running combine of every pane before it"
-        return cells_candidate(PlanKind.PANE, grid, decomposition, stats, note)
+        return cells_candidate(PlanName.PANE, grid, decomposition, stats, note)
 
     def slice_candidate(
         self, window: Window, why_not: str | None, decomposition: Decomposition | None, stats: Statistics

@@ -143,19 +143,19 @@ class Rows(Grid):
         super().tag(ctx)
 
     def pane_candidate(self, window: Window, grid: Cells, decomposition: Decomposition, stats: Statistics) -> Candidate:
-        from wql.compiler.plans.base import Candidate, PlanKind
+        from wql.compiler.plans.base import Candidate, PlanName
 
         if window.full_end:
-            return Candidate.refused(PlanKind.PANE, FULL_END_CELLS)
+            return Candidate.refused(PlanName.PANE, FULL_END_CELLS)
         return super().pane_candidate(window, grid, decomposition, stats)
 
     def slice_candidate(
         self, window: Window, why_not: str | None, decomposition: Decomposition | None, stats: Statistics
     ) -> Candidate | None:
-        from wql.compiler.plans.base import Candidate, PlanKind
+        from wql.compiler.plans.base import Candidate, PlanName
 
         if window.full_end:
-            return Candidate.refused(PlanKind.SLICE, FULL_END_CELLS)
+            return Candidate.refused(PlanName.SLICE, FULL_END_CELLS)
         return super().slice_candidate(window, why_not, decomposition, stats)
 
     def edges(self, query: Query) -> str | None:

@@ -14,7 +14,7 @@ optimizer asks the family the window's kind names and ranks what it offers.
 
 from __future__ import annotations
 
-from wql.compiler.plans.base import Candidate, Family, Grid, Plan, PlanKind, Statistics
+from wql.compiler.plans.base import Candidate, Family, Grid, Plan, PlanName, Statistics
 from wql.compiler.plans.states import ONE, Decomposition, StateGroup, decompose, fresh_name
 
 __all__ = [
@@ -24,7 +24,7 @@ __all__ = [
     "Family",
     "Grid",
     "Plan",
-    "PlanKind",
+    "PlanName",
     "StateGroup",
     "Statistics",
     "decompose",

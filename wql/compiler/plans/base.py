@@ -25,7 +25,7 @@ from typing import Literal
 from wql.compiler.plans.states import Decomposition
 
 
-class PlanKind(Enum):
+class PlanName(Enum):
     BUCKET = "bucket"
     PANE = "pane"
     SLICE = "slice"
@@ -65,10 +65,10 @@ class Grid:
 
 @dataclass(frozen=True)
 class Plan:
-    """One physical plan: its family (which code generator writes it), its kind, and its parameters."""
+    """One physical plan: its family (which code generator writes it), its name, and its parameters."""
 
     family: Family
-    kind: PlanKind
+    name: PlanName
     grid: Grid | None = None
     decomposition: Decomposition | None = None
 
@@ -97,11 +97,11 @@ class Statistics:
 class Candidate:
     """A plan a family offers for a query, with its estimated cost, or why it cannot run (plan None)."""
 
-    kind: PlanKind
+    name: PlanName
     plan: Plan | None
     cost: float | None
     note: str
 
     @staticmethod
-    def refused(kind: PlanKind, note: str) -> Candidate:
-        return Candidate(kind, None, None, note)
+    def refused(name: PlanName, note: str) -> Candidate:
+        return Candidate(name, None, None, note)

@@ -25,7 +25,7 @@ import math
 from wql.compiler.analysis import Query
 from wql.compiler.kinds import kind_of
 from wql.compiler.kinds.grid import Grid as GridKind
-from wql.compiler.plans.base import Candidate, Grid, Plan, PlanKind, Statistics
+from wql.compiler.plans.base import Candidate, Grid, Plan, PlanName, Statistics
 from wql.compiler.plans.states import Decomposition, decompose, state_names, why_not_shared
 from wql.compiler.schema import Domain
 from wql.compiler.windows import Window
@@ -64,13 +64,13 @@ def gcd(a: int | float, b: int | float) -> int | float:
 
 
 def cells_candidate(
-    kind: PlanKind, grid: Grid, decomposition: Decomposition | None, stats: Statistics, note: str
+    name: PlanName, grid: Grid, decomposition: Decomposition | None, stats: Statistics, note: str
 ) -> Candidate:
     """A plan over the cells of `grid` and its cost: each row read once into its cell, then the cells
     (`grid.step` of them a slide) combined into windows. Every grid kind's pane and slice plans cost this."""
     n = stats.rows
     cells = min(n, n * grid.step / stats.rows_per_slide)
-    return Candidate(kind, Plan("grid", kind, grid, decomposition), 1.2 * n + 4 * cells, note)
+    return Candidate(name, Plan("grid", name, grid, decomposition), 1.2 * n + 4 * cells, note)
 
 
 def grid_exact(window: Window) -> bool:
@@ -86,7 +86,7 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     kind = grid_kind(window)
     n = stats.rows
     copies = kind.fan_out(window, stats)
-    out = [Candidate(PlanKind.BUCKET, Plan("grid", PlanKind.BUCKET), n * (1 + copies), kind.bucket_note(copies))]
+    out = [Candidate(PlanName.BUCKET, Plan("grid", PlanName.BUCKET), n * (1 + copies), kind.bucket_note(copies))]
     decomposition = decompose(query, state_names(query))
     why_not = None
     if decomposition is None:
@@ -95,7 +95,7 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
         why_not = "RANGE, SLIDE and ALIGN must be whole numbers for exact cell edges on a DOUBLE attribute"
     grid = pane_grid(window) if why_not is None else None
     if why_not is not None or grid is None:
-        out.append(Candidate.refused(PlanKind.PANE, why_not or ""))
+        out.append(Candidate.refused(PlanName.PANE, why_not or ""))
     else:
         assert decomposition is not None
         out.append(kind.pane_candidate(window, grid, decomposition, stats))

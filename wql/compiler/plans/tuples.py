@@ -30,7 +30,7 @@ from __future__ import annotations
 from wql.compiler.analysis import Query
 from wql.compiler.kinds import kind_of
 from wql.compiler.kinds.kafka import kafka_rule
-from wql.compiler.plans.base import Candidate, Plan, PlanKind, Statistics
+from wql.compiler.plans.base import Candidate, Plan, PlanName, Statistics
 from wql.compiler.plans.states import Decomposition, decompose, state_names, why_not_shared
 from wql.compiler.schema import Domain
 from wql.compiler.windows import SlideOn, Window
@@ -87,33 +87,33 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     decomposition = decompose(query, state_names(query))
     out = []
     if decomposition is None:
-        out.append(Candidate.refused(PlanKind.BINS, why_not_shared(query)))
+        out.append(Candidate.refused(PlanName.BINS, why_not_shared(query)))
     elif in_jvm(query):
         note = (
             "one pass in the JVM: tuples shuffled as columnar batches per key, each key's windows computed "
             "with two stacks over arrays"
         )
-        out.append(Candidate(PlanKind.BINS, Plan("tuples", PlanKind.BINS, decomposition=decomposition), 0.6 * n, note))
+        out.append(Candidate(PlanName.BINS, Plan("tuples", PlanName.BINS, decomposition=decomposition), 0.6 * n, note))
     else:
         note = (
             "numpy walks each partition sorted by value in Spark (its sort spills) a chunk at a time, holding "
             "the windows in flight: each window found by binary search, aggregated from prefix sums and sparse tables"
         )
-        out.append(Candidate(PlanKind.BINS, Plan("tuples", PlanKind.BINS, decomposition=decomposition), 4.3 * n, note))
+        out.append(Candidate(PlanName.BINS, Plan("tuples", PlanName.BINS, decomposition=decomposition), 4.3 * n, note))
     if decomposition is None:
-        out.append(Candidate.refused(PlanKind.PREFIX, why_not_shared(query)))
+        out.append(Candidate.refused(PlanName.PREFIX, why_not_shared(query)))
     elif (blocker := prefix_blocker(query, decomposition)) is not None:
-        out.append(Candidate.refused(PlanKind.PREFIX, blocker))
+        out.append(Candidate.refused(PlanName.PREFIX, blocker))
     else:
         note = "one sort by value, then running sums in Spark frames: a window is the total to w less that to w − RANGE"
-        plan = Plan("tuples", PlanKind.PREFIX, decomposition=decomposition)
-        out.append(Candidate(PlanKind.PREFIX, plan, 2.0 * n, note))
+        plan = Plan("tuples", PlanName.PREFIX, decomposition=decomposition)
+        out.append(Candidate(PlanName.PREFIX, plan, 2.0 * n, note))
     blocker = over_blocker(query)
     if blocker is not None:
-        out.append(Candidate.refused(PlanKind.OVER, blocker))
+        out.append(Candidate.refused(PlanName.OVER, blocker))
     else:
         note = f"Spark's RANGE BETWEEN frame, re-aggregating ~{per_window:g} tuples per window"
-        out.append(Candidate(PlanKind.OVER, Plan("tuples", PlanKind.OVER), n * (2 + per_window / 10), note))
+        out.append(Candidate(PlanName.OVER, Plan("tuples", PlanName.OVER), n * (2 + per_window / 10), note))
     return out
 
 
@@ -129,10 +129,10 @@ def replay_candidates(n: float, per_window: float) -> list[Candidate]:
         "window's records aggregated by Spark"
     )
     return [
-        Candidate.refused(PlanKind.BINS, why),
-        Candidate.refused(PlanKind.PREFIX, why),
-        Candidate.refused(PlanKind.OVER, why),
-        Candidate(PlanKind.REPLAY, Plan("tuples", PlanKind.REPLAY), n * (20 + 2 * per_window), note),
+        Candidate.refused(PlanName.BINS, why),
+        Candidate.refused(PlanName.PREFIX, why),
+        Candidate.refused(PlanName.OVER, why),
+        Candidate(PlanName.REPLAY, Plan("tuples", PlanName.REPLAY), n * (20 + 2 * per_window), note),
     ]
 
 

@@ -122,7 +122,7 @@ def explain_query(
         columns=query.columns,
         plans=plans,
         plan=chosen,
-        see=sections_for(query, chosen),
+        see=sections_for(query, kind_of(query.window).cited(query.window), kind_of(query.window).retracts, chosen),
         stream_facts=stream_facts(query, plan),
         edges=partial_windows(query),
     )

@@ -187,6 +187,18 @@ class Window:
         return int(self.range // self.slide) - 1
 
     @property
+    def kafka_rule(self) -> bool:
+        """Whether a late record follows Kafka's rule (`SLACK g KAFKA`): it joins only the windows stored when it
+        arrives that are still open (docs/semantics.md §8.13)."""
+        return self.slack is not None and self.slack.mode == "kafka"
+
+    @property
+    def first_full(self) -> int:
+        """FULL START: the first window that starts at or after position 0, the least w with o + (w+1)·m − n ≥ 0."""
+        assert self.range is not None and self.slide is not None
+        return -(-(int(self.range) - int(self.origin)) // int(self.slide)) - 1
+
+    @property
     def numbers_rows(self) -> bool:
         """Whether the job needs arrival positions: for the window itself, to find the first arrival, or for
         Kafka's late-record rule, which follows arrival order."""

@@ -114,7 +114,6 @@ def declare_window_constants(ctx: Context) -> None:
         ctx.constant("SLIDE", window.slide, note)
     if window.is_grid:
         ctx.constant("ORIGIN", window.origin, origin_note(window))
-    kind_of(window).declare(ctx)
 
 
 def attribute_expression(ctx: Context, name: str) -> str:
@@ -140,11 +139,9 @@ def attribute_expression(ctx: Context, name: str) -> str:
 def recorded_attribute(ctx: Context) -> str:
     """The window attribute of the stream's rows, in base units; under Kafka's late-record rule NULL for a
     record WHERE filters out, which Kafka's aggregation never sees (it moves no stream time)."""
-    from wql.compiler.kinds.kafka import kafka_rule
-
     value = attribute_expression(ctx, ctx.window.attr.name)
     where = ctx.query.where
-    if kafka_rule(ctx.window) and where is not None:
+    if ctx.window.kafka_rule and where is not None:
         return f"F.when(F.coalesce({expr(where)}, F.lit(False)), {value})"
     return value
 
@@ -253,7 +250,7 @@ def prologue(ctx: Context) -> None:
     code(f"rows = {ctx.param}")
     flag: list[str] = []
     if flags_where(ctx):
-        for line in kind_of(window).where_flag_comment(WHERE_FLAG):
+        for line in kind_of(window).every_tuple_reason(WHERE_FLAG):
             code.comment(line)
         flag = [where_flag(query.where)]
     elif query.where is not None:
@@ -283,7 +280,7 @@ def flags_where(ctx: Context) -> bool:
     """Whether the prepared rows keep the tuples WHERE drops, flagged `_in` false: landmark grid windows are
     reported up to the window holding the stream's last value (docs/semantics.md §2.3), which WHERE does not
     move, so the plans need that value from every tuple."""
-    return kind_of(ctx.window).flags_where(ctx.query)
+    return kind_of(ctx.window).needs_every_tuple(ctx.query)
 
 
 def first_arrival(ctx: Context) -> None:
@@ -430,25 +427,6 @@ def _q(name: str) -> str:
     from wql.compiler.codegen.emit import spark_name
 
     return spark_name(name)
-
-
-def grid_bounds(ctx: Context) -> list[str]:
-    """window_start and window_end expressions for grid windows (window w = [end − RANGE, end))."""
-    window = ctx.window
-    domain = window.attr.domain
-    convert = {
-        Domain.TIMESTAMP: "F.timestamp_micros({})",
-        Domain.DATE: "F.date_from_unix_date({})",
-    }.get(domain, "({})")
-    end = 'ORIGIN + (F.col("wid") + 1) * SLIDE'
-    bound = kind_of(window).start_bound(end)  # type: ignore[attr-defined]
-    if bound is None:  # unbounded: landmark windows
-        kind = {Domain.TIMESTAMP: "timestamp", Domain.DATE: "date", Domain.FLOAT: "double"}.get(domain, "bigint")
-        start = f'F.lit(None).cast("{kind}")'
-    else:
-        start = convert.format(from_anchor(window, bound))
-    end = convert.format(from_anchor(window, end))
-    return [f'{start}.alias("window_start")', f'{end}.alias("window_end")']
 
 
 def from_anchor(window: Window, bound: str) -> str:

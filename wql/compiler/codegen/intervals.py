@@ -41,7 +41,7 @@ from wql.compiler.codegen.common import (
     where_flag,
 )
 from wql.compiler.codegen.emit import Raw, col, expr, py
-from wql.compiler.codegen.grid import final_rules, missed_none, missed_rule, relative_punctuation
+from wql.compiler.codegen.grid_stream import final_rules, missed_none, missed_rule, relative_punctuation
 from wql.compiler.plans import ONE, PlanName, StateGroup, fresh_name, intervals
 from wql.compiler.schema import Domain
 
@@ -302,10 +302,10 @@ def _typed(ctx: Context, name: str, value: str) -> str:
 
 def _cells_of_event(ctx: Context) -> tuple[str, str]:
     """The first and last slice each event overlaps (an open-ended one: the last slice of the data)."""
-    grid = ctx.plan.grid
+    grid = ctx.plan.cells
     assert grid is not None
-    if grid.kind == "slice":
-        ctx.constant("SPLIT", _base(ctx, grid.delta), "where in each slide the second slice starts")  # type: ignore[arg-type]
+    if grid.split is not None:
+        ctx.constant("SPLIT", _base(ctx, grid.split), "where in each slide the second slice starts")
         slide_of, before = _cell_of(ctx, T, "SLIDE"), _cell_before(ctx, E, "SLIDE")
         first = f"(2 * {slide_of} + F.when({T} - ORIGIN - {slide_of} * SLIDE >= SPLIT, 1).otherwise(0))"
         ended = f"(2 * {before} + F.when(ORIGIN + {before} * SLIDE + SPLIT < {E}, 1).otherwise(0))"
@@ -349,11 +349,11 @@ def _shares(ctx: Context, mask: str | None = None) -> list[tuple[StateGroup, lis
 def _se_slices(ctx: Context) -> None:
     code = ctx.stage("windows", "rows", "One row per window and key: SE-slices, each event inserted into its slices.")
     plan, keys = ctx.plan, ctx.keys()
-    grid = plan.grid
+    grid = plan.cells
     assert grid is not None
     _horizon(ctx)
     first, last = _cells_of_event(ctx)
-    shape = "two per slide (Pairs), cut where windows start and end" if grid.kind == "slice" else "one per slide"
+    shape = "two per slide (Pairs), cut where windows start and end" if grid.sliced else "one per slide"
     code.comment(f"SE-slices (Suzanne et al., TIME 2020): slices of the axis, {shape}; window w is the")
     code.comment(
         f"{grid.size} slices ending at slice (w + 1)·{grid.step} − 1. Each event is inserted into every slice it"
@@ -870,6 +870,15 @@ def _landmark_difference(ctx: Context) -> None:
 
 
 # ------------------------------------------------------------------ on a stream
+
+
+def last_reached(ctx: Context, end: str) -> str | None:
+    """Open-ended events last to the data's end, and their windows go no further (§8.10): the data's last
+    window when it ends at `end`. SNAP's runs have a rule of their own, in is_final; snapshot windows end
+    at endpoints."""
+    if ctx.window.is_snapshot or ctx.window.snap:
+        return None
+    return last_of_data(ctx, end)
 
 
 def store_request(ctx: Context) -> None:

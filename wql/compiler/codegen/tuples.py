@@ -455,6 +455,11 @@ def bounds(ctx: Context) -> list[str]:
 # ------------------------------------------------------------------ on a stream
 
 
+def last_reached(ctx: Context, end: str) -> str | None:
+    """Windows named by tuples, and runs, go as far as their tuples: none waits for the data to reach it."""
+    return None
+
+
 def store_request(ctx: Context) -> None:
     """None: windows named by tuples keep their rows (or Kafka's records) in the checkpoint's files, not in
     Spark's state store (docs/semantics.md §8.12)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from wql.compiler import sections
 from wql.compiler.kinds.base import Extent, Member, Sql, amount
 from wql.compiler.kinds.data_driven import DataDriven, Run, frame_of, ordering
 from wql.compiler.schema import Domain
@@ -20,7 +21,6 @@ from wql.compiler.units import Number, number_text, quantity_text
 from wql.compiler.windows import WindowKind
 
 if TYPE_CHECKING:
-    from wql.compiler.codegen.common import Context
     from wql.compiler.sections import Section
     from wql.compiler.windows import Frame, Window
 
@@ -39,34 +39,7 @@ class Frames(DataDriven):
         return f"extent(w) = {self.run_text(window)}, u₁.{a} = w, {rule}, maximal; window [u₁.{a}, uₙ.{a}]"
 
     def cited(self, window: Window) -> tuple[Section, ...]:
-        from wql.compiler import sections
-
         return (sections.FRAMES,)
-
-    def is_final_rule(self, ctx: Context) -> None:
-        code = ctx.rules
-        code('"""A frame is final once the punctuation is past the tuple that closed it (_close): a tuple still')
-        code('to come sorts after that one, so every tuple the frame depends on is known."""')
-        code('return F.coalesce(F.col("_close") < punctuation, F.lit(False))')
-
-    def missed_text(self, ctx: Context, convert: str) -> str:
-        from wql.compiler.codegen.emit import py
-
-        named = "the frame at %s or next to it"
-        return f"F.format_string({py(named)}, {convert.format('t')}.cast('string'))"
-
-    def closing_point(self, window: Window) -> list[tuple[str, str]]:
-        return [("_closed_pos", "long")]
-
-    def closing_text(self, window: Window) -> str:
-        return "after the tuple that closed it"
-
-    def at_or_before(self, ctx: Context) -> str:
-        from wql.compiler.codegen.emit import col
-        from wql.compiler.schema import ROW_NUM
-
-        pos = col(ctx.query.stream.row_num or ROW_NUM)
-        return f'(t < F.col("_closed_t")) | ((t == F.col("_closed_t")) & ({pos} <= F.col("_closed_pos")))'
 
     def final(self, window: Window, extent: Extent, point: Number) -> bool:
         """A frame is final once `point` is past the value of the tuple that closed it: every tuple before that
@@ -80,6 +53,7 @@ class Frames(DataDriven):
 
 class Threshold(Frames):
     name = "threshold-frames"
+    rule_name = "threshold"
     closer_text = "the tuple after it (its predicate false or NULL)"
 
     def matches(self, window: Window) -> bool:
@@ -134,33 +108,6 @@ class Threshold(Frames):
             runs.append((current, None))
         return runs
 
-    def rule_columns(self, ctx: Context) -> list[str]:
-        from wql.compiler.codegen.emit import expr
-
-        condition = frame_of(ctx.window).condition
-        assert condition is not None
-        return [f'{expr(condition)}.alias("_p")']
-
-    def kernel_rule(self, window: Window) -> str:
-        return '{"kind": "threshold"}'
-
-    def mark_starts(self, ctx: Context, closes: bool) -> None:
-        from wql.compiler.codegen.common import ATTR
-        from wql.compiler.codegen.emit import py
-
-        code = ctx.code
-        code.comment("A frame starts where the predicate holds and did not hold for the previous tuple (or none).")
-        code.comment("A false or NULL predicate ends the frame; that tuple is in no frame.")
-        code('rows = rows.withColumn("_p", F.coalesce(F.col("_p"), F.lit(False)))')
-        if closes:
-            code.comment(f"The next tuple's {ATTR}: after a frame's last, the tuple that closed it.")
-            code(f'rows = rows.withColumn("_next", F.lead({py(ATTR)}).over(ordered))')
-        code('began = F.col("_p") & ~F.lag("_p", 1, False).over(ordered)')
-        code('rows = rows.withColumn("_start", F.when(began, 1).otherwise(0))')
-
-    def keep_labelled(self, ctx: Context) -> None:
-        ctx.code('rows = rows.where(F.col("_p"))')
-
     def kept(self, window: Window, run: list[Member]) -> bool:
         frame = frame_of(window)
         if frame.minimum is None:
@@ -171,6 +118,7 @@ class Threshold(Frames):
 
 class Delta(Frames):
     name = "delta-frames"
+    rule_name = "delta"
     closer_text = "the tuple after it (the next frame's first, or a NULL x)"
 
     def matches(self, window: Window) -> bool:
@@ -204,19 +152,6 @@ class Delta(Frames):
         frame = frame_of(window)
         return {"delta": frame.delta, "on": frame.on}
 
-    def rule_columns(self, ctx: Context) -> list[str]:
-        from wql.compiler.codegen.emit import expr
-
-        frame = frame_of(ctx.window)
-        assert frame.on is not None
-        x = expr(frame.on)
-        if frame.on_integral:
-            return [f'{x}.cast("bigint").alias("_x")']
-        return [f'F.nanvl({x}.cast("double"), F.lit(None)).alias("_x")']  # NaN: like NULL
-
-    def kernel_rule(self, window: Window) -> str:
-        return '{"kind": "delta", "delta": DELTA}'
-
     def runs(self, window: Window, ordered: list[Member], sql: Sql) -> list[Run]:
         frame = frame_of(window)
         assert frame.on is not None and frame.delta is not None
@@ -243,6 +178,7 @@ class Delta(Frames):
 
 class Aggregate(Frames):
     name = "aggregate-frames"
+    rule_name = "aggregate"
     closer_text = "its last tuple (where the condition held)"
 
     def matches(self, window: Window) -> bool:
@@ -277,28 +213,6 @@ class Aggregate(Frames):
     def rule(self, window: Window) -> dict[str, Any]:
         frame = frame_of(window)
         return {"condition": frame.condition, "running_aggregates": [r.sql for r in frame.running]}
-
-    def rule_columns(self, ctx: Context) -> list[str]:
-        from wql.compiler.codegen.emit import expr, py
-
-        columns = []
-        for index, running in enumerate(frame_of(ctx.window).running):
-            name = py(f"_c{index}")
-            if running.arg is None:
-                continue  # count(*): the kernel counts tuples
-            if running.function == "count":  # only whether a value is there
-                columns.append(f"F.when({expr(running.arg)}.isNotNull(), F.lit(1)).alias({name})")
-            else:
-                kind = "bigint" if running.integral else "double"
-                columns.append(f"{expr(running.arg)}.cast({py(kind)}).alias({name})")
-        return columns
-
-    def kernel_rule(self, window: Window) -> str:
-        from wql.compiler.codegen.emit import py
-
-        frame = frame_of(window)
-        running = [(r.function, None if r.arg is None else f"_c{i}", r.integral) for i, r in enumerate(frame.running)]
-        return f'{{"kind": "aggregate", "running": {py(running)}, "test": {py(frame.test)}}}'
 
     def runs(self, window: Window, ordered: list[Member], sql: Sql) -> list[Run]:
         frame = frame_of(window)

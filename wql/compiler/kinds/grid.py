@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from wql.compiler import sections
 from wql.compiler.classes import Classification, WindowClass
 from wql.compiler.kinds.base import (
     Extent,
@@ -25,15 +26,12 @@ from wql.compiler.kinds.base import (
     partitioned,
     partitions,
 )
+from wql.compiler.kinds.shapes import GridShape, Reach, Shape
 from wql.compiler.units import Number, number_text, short_text
 from wql.compiler.windows import WindowKind
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
-    from wql.compiler.codegen.common import Context
-    from wql.compiler.plans.base import Candidate, Plan, Statistics
-    from wql.compiler.plans.base import Grid as Cells
-    from wql.compiler.plans.states import Decomposition
     from wql.compiler.sections import Section
     from wql.compiler.windows import Window
 
@@ -42,11 +40,14 @@ class Grid(Kind):
     """Sliding and tumbling windows on a time or value attribute (and the base of every grid kind)."""
 
     name = "grid"
-    family = "grid"
     edged = True
+    reach: ClassVar[Reach] = "range"  # where a window starts (kinds.shapes): RANGE before its end
 
     def matches(self, window: Window) -> bool:
         return window.kind is WindowKind.SLIDING and window.end_attr is None and not window.attr.is_row_num
+
+    def shape(self, window: Window) -> Shape:
+        return GridShape(self.reach)
 
     # ---------------------------------------------------------------- explain
     def classify(self, window: Window) -> Classification:
@@ -151,13 +152,9 @@ class Grid(Kind):
         return f"extent(w) = {{ t | {end} − {r} ≤ {a} < {end} }}{where}"
 
     def cited(self, window: Window) -> tuple[Section, ...]:
-        from wql.compiler import sections
-
         return (sections.GRID, *self.gaps(window))
 
     def gaps(self, window: Window) -> tuple[Section, ...]:
-        from wql.compiler import sections
-
         gapped = window.range is not None and window.slide is not None and window.range < window.slide
         return (sections.GAPS,) if gapped else ()
 
@@ -226,11 +223,11 @@ class Grid(Kind):
         return extents
 
     # ---------------------------------------------------------------- on a stream
-    def kept_text(self, query: Query, plan: Plan) -> str:
+    def kept_text(self, query: Query, cells: bool) -> str:
         window = query.window
         per = "per key" if query.keys or window.partition_by else "in all"
         reach = "(RANGE + SLACK)" if window.slack is not None else "RANGE"
-        if plan.grid is not None:
+        if cells:
             return self.kept_cells(query, per, reach)
         return self.kept_rows(query, per, reach)
 
@@ -241,139 +238,6 @@ class Grid(Kind):
         if query.window.attr.is_row_num:
             return f"rows: {per}, the last RANGE rows (and the positions that keep SLIDE's multiples)"
         return f"rows: the tuples the open windows can still hold, within {reach} of the newest"
-
-    # ---------------------------------------------------------------- what the grid plans need to know
-    def cell_grid(self, window: Window) -> Cells:
-        """The cells pane plans cut the axis into: panes of gcd(RANGE, SLIDE), RANGE/g to a window."""
-        from wql.compiler.plans.base import Grid as Cells
-        from wql.compiler.plans.grid import gcd
-
-        assert window.range is not None and window.slide is not None
-        width = gcd(window.range, window.slide)
-        return Cells("pane", width, round(window.range / width), round(window.slide / width))
-
-    def fan_out(self, window: Window, stats: Statistics) -> float:
-        """Windows per tuple: the bucket plan's copies of each row."""
-        assert window.range is not None and window.slide is not None
-        return max(1.0, window.range / window.slide)
-
-    def bucket_note(self, copies: float) -> str:
-        return f"every tuple is copied into its {copies:g} window{'s' if copies != 1 else ''}, then grouped"
-
-    def pane_candidate(self, window: Window, grid: Cells, decomposition: Decomposition, stats: Statistics) -> Candidate:
-        """The pane plan over `grid`, with its cost, or why it does not run."""
-        from wql.compiler.plans.base import Candidate, PlanName
-        from wql.compiler.plans.grid import cells_candidate
-
-        if grid.size == 1 and grid.step == 1:
-            return Candidate.refused(PlanName.PANE, "tumbling: each window is one pane, so bucket is a plain group-by")
-        note = f"panes of gcd(RANGE, SLIDE), {grid.size} per window, combined in blocks: cost flat in RANGE/SLIDE"
-        return cells_candidate(PlanName.PANE, grid, decomposition, stats, note)
-
-    def slice_candidate(
-        self, window: Window, why_not: str | None, decomposition: Decomposition | None, stats: Statistics
-    ) -> Candidate | None:
-        """The slice plan (Pairs: two cells per slide), or why it does not run; None where it is no option."""
-        from wql.compiler.plans.base import Candidate, PlanName
-        from wql.compiler.plans.grid import cells_candidate, slice_grid
-
-        if why_not is not None:
-            return Candidate.refused(PlanName.SLICE, why_not)
-        sliced = slice_grid(window)
-        if sliced is None:
-            return Candidate.refused(PlanName.SLICE, "SLIDE divides RANGE, so slices are the panes")
-        note = f"two slices per slide (Pairs), {sliced.size} per window"
-        return cells_candidate(PlanName.SLICE, sliced, decomposition, stats, note)
-
-    # ---------------------------------------------------------------- code generation (the grid family)
-    # The grid family (wql.compiler.codegen.grid) writes the stages every grid kind shares; these hooks
-    # write what this kind does differently: the window-ids a tuple is tagged with, where a window starts,
-    # which windows exist, what a stream keeps and what a late tuple missed.
-
-    def declare(self, ctx: Context) -> None:
-        window = ctx.window
-        if window.first_wid is not None:
-            ctx.constant("FIRST_WID", window.first_wid, "KAFKA: the window [0, RANGE); none starts before 0")
-
-    def start_bound(self, end: str) -> str | None:
-        """window_start in base units, from window_end's expression `end`; None where windows are unbounded."""
-        return f"{end} - RANGE"
-
-    def tag(self, ctx: Context) -> None:
-        """The bucket plan's tagging: `tagged`, each of `rows` once per window it is in, its id in `wid`."""
-        from wql.compiler.codegen.grid import first_of, last_of
-
-        window, code = ctx.window, ctx.code
-        assert window.range is not None and window.slide is not None
-        code.comment("Bucket (WID): tag each tuple with its window-ids wids(t) = ⌊(t − o)/s⌋ … ⌊(t − o + r)/s⌋ − 1")
-        code.comment("and aggregate by window-id and key: an ordinary group-by.")
-        code(f"first = {first_of(ctx)}")
-        if window.kafka_grid:
-            code(f"last = {last_of(ctx)}")
-            code.comment("KAFKA: windows that would start before 0 do not exist (FIRST_WID is [0, RANGE)), so a")
-            code("# tuple before 0 is in none.")
-            code("first = F.greatest(first, F.lit(FIRST_WID))")
-            wid = "first" if window.range == window.slide else "F.explode(F.sequence(first, last))"
-            code(f'tagged = rows.where(first <= last).withColumn("wid", {wid})')
-        elif window.range == window.slide:
-            code.comment("Tumbling: each tuple is in exactly one window.")
-            code('tagged = rows.withColumn("wid", first)')
-        elif window.range < window.slide:
-            code(f"last = {last_of(ctx)}")
-            code.comment("SLIDE > RANGE: a tuple is in one window, or in a gap between windows and in none.")
-            code('tagged = rows.where(first <= last).withColumn("wid", first)')
-        else:
-            code(f"last = {last_of(ctx)}")
-            code('tagged = rows.withColumn("wid", F.explode(F.sequence(first, last)))')
-
-    def limit_windows(self, ctx: Context) -> None:
-        """After the windows stage has computed `windows` (one row per window and key, `wid` and the keys):
-        drop those this kind leaves out. Every kind here keeps every window that holds a tuple."""
-
-    def retain_start(self, ctx: Context) -> None:
-        """`start`: where the first window the punctuation has not closed begins."""
-        ctx.rules("start = ORIGIN + (first_open(punctuation) + 1) * SLIDE - RANGE")
-
-    def retain(self, ctx: Context, kept: str) -> None:
-        """The body of `retain(cells | rows, punctuation)`: what windows not yet final can still need."""
-        from wql.compiler.codegen.common import ANCHOR
-        from wql.compiler.codegen.grid import T, relative_punctuation
-
-        code, grid = ctx.rules, ctx.plan.grid
-        code(
-            '"""What windows not yet final can still need: the cells (rows) from the first open window\'s start on."""'
-        )
-        code("if punctuation is None:")
-        code(f"    return {kept}")
-        relative_punctuation(ctx, ANCHOR)
-        self.retain_start(ctx)
-        if grid is not None and grid.kind == "cumulate":
-            code('return cells.where(F.col("_cell") >= F.floor((start - ORIGIN) / SLIDE))')
-        elif grid is not None and grid.kind == "slice":
-            code('return cells.where(F.col("_cell") >= 2 * F.floor((start - ORIGIN) / SLIDE))')
-        elif grid is not None:
-            code('return cells.where(F.col("_cell") >= F.floor((start - ORIGIN) / PANE))')
-        else:
-            code(f"return rows.where({T} >= start)")
-
-    def missed_last(self, ctx: Context) -> str:
-        """The last window a late tuple at `t` belongs to."""
-        from wql.compiler.codegen.grid import last_of
-
-        return last_of(ctx, "t")
-
-    def missed(self, ctx: Context, closed: str, generous: bool) -> str:
-        """The late-rows output's text for a late tuple at `t`: the windows it belongs to and missed (all of
-        them, or with GENEROUS those up to `closed`, the last window the punctuation closed)."""
-        from wql.compiler.codegen.emit import py
-        from wql.compiler.codegen.grid import first_of, missed_none
-
-        last = self.missed_last(ctx)
-        ctx.rules(f"first, last = {first_of(ctx, 't')}, {f'F.least({last}, {closed})' if generous else last}")
-        # A tuple in a gap between windows (SLIDE > RANGE) belongs to none; GENEROUS placed one whose windows
-        # are all open in them, and it missed none.
-        nothing = missed_none(generous)
-        return f'F.when(first <= last, F.format_string("windows %d to %d", first, last)).otherwise({py(nothing)})'
 
 
 def candidates(window: Window, values: list[Number]) -> range:

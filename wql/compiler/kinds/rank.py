@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from wql.compiler import sections
 from wql.compiler.classes import Classification, WindowClass, ordinal
 from wql.compiler.kinds.base import partitioned
 from wql.compiler.kinds.slide_by_tuple import SlideByTuple
@@ -51,8 +52,6 @@ class Rank(SlideByTuple):
         return f"slide-by-{window.slide}-rows over rank({window.attr.name}){partitioned(window)} window"
 
     def cited(self, window: Window) -> tuple[Section, ...]:
-        from wql.compiler import sections
-
         return (sections.SLIDE_BY_RANK,)
 
     def refuse_on_stream(self, query: Query) -> None:

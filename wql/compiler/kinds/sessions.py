@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from wql.compiler import sections
 from wql.compiler.kernels.streaming import CHANGE
 from wql.compiler.kinds.base import Extent, Member, Sql, amount
 from wql.compiler.kinds.data_driven import DataDriven, Run, frame_of, gap_of, ordering
@@ -18,7 +19,6 @@ from wql.compiler.windows import WindowKind
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
-    from wql.compiler.codegen.common import Context
     from wql.compiler.sections import Section
     from wql.compiler.windows import Window
 
@@ -27,6 +27,7 @@ class Sessions(DataDriven):
     """Runs of tuples at most GAP apart."""
 
     name = "sessions"
+    rule_name = "session"
     noun = "session"
     retracts = True  # a tuple out of order can merge two sessions or move one's start
     ties = False  # equal values are never in different sessions
@@ -73,8 +74,6 @@ class Sessions(DataDriven):
         }
 
     def cited(self, window: Window) -> tuple[Section, ...]:
-        from wql.compiler import sections
-
         return (sections.SESSIONS,)
 
     def chained(self, window: Window) -> str | None:
@@ -86,61 +85,6 @@ class Sessions(DataDriven):
         """A tuple joins the session whose last value it is at most GAP past, or the one starting at most GAP
         after it: first and last value decide. MAX cuts a merged session again at tuples it no longer holds."""
         return frame_of(window).longest is None
-
-    # ---------------------------------------------------------------- code generation (the frames family)
-    def kernel_rule(self, window: Window) -> str:
-        longest = "LONGEST" if frame_of(window).longest is not None else "None"
-        return f'{{"kind": "session", "gap": GAP, "longest": {longest}}}'
-
-    def mark_starts(self, ctx: Context, closes: bool) -> None:
-        from wql.compiler.codegen.common import ATTR
-        from wql.compiler.codegen.emit import py
-
-        code = ctx.code
-        code.comment("A tuple starts a session when it is the first of its key, or more than GAP after the previous.")
-        code(f"step = F.col({py(ATTR)}) - F.lag({py(ATTR)}).over(ordered)")
-        code('rows = rows.withColumn("_start", F.when(step.isNull() | (step > GAP), 1).otherwise(0))')
-
-    def end_bound(self, window: Window) -> str:
-        """[first, last + GAP), cut at first + MAX; Kafka's [first, last]."""
-        frame = frame_of(window)
-        end = 'F.col("_last")'
-        if not frame.kafka:
-            end = f"{end} + GAP"
-            if frame.longest is not None:
-                end = f'F.least({end}, F.col("wid") + LONGEST)'
-        return end
-
-    def is_final_rule(self, ctx: Context) -> None:
-        code = ctx.rules
-        if frame_of(ctx.window).longest is not None:
-            code('"""A session is final once the punctuation is past its last value + GAP, or reaches its first')
-            code('value + MAX: a tuple still to come is at or past the punctuation, so it cannot join it."""')
-            code('return (F.col("_last") + GAP < punctuation) | (F.col("wid") + LONGEST <= punctuation)')
-        else:
-            code('"""A session is final once the punctuation is past its last value + GAP: a tuple still to come is')
-            code('at or past the punctuation, so it cannot join it."""')
-            code('return F.col("_last") + GAP < punctuation')
-
-    def missed_text(self, ctx: Context, convert: str) -> str:
-        from wql.compiler.codegen.emit import py
-
-        named = "sessions with a tuple in [%s, %s]"
-        low, high = (convert.format(bound) + ".cast('string')" for bound in ("t - GAP", "t + GAP"))
-        return f"F.format_string({py(named)}, {low}, {high})"
-
-    def closing_point(self, window: Window) -> list[tuple[str, str]]:
-        return [("_closed_from", "stamp")] if frame_of(window).longest is not None else []
-
-    def closing_text(self, window: Window) -> str:
-        longest = frame_of(window).longest is not None
-        return "above its last value + GAP" + (", or at its first value + MAX," if longest else "")
-
-    def at_or_before(self, ctx: Context) -> str:
-        after = '(t > F.col("_closed_t"))'
-        if frame_of(ctx.window).longest is not None:
-            after += ' | (t >= F.col("_closed_from"))'
-        return f"~({after})"
 
     # ---------------------------------------------------------------- the reference evaluator
     def filters_first(self, window: Window) -> bool:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from wql.compiler import sections
 from wql.compiler.classes import Classification, WindowClass, ordinal
 from wql.compiler.kinds.base import Extent, Kind, Member, Sql, from_base, partitioned, partitions, same_partition
+from wql.compiler.kinds.shapes import Shape, TupleShape
 from wql.compiler.schema import Domain
 from wql.compiler.units import quantity_text, short_text
 from wql.compiler.windows import SlideOn, WindowKind
@@ -25,7 +27,6 @@ class SlideByTuple(Kind):
     """Windows ending at the values of every tuple, or of every n-th arrival."""
 
     name = "slide-by-tuple"
-    family = "tuples"
     edged = True
 
     def matches(self, window: Window) -> bool:
@@ -51,11 +52,11 @@ class SlideByTuple(Kind):
             f"(a window at every {ordinal(int(window.slide))} arrival)"
         )
 
-    def naming_mode(self, window: Window) -> str:
-        """Which tuples name windows, as the kernels call it: every, row_num or rank."""
+    def shape(self, window: Window) -> Shape:
+        """Which tuples name windows: every tuple, every n-th arrival, or every n-th in value order."""
         if window.slide == 1:
-            return "every"
-        return "row_num" if window.slide_on is SlideOn.ROW_NUM else "rank"
+            return TupleShape("every")
+        return TupleShape("row_num" if window.slide_on is SlideOn.ROW_NUM else "rank")
 
     def naming(self, window: Window) -> str:
         """Which tuples name windows, as the formula of `windows` says it."""
@@ -82,8 +83,6 @@ class SlideByTuple(Kind):
         return f"extent(w) = {{ u | w − {short_text(window.range, window.attr.domain)} < u.{window.attr.name} ≤ w }}"
 
     def cited(self, window: Window) -> tuple[Section, ...]:
-        from wql.compiler import sections
-
         return (sections.SLIDE_BY_TUPLE if window.slide == 1 else sections.SLIDE_BY_ROWS,)
 
     def slide_text(self, window: Window) -> str:

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from wql.compiler import sections
 from wql.compiler.classes import Classification, WindowClass
 from wql.compiler.kinds.base import Extent, Kind, Member, Sql, basis, from_base, partitioned, partitions
 from wql.compiler.kinds.intervals import refuse_generous, snap_note, variant_note
+from wql.compiler.kinds.shapes import IntervalShape, Shape
 from wql.compiler.units import Number
 from wql.compiler.windows import WindowKind
 from wql.grammar.errors import WQLNotSupportedError
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
-    from wql.compiler.plans.base import Plan
     from wql.compiler.sections import Section
     from wql.compiler.windows import Window
 
@@ -27,10 +28,12 @@ class Snapshot(Kind):
     """Windows between consecutive endpoints of a partition's events."""
 
     name = "snapshot"
-    family = "intervals"
 
     def matches(self, window: Window) -> bool:
         return window.kind is WindowKind.SNAPSHOT
+
+    def shape(self, window: Window) -> Shape:
+        return IntervalShape(None)
 
     def classify(self, window: Window) -> Classification:
         s, e = window.attr.name, window.end_attr.name if window.end_attr else "end"
@@ -70,8 +73,6 @@ class Snapshot(Kind):
         return self.formulas(window)[1] + snap_note(window)
 
     def cited(self, window: Window) -> tuple[Section, ...]:
-        from wql.compiler import sections
-
         return (sections.INTERVALS, sections.SNAPSHOT)
 
     def range_text(self, window: Window) -> str:
@@ -113,7 +114,7 @@ class Snapshot(Kind):
             "can add an endpoint before it or be alive in it; a partition's last snapshot (no end) once drained"
         )
 
-    def kept_text(self, query: Query, plan: Plan) -> str:
+    def kept_text(self, query: Query, cells: bool) -> str:
         return (
             "rows: per partition, every open-ended event and those that end at or after x0, the partition's "
             "largest start or end at or before the punctuation: they hold every snapshot not yet final"

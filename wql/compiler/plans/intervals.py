@@ -80,15 +80,15 @@ from decimal import Decimal
 from sqlglot import exp
 
 from wql.compiler.analysis import Query
-from wql.compiler.plans.base import Candidate, Grid, Plan, PlanName, Statistics
-from wql.compiler.plans.grid import grid_exact, pane_grid, slice_grid
+from wql.compiler.plans.base import Candidate, Cells, Plan, PlanName, Statistics
+from wql.compiler.plans.grid import grid_exact, pane_cells, slice_cells
 from wql.compiler.plans.states import Decomposition, decompose, state_names, why_not_shared
 from wql.compiler.schema import Domain
 from wql.compiler.windows import Window
 from wql.grammar.expressions import parse_sql_expression
 
 
-def slices(window: Window) -> Grid:
+def slices(window: Window) -> Cells:
     """The SE-slices grid: Pairs (two slices per slide) unless SLIDE divides RANGE, then one per slide.
 
     DECIMAL attributes are cut in their base units (exact integers of 10^-scale), as the job compares them.
@@ -100,9 +100,9 @@ def slices(window: Window) -> Grid:
             if isinstance(value := getattr(window, name), Decimal)
         }
         window = replace(window, **scaled)
-    grid = slice_grid(window) or pane_grid(window)
-    assert grid is not None
-    return grid
+    cells = slice_cells(window) or pane_cells(window)
+    assert cells is not None
+    return cells
 
 
 def clipped_reads(query: Query) -> list[str]:
@@ -182,7 +182,7 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
         kinds = {g.operation for g in decomposition.groups}
         how = "plain slices for min/max, (ϕ, φ) slices for cumulative states" if kinds & {"min", "max"} else None
         how = how or "(ϕ, φ) slices: an event counts once in the slice it ends in, then in the last slice of a window"
-        shape = "Pairs, two per slide" if grid.kind == "slice" else "one per slide"
+        shape = "Pairs, two per slide" if grid.sliced else "one per slide"
         note = f"each event inserted into every slice it overlaps ({shape}, {grid.size} per window) in a kernel; {how}"
         plan = Plan("intervals", PlanName.SE_SLICES, grid, decomposition)
         out.append(Candidate(PlanName.SE_SLICES, plan, cost, note))

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from wql.compiler.analysis import Query
 from wql.compiler.kinds import kind_of
-from wql.compiler.kinds.kafka import kafka_rule
+from wql.compiler.kinds.shapes import TupleShape
 from wql.compiler.plans.base import Candidate, Plan, PlanName, Statistics
 from wql.compiler.plans.states import Decomposition, decompose, state_names, why_not_shared
 from wql.compiler.schema import Domain
@@ -69,8 +69,10 @@ def prefix_blocker(query: Query, decomposition: Decomposition) -> str | None:
 
 
 def tuple_mode(window: Window) -> str:
-    """Which tuples name windows, as the kernels call it: every, row_num, rank or kafka (the kind says)."""
-    return kind_of(window).naming_mode(window)  # type: ignore[attr-defined, no-any-return]
+    """Which tuples name windows, as the kernels call it: every, row_num, rank or kafka (the kind's shape)."""
+    shape = kind_of(window).shape(window)
+    assert isinstance(shape, TupleShape), "windows named by tuples"
+    return shape.naming
 
 
 def in_jvm(query: Query) -> bool:
@@ -82,7 +84,7 @@ def in_jvm(query: Query) -> bool:
 def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     n = stats.rows
     per_window = stats.rows_per_window
-    if kafka_rule(query.window):
+    if query.window.kafka_rule:
         return replay_candidates(n, per_window)
     decomposition = decompose(query, state_names(query))
     out = []

@@ -41,11 +41,22 @@ from wql.compiler.codegen.common import (
     unit_note,
 )
 from wql.compiler.codegen.emit import Code, Raw, col, expr, py
+from wql.compiler.codegen.run_rules import (
+    at_or_before,
+    closing_point,
+    closing_text,
+    end_bound,
+    is_final_rule,
+    keep_labelled,
+    kernel_rule,
+    mark_starts,
+    missed_text,
+    rule_columns,
+    run_shape,
+)
 from wql.compiler.kernels.contract import SessionStore
-from wql.compiler.kinds import kind_of
-from wql.compiler.kinds.data_driven import DataDriven
 from wql.compiler.plans import ONE, PlanName
-from wql.compiler.plans.frames import in_jvm, in_state_store
+from wql.compiler.plans.runs import in_jvm, in_state_store
 from wql.compiler.schema import ROW_NUM, Domain
 from wql.compiler.windows import Frame
 from wql.grammar.expressions import parse_sql_expression, render_sql
@@ -58,7 +69,7 @@ def generate(ctx: Context) -> None:
     """prepare, windows, finish."""
     constants(ctx)
     prepare(ctx)
-    what = data_driven(ctx).noun
+    what = run_shape(ctx).noun
     doc = {
         PlanName.FOLD: f"each key's {what}s found and their states folded in one pass",
         PlanName.STARTS: f"{what} starts marked from predecessors, numbered, grouped",
@@ -106,21 +117,14 @@ def _groups(ctx: Context) -> list[str]:
     return [ctx.key_columns[k.name] for k in ctx.query.keys if k.origin == "group"]
 
 
-def data_driven(ctx: Context) -> DataDriven:
-    """The window's kind: a session or a frame, whose hooks write what differs between them."""
-    kind = kind_of(ctx.window)
-    assert isinstance(kind, DataDriven)
-    return kind
-
-
 def _ties(ctx: Context) -> bool:
     """Whether the order of tuples with equal values matters: for frames, not for sessions."""
-    return data_driven(ctx).ties and not ctx.window.attr.is_row_num
+    return run_shape(ctx).ties and not ctx.window.attr.is_row_num
 
 
 def _closes(ctx: Context) -> bool:
     """Whether windows carry `_close`: a stream's frames, whose finality depends on the tuple after them."""
-    return ctx.streaming and data_driven(ctx).closed_by_tuple
+    return ctx.streaming and run_shape(ctx).closed_by_tuple
 
 
 def prepare(ctx: Context) -> None:
@@ -147,7 +151,7 @@ def prepare(ctx: Context) -> None:
         columns.append(f'{col(query.stream.row_num or ROW_NUM)}.alias("_pos")')
     if query.where is not None and not frame.kafka:
         columns.append(f'F.coalesce({expr(query.where)}, F.lit(False)).alias("_in")')
-    columns += data_driven(ctx).rule_columns(ctx)  # what its rule reads (a predicate, x, running aggregates)
+    columns += rule_columns(ctx)  # what its rule reads (a predicate, x, running aggregates)
     if ctx.plan.name is PlanName.FOLD:
         assert ctx.plan.decomposition is not None
         for state in ctx.plan.decomposition.groups:
@@ -164,11 +168,6 @@ def prepare(ctx: Context) -> None:
     code("return rows")
 
 
-def rule(ctx: Context) -> str:
-    """The window's rule as the kernels take it: a dict literal naming the job's constants."""
-    return data_driven(ctx).kernel_rule(ctx.window)
-
-
 def starts(ctx: Context) -> None:
     """Window numbers from neighbouring tuples: lag marks starts, a running count numbers them."""
     code = ctx.code
@@ -177,10 +176,10 @@ def starts(ctx: Context) -> None:
     order = py(ATTR) if not _ties(ctx) else f'{py(ATTR)}, "_pos"'
     code(f"ordered = {by}.orderBy({order})")
     code("running = ordered.rowsBetween(Window.unboundedPreceding, Window.currentRow)")
-    data_driven(ctx).mark_starts(ctx, _closes(ctx))  # `_start`: 1 where a window begins
+    mark_starts(ctx, _closes(ctx))  # `_start`: 1 where a window begins
     code.comment("The number of starts so far numbers each tuple's window within its key.")
     code(f'rows = rows.withColumn({py(LABEL)}, F.sum("_start").over(running))')
-    data_driven(ctx).keep_labelled(ctx)
+    keep_labelled(ctx)
 
 
 def scan(ctx: Context) -> None:
@@ -196,7 +195,7 @@ def scan(ctx: Context) -> None:
         code.comment("_close: the value of the tuple that closed each frame (NULL while none has), for the stream.")
     code(f"schema = StructType(rows.schema.fields + [{added}])")
     closes = ", closes=True" if _closes(ctx) else ""
-    code(f"rows = rows.mapInArrow(frame_labels({py(partitions)}, {rule(ctx)}{closes}), schema)")
+    code(f"rows = rows.mapInArrow(frame_labels({py(partitions)}, {kernel_rule(ctx)}{closes}), schema)")
 
 
 def _filtered(sql: str, flag: str) -> str:
@@ -289,7 +288,7 @@ def fold(ctx: Context) -> None:
     else:
         code.comment("Each key's tuples in one partition, sorted by Spark and walked once by numpy, batch by batch:")
         code.comment("windows found, states folded.")
-    keywords: dict[str, object] = {"partitions": partitions, "states": states, "rule": Raw(rule(ctx))}
+    keywords: dict[str, object] = {"partitions": partitions, "states": states, "rule": Raw(kernel_rule(ctx))}
     if frame.minimum is not None:
         keywords.update(minimum=Raw("MINIMUM"), minimum_rows=frame.minimum_rows)
     if _closes(ctx):
@@ -297,7 +296,7 @@ def fold(ctx: Context) -> None:
     code.call("windows", "frame_windows", ["rows", "schema"], keywords=keywords)
     code("return windows")
     # A stage of its own, so that a stream whose sessions Spark's state store keeps lowers them the same way.
-    code = ctx.stage("lower", "windows", f"Each aggregate from its {data_driven(ctx).noun}'s folded partial states.")
+    code = ctx.stage("lower", "windows", f"Each aggregate from its {run_shape(ctx).noun}'s folded partial states.")
     items = ['F.col("wid")', 'F.col("_last")', *(['F.col("_close")'] if _closes(ctx) else [])]
     items += [col(c) for c in partitions]
     items += [
@@ -334,7 +333,7 @@ def bounds(ctx: Context) -> list[str]:
     """window_start: the first tuple's value; window_end: the last's, plus GAP for sessions (but at most MAX)."""
     convert = _converter(ctx)
     start = WID
-    end = data_driven(ctx).end_bound(ctx.window)
+    end = end_bound(ctx)
     return [f'{convert.format(start)}.alias("window_start")', f'{convert.format(end)}.alias("window_end")']
 
 
@@ -343,11 +342,16 @@ def _generous(ctx: Context) -> bool:
     return slack is not None and slack.mode == "generous"
 
 
+def last_reached(ctx: Context, end: str) -> str | None:
+    """Windows named by tuples, and runs, go as far as their tuples: none waits for the data to reach it."""
+    return None
+
+
 def store_request(ctx: Context) -> SessionStore | None:
     """What Spark's state store keeps of this query when the job runs with WQL's JVM kernels (the
     StreamSessions function of flatMapGroupsWithState): each key's open sessions, each its first and last
     value and the fold's partial states (docs/semantics.md §8.12). None where the job keeps its tuples in
-    its own files (plans.frames.in_state_store says which)."""
+    its own files (plans.runs.in_state_store says which)."""
     decomposition = ctx.plan.decomposition
     if not in_state_store(ctx.query, ctx.plan):
         return None
@@ -373,10 +377,10 @@ def stream_rules(ctx: Context) -> None:
     generous = _generous(ctx)
     code("def is_final(punctuation):")
     code.indent()
-    data_driven(ctx).is_final_rule(ctx)
+    is_final_rule(ctx)
     code.dedent()
     code.blank(2)
-    what = data_driven(ctx).noun
+    what = run_shape(ctx).noun
     code("def retain(rows, punctuation):")
     code.indent()
     if generous:
@@ -388,7 +392,7 @@ def stream_rules(ctx: Context) -> None:
     code("if punctuation is None:")
     code("    return rows")
     keep = ", generous=True" if generous else ""
-    code(f"pending = frame_pending({py(partitions)}, {rule(ctx)}, punctuation{keep})")
+    code(f"pending = frame_pending({py(partitions)}, {kernel_rule(ctx)}, punctuation{keep})")
     code(f"return in_window_order(rows, {py(partitions)}).mapInArrow(pending, rows.schema)")
     code.dedent()
     code.blank(2)
@@ -402,7 +406,7 @@ def stream_rules(ctx: Context) -> None:
     else:
         code('"""CONSISTENT: a late tuple is in no window; it may have joined, merged or split the windows near it."""')
     code("t = window_attribute(late)")
-    text = data_driven(ctx).missed_text(ctx, convert)
+    text = missed_text(ctx, convert)
     if generous:
         placed = f"none: placed in its key's open {what}s (GENEROUS)"
         text = f'F.when(F.col("_closed"), {text}).otherwise(F.lit({py(placed)}))'
@@ -416,23 +420,22 @@ def _closing_rules(ctx: Context, what: str) -> None:
     """closing: each key's closing point after a trigger (frame_closings); closed: whether a tuple of the
     stream is at or before its key's, where a late one is in no window (semantics.md §8.5)."""
     code = ctx.rules
-    kind = data_driven(ctx)
     partitions = _partitions(ctx)
-    points = kind.closing_point(ctx.window)  # what each key's closing point holds beyond its value, _closed_t
+    points = closing_point(ctx)  # what each key's closing point holds beyond its value, _closed_t
     extra = [f'StructField("{name}", {STAMP if kind_ == "stamp" else "LongType()"})' for name, kind_ in points]
     code("def closing(rows, punctuation):")
     code.indent()
     code(f'"""GENEROUS: per key with a {what} final at the punctuation among its rows, the point the last one')
     code('closes the key\'s history up to: a late tuple after it is placed as if on time (frame_closings)."""')
     _schema(ctx, [f'StructField("_closed_t", {STAMP})', *extra], ctx.rules)
-    code(f"found = frame_closings({py(partitions)}, {rule(ctx)}, punctuation)")
+    code(f"found = frame_closings({py(partitions)}, {kernel_rule(ctx)}, punctuation)")
     code(f"return in_window_order(rows, {py(partitions)}).mapInArrow(found, schema)")
     code.dedent()
     code.blank(2)
     keys = [k for k in ctx.query.keys if k.origin == "partition"]
     code("def closed(rows, closings):")
     code.indent()
-    joins = kind.closing_text(ctx.window)
+    joins = closing_text(ctx)
     code('"""GENEROUS: _closed, whether a tuple is at or before its key\'s closing point, that of its last final')
     code(f'{what} (a tuple {joins} cannot change it); a key with none yet: false."""')
     code("if closings is None:")
@@ -444,7 +447,7 @@ def _closing_rules(ctx: Context, what: str) -> None:
     match = " & ".join(f"{expr(k.sql)}.eqNullSafe(F.col({py(n)}))" for k, n in zip(keys, names, strict=True))
     code(f'joined = rows.join(F.broadcast(points), {match or "F.lit(True)"}, "left")')
     code("t = window_attribute(rows)")
-    code(f"at_or_before = {kind.at_or_before(ctx)}")
+    code(f"at_or_before = {at_or_before(ctx)}")
     dropped = ", ".join(py(n) for n in [*names, *(p.strip('"') for p in picked[len(names) :])])
     code('marked = joined.withColumn("_closed", F.coalesce(at_or_before, F.lit(False)))')
     code(f"return marked.drop({dropped})")

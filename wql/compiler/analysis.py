@@ -41,7 +41,7 @@ from wql.grammar.errors import (
     WQLTypeError,
     did_you_mean,
 )
-from wql.grammar.expressions import render_sql
+from wql.grammar.expressions import parse_sql_expression, render_sql
 from wql.grammar.formatter import format_select
 
 
@@ -128,8 +128,6 @@ def expression_type(stream: Stream, sql: str) -> str | None:
     from sqlglot.errors import SqlglotError
     from sqlglot.optimizer.annotate_types import annotate_types
     from sqlglot.optimizer.qualify import qualify
-
-    from wql.grammar.expressions import parse_sql_expression
 
     schema = {"s": {c.name: c.type for c in stream.columns}}
     select = exp.select(parse_sql_expression(sql)).from_(exp.to_table("s"))

@@ -9,12 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlglot import exp
+
 from wql.compiler.analysis import AggregateCall, Query
 from wql.compiler.classify import describe_kind, extent_formula, wids_formula
 from wql.compiler.disorder import stream_facts
 from wql.compiler.kinds import kind_of
 from wql.compiler.plans import Plan
 from wql.compiler.sections import Section, sections_for
+from wql.grammar.expressions import parse_sql_expression
 
 
 @dataclass(frozen=True)
@@ -77,9 +80,6 @@ def window_facts(query: Query) -> dict[str, Any]:
 
 def _aggregate_facts(query: Query, call: AggregateCall) -> dict[str, Any]:
     """Kind and family; whether the aggregate is itself a result column, or what uses it."""
-    from sqlglot import exp
-
-    from wql.grammar.expressions import parse_sql_expression
 
     def uses(sql: str | None) -> bool:
         return sql is not None and any(str(c.name) == call.name for c in parse_sql_expression(sql).find_all(exp.Column))

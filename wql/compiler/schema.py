@@ -12,8 +12,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
+from sqlglot import exp
+
+from wql.compiler.aggregates import aggregate_name
 from wql.grammar import ast
 from wql.grammar.errors import Span, WQLNameError, WQLSemanticError, WQLTypeError, did_you_mean
+from wql.grammar.expressions import render_sql
 from wql.grammar.parser import FORMATS, TYPE_NAMES
 
 ROW_NUM = "row_num"
@@ -217,11 +221,6 @@ def stream_from_ast(stmt: ast.CreateStream, base_dir: str | None = None) -> Stre
 
 def _punctuation(stream: Stream, predicate: ast.Expr) -> str:
     """PUNCTUATION WHEN (…) as Spark SQL over the stream's columns, as declared (a row-level predicate)."""
-    from sqlglot import exp
-
-    from wql.compiler.aggregates import aggregate_name
-    from wql.grammar.expressions import render_sql
-
     tree = predicate.tree.copy()
     for node in list(tree.walk()):
         if isinstance(node, exp.Expression) and aggregate_name(node) is not None:

@@ -10,7 +10,10 @@ code generators write the stages in between.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+
+from sqlglot import exp
 
 from wql.compiler.analysis import Query
 from wql.compiler.codegen.emit import Code, col, comment, expr, number, py, spark_name
@@ -19,6 +22,8 @@ from wql.compiler.plans import Plan
 from wql.compiler.schema import ROW_NUM, Domain
 from wql.compiler.units import format_date, format_timestamp, quantity_text
 from wql.compiler.windows import Window
+from wql.grammar.errors import WQLNotSupportedError
+from wql.grammar.expressions import parse_sql_expression
 
 ATTR = "_t"  # the window attribute in base units
 END_ATTR = "_e"  # interval events: the end attribute in base units
@@ -360,13 +365,6 @@ INTERNAL_COLUMNS = (
 
 def check_internal_names(query: Query) -> None:
     """Refuse, rather than mix up, a stream column named like a column the plans add."""
-    import re
-
-    from sqlglot import exp
-
-    from wql.grammar.errors import WQLNotSupportedError
-    from wql.grammar.expressions import parse_sql_expression
-
     read = set(aggregate_inputs(query))
     if query.where is not None:
         read |= {str(c.name) for c in parse_sql_expression(query.where).find_all(exp.Column)}
@@ -380,10 +378,6 @@ def check_internal_names(query: Query) -> None:
 
 def aggregate_inputs(query: Query) -> set[str]:
     """Input columns the aggregates read."""
-    from sqlglot import exp
-
-    from wql.grammar.expressions import parse_sql_expression
-
     names = {c.name.lower(): c.name for c in query.stream.columns}
     used = set()
     for call in query.aggregates:
@@ -405,28 +399,26 @@ def emit_empty(ctx: Context) -> None:
     code(f"every = span.select({selected})")
     matches = " & ".join(
         [
-            *(f"F.col({py('e.' + _q(k))}).eqNullSafe(F.col({py('w.' + _q(k))}))" for k in keys),
+            *(f"F.col({py('e.' + spark_name(k))}).eqNullSafe(F.col({py('w.' + spark_name(k))}))" for k in keys),
             '(F.col("e.wid") == F.col("w.wid"))',
         ]
     )
     code(f'joined = every.alias("e").join(windows.alias("w"), {matches}, "left")')
     filled = []
     for call in query.aggregates:
-        column = f"F.col({py('w.' + _q(call.name))})"
+        column = f"F.col({py('w.' + spark_name(call.name))})"
         if call.function in COUNT_LIKE:
             filled.append(f"F.coalesce({column}, F.lit(0)).alias({py(call.name)})")
         elif call.function in ARRAY_LIKE:
             filled.append(f"F.coalesce({column}, F.array()).alias({py(call.name)})")
         else:
             filled.append(f"{column}.alias({py(call.name)})")
-    keep = [*(f"F.col({py('e.' + _q(k))}).alias({py(k)})" for k in keys), 'F.col("e.wid").alias("wid")', *filled]
+    keep = [
+        *(f"F.col({py('e.' + spark_name(k))}).alias({py(k)})" for k in keys),
+        'F.col("e.wid").alias("wid")',
+        *filled,
+    ]
     code.call("windows", "joined.select", keep)
-
-
-def _q(name: str) -> str:
-    from wql.compiler.codegen.emit import spark_name
-
-    return spark_name(name)
 
 
 def from_anchor(window: Window, bound: str) -> str:
@@ -480,8 +472,6 @@ def epilogue(ctx: Context, bounds: list[str], wid: str = 'F.col("wid")') -> None
 
 
 def _needs_quoting(query: Query) -> bool:
-    from wql.compiler.codegen.emit import spark_name
-
     return any(spark_name(c) != c for c in query.columns)
 
 

@@ -40,7 +40,7 @@ from wql.compiler.codegen.common import (
     unit_note,
     where_flag,
 )
-from wql.compiler.codegen.emit import Raw, col, expr, py
+from wql.compiler.codegen.emit import Raw, col, expr, py, spark_name
 from wql.compiler.codegen.grid_stream import final_rules, missed_none, missed_rule, relative_punctuation
 from wql.compiler.plans import ONE, PlanName, StateGroup, fresh_name, intervals
 from wql.compiler.schema import Domain
@@ -959,7 +959,7 @@ def _snap_retain(ctx: Context) -> None:
     if keys:
         on = " & ".join(_matches("r", "x", keys))
         code(f'rows = rows.alias("r").join(ends.alias("x"), {on}, "left")')
-        code(f'rows = rows.select(F.col("r.*"), F.col({py("x." + _q(reached))}))')
+        code(f'rows = rows.select(F.col("r.*"), F.col({py("x." + spark_name(reached))}))')
     else:
         code("rows = rows.crossJoin(F.broadcast(ends))")
     code(f"last = {_last_closed(ctx)}  # NULL for an open-ended event")
@@ -1075,11 +1075,11 @@ def _snap_runs(ctx: Context) -> None:
     code('moves = moves.where(F.col("_moved").isNotNull()).distinct()')
     order = f"Window.partitionBy({ctx.key_list()})" if keys else "Window"
     code(f'moves = moves.withColumn("_next", F.lead("_moved").over({order}.orderBy("_moved")))')
-    matches = [f"F.col({py('w.' + _q(k))}).eqNullSafe(F.col({py('m.' + _q(k))}))" for k in keys]
+    matches = [f"F.col({py('w.' + spark_name(k))}).eqNullSafe(F.col({py('m.' + spark_name(k))}))" for k in keys]
     matches.append('(F.col("w.wid") == F.col("m._moved"))')
     code(f'runs = windows.alias("w").join(moves.alias("m"), {" & ".join(matches)}).crossJoin(F.broadcast(horizon))')
     names = ["wid", *keys, *(a.name for a in ctx.query.aggregates), *_snap_names(ctx)[:2]]
-    kept = [f"F.col({py('w.' + _q(n))}).alias({py(n)})" for n in names]
+    kept = [f"F.col({py('w.' + spark_name(n))}).alias({py(n)})" for n in names]
     kept.append('F.coalesce(F.col("m._next") - 1, F.col("_last")).alias("_wend")')
     kept.append('F.col("_last")')
     code.call("windows", "runs.select", kept)
@@ -1100,14 +1100,8 @@ def _key_open(ctx: Context) -> None:
     code(f'opened = {opened}.groupBy({ctx.key_list()}).agg({count}).alias("o")')
     on = " & ".join(_matches("w", "o", keys))
     code(f'windows = windows.alias("w").join(opened, {on}, "left")')
-    found = f"F.coalesce(F.col({py('o.' + _q(keyed))}), F.lit(0)).alias({py(keyed)})"
+    found = f"F.coalesce(F.col({py('o.' + spark_name(keyed))}), F.lit(0)).alias({py(keyed)})"
     code(f'windows = windows.select(F.col("w.*"), {found})')
-
-
-def _q(name: str) -> str:
-    from wql.compiler.codegen.emit import spark_name
-
-    return spark_name(name)
 
 
 # ------------------------------------------------------------------ snapshots
@@ -1146,7 +1140,9 @@ def _endpoints(ctx: Context) -> None:
 
 
 def _matches(left: str, right: str, columns: list[str]) -> list[str]:
-    return [f"F.col({py(left + '.' + _q(c))}).eqNullSafe(F.col({py(right + '.' + _q(c))}))" for c in columns]
+    return [
+        f"F.col({py(left + '.' + spark_name(c))}).eqNullSafe(F.col({py(right + '.' + spark_name(c))}))" for c in columns
+    ]
 
 
 def _snapshot_bucket(ctx: Context) -> None:
@@ -1182,7 +1178,7 @@ def _snapshot_bucket(ctx: Context) -> None:
     on = " & ".join([*_matches("w", "s", parts), '(F.col("w._idx") == F.col("s._idx"))'])
     code(f'windows = windows.alias("w").join(points.alias("s"), {on})')
     names = [*keys, *(a.name for a in ctx.query.aggregates)]
-    kept = [f"F.col({py('w.' + _q(n))}).alias({py(n)})" for n in names]
+    kept = [f"F.col({py('w.' + spark_name(n))}).alias({py(n)})" for n in names]
     kept += ['F.col("s._v").alias("_p")', 'F.col("s._pnext").alias("_pnext")', 'F.col("s._v").alias("wid")']
     code.call("windows", "windows.select", kept)
 

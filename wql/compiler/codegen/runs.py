@@ -40,7 +40,7 @@ from wql.compiler.codegen.common import (
     select_rows,
     unit_note,
 )
-from wql.compiler.codegen.emit import Code, Raw, col, expr, py
+from wql.compiler.codegen.emit import Code, Raw, col, expr, py, spark_name
 from wql.compiler.codegen.run_rules import (
     at_or_before,
     closing_point,
@@ -252,21 +252,15 @@ def group(ctx: Context) -> None:
     )
     matches = " & ".join(
         f"F.col({py('c.' + name)}).eqNullSafe(F.col({py('e.' + name)}))"
-        for name in (_q(p) for p in [*partitions, LABEL])
+        for name in (spark_name(p) for p in [*partitions, LABEL])
     )
     code(f'joined = contents.alias("c").join(extents.alias("e"), {matches})')
-    picked = [*(f"F.col({py('c.' + _q(c))}).alias({py(c)})" for c in [*partitions, *groups])]
+    picked = [*(f"F.col({py('c.' + spark_name(c))}).alias({py(c)})" for c in [*partitions, *groups])]
     picked += ['F.col("e.wid").alias("wid")', 'F.col("e._last").alias("_last")']
     if _closes(ctx):
         picked.append('F.col("e._close").alias("_close")')
-    picked += [f"F.col({py('c.' + _q(a.name))}).alias({py(a.name)})" for a in query.aggregates]
+    picked += [f"F.col({py('c.' + spark_name(a.name))}).alias({py(a.name)})" for a in query.aggregates]
     code.call("windows", "joined.select", picked)
-
-
-def _q(name: str) -> str:
-    from wql.compiler.codegen.emit import spark_name
-
-    return spark_name(name)
 
 
 def fold(ctx: Context) -> None:

@@ -13,6 +13,7 @@ from wql.compiler.aggregates import unwrap
 from wql.compiler.codegen.common import (
     ATTR,
     Context,
+    aggregate_inputs,
     attribute_items,
     attribute_note,
     declare_window_constants,
@@ -75,8 +76,6 @@ def generate(ctx: Context) -> None:
                 if contribution != ONE or ctx.plan.name is PlanName.PREFIX:  # the bins kernel counts tuples itself
                     columns.append(f"{expr(contribution)}.alias({py(column)})")
     else:
-        from wql.compiler.codegen.common import aggregate_inputs
-
         keys_in = set(ctx.key_columns.values())
         columns += [col(c) for c in query.input_columns if c in aggregate_inputs(query) and c not in keys_in]
     code.comment(f"Keys, the window attribute ({ATTR}: {attribute_note(ctx)}), WHERE as a flag (_in), and inputs.")
@@ -422,8 +421,6 @@ def replayed_windows(ctx: Context) -> None:
     """A window's records are those whose _wins name it: one row per record and window, grouped."""
     code, query = ctx.code, ctx.query
     keys = [*_partitions(ctx), *_groups(ctx)]
-    from wql.compiler.codegen.common import aggregate_inputs
-
     inputs = [c for c in query.input_columns if c in aggregate_inputs(query) and c not in set(ctx.key_columns.values())]
     code.comment("One row per record and window it is in; then each window's aggregates over its records.")
     code.call("members", "rows.select", [*(col(c) for c in [*keys, *inputs]), 'F.explode("_wins").alias("wid")'])

@@ -13,12 +13,15 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from sqlglot import exp
+
 from wql.compiler import sections
 from wql.compiler.kinds.base import Extent, Member, Sql, amount
 from wql.compiler.kinds.data_driven import DataDriven, Run, frame_of, ordering
 from wql.compiler.schema import Domain
 from wql.compiler.units import Number, number_text, quantity_text
 from wql.compiler.windows import WindowKind
+from wql.grammar.expressions import parse_sql_expression, render_sql
 
 if TYPE_CHECKING:
     from wql.compiler.sections import Section
@@ -230,10 +233,6 @@ class Aggregate(Frames):
 
 def condition_holds(frame: Frame, members: list[Member], sql: Sql) -> bool:
     """A FRAME AGGREGATE condition over the frame so far: each aggregate computed afresh, SQL's rules."""
-    from sqlglot import exp
-
-    from wql.grammar.expressions import parse_sql_expression, render_sql
-
     assert frame.condition is not None
     values = {f"_running{i}": sql.aggregate(r.sql, [m.row for m in members]) for i, r in enumerate(frame.running)}
     names = {r.sql: f"_running{i}" for i, r in enumerate(frame.running)}

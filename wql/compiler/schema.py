@@ -24,6 +24,10 @@ ROW_NUM = "row_num"
 WINDOW_COLUMNS = ("wid", "window_start", "window_end")
 
 
+INTEGRAL_TYPES = frozenset({"TINYINT", "SMALLINT", "INT", "BIGINT"})
+FLOATING_TYPES = frozenset({"FLOAT", "DOUBLE"})
+
+
 class Domain(Enum):
     """How a column's values behave as a window attribute."""
 

@@ -22,8 +22,6 @@ asks `kind_of(window)` instead of matching on `WindowKind`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from wql.compiler.kinds import (
     cumulate,
     frames,
@@ -39,9 +37,8 @@ from wql.compiler.kinds import (
     snapshot,
 )
 from wql.compiler.kinds.base import Extent, Kind, Member, Sql
-
-if TYPE_CHECKING:
-    from wql.compiler.windows import Window
+from wql.compiler.kinds.resolve import resolve_window
+from wql.compiler.windows import Window
 
 # Every kind; a window is of the one kind whose `matches` holds (they exclude each other).
 KINDS: tuple[Kind, ...] = (
@@ -69,4 +66,4 @@ def kind_of(window: Window) -> Kind:
     return found[0]
 
 
-__all__ = ["KINDS", "Extent", "Kind", "Member", "Sql", "kind_of"]
+__all__ = ["KINDS", "Extent", "Kind", "Member", "Sql", "kind_of", "resolve_window"]

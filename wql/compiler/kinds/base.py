@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from sqlglot import exp
+
 from wql.compiler.classes import Classification
 from wql.compiler.kinds.shapes import Shape
 from wql.compiler.schema import Domain
@@ -30,10 +32,12 @@ from wql.compiler.units import (
     quantity_text,
     short_text,
 )
+from wql.compiler.windows import Window
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
-    from wql.compiler.windows import Window
+    from wql.grammar import ast
+    from wql.grammar.errors import Span
 
 _EPOCH = datetime(1970, 1, 1)
 
@@ -70,6 +74,27 @@ class Extent:
     members: list[Member]
     order: tuple[Any, ...] = ()
     closer: Member | None = None  # a frame's closing tuple, once there is one (see the frames kind's `final`)
+
+
+class Expressions(Protocol):
+    """What the analysis lends a kind to resolve the expressions inside its window spec (a frame's predicate,
+    x or condition) against the stream, with the same names, functions and errors as the rest of a query."""
+
+    def resolve(self, expr: ast.Expr, context: str, *, allow_aggregates: bool) -> exp.Expression:
+        """The expression checked and its columns in canonical case; `context` names it in errors."""
+        ...
+
+    def column(self, name: ast.Name) -> str:
+        """A bare column of the stream, as Spark SQL (an unknown one: a positioned error)."""
+        ...
+
+    def type_of(self, sql: str) -> str | None:
+        """The Spark type of resolved SQL over the stream (None: WQL cannot tell)."""
+        ...
+
+    def span_of(self, node: exp.Expression, source: ast.Expr) -> Span:
+        """Where a node of a resolved expression is in the source."""
+        ...
 
 
 class Sql(Protocol):
@@ -230,6 +255,10 @@ class Kind:
     def filters_first(self, window: Window) -> bool:
         """Whether WHERE filters records before windows are placed (Kafka's DSL), not window contents."""
         return False
+
+    def resolve_expressions(self, window: Window, expressions: Expressions) -> Window:
+        """The window with the expressions inside its spec resolved against the stream (frames have them)."""
+        return window
 
     def bounds(self, window: Window, w: int) -> tuple[Number, Number]:
         """[lo, hi) of window w, for kinds on a grid, whose windows are named by their place on it."""

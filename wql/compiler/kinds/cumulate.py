@@ -10,14 +10,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from wql.compiler import sections
+from wql.compiler.kinds.clauses import Clauses
 from wql.compiler.kinds.grid import Grid
+from wql.compiler.schema import Domain
 from wql.compiler.units import Number, short_text
-from wql.compiler.windows import WindowKind
+from wql.compiler.windows import Attribute, Window, WindowKind
+from wql.grammar import ast
+from wql.grammar.errors import WQLNotSupportedError, WQLSemanticError
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
     from wql.compiler.sections import Section
-    from wql.compiler.windows import Window
 
 
 class Cumulate(Grid):
@@ -63,6 +66,43 @@ class Cumulate(Grid):
 
     def kept_cells(self, query: Query, per: str, reach: str) -> str:
         return f"cells of one SLIDE: {per}, those of the periods that still have an open window"
+
+
+def check_cumulate(
+    clauses: Clauses,
+    clause: ast.WindowClause,
+    slide: ast.SlideClause | None,
+    attr: Attribute,
+    end_attr: Attribute | None,
+    range_value: Number | None,
+    slide_value: Number,
+    unbounded: bool,
+) -> None:
+    """CUMULATE needs a period (RANGE) that is a whole number of steps (SLIDE), as Flink's does."""
+    if unbounded or range_value is None:
+        raise WQLSemanticError(
+            "CUMULATE needs a bounded RANGE, the period its windows grow over",
+            span=clause.span,
+            hint="RANGE UNBOUNDED is already a landmark window that cumulates forever",
+        )
+    if slide is None or slide.quantity is None:
+        raise WQLSemanticError(
+            "CUMULATE needs SLIDE: the step its windows grow by",
+            span=clause.span,
+            hint="e.g. [RANGE 1 DAY SLIDE 1 HOUR CUMULATE]",
+        )
+    if slide_value > range_value or range_value % slide_value != 0:
+        raise WQLSemanticError(
+            "CUMULATE needs a RANGE that is a whole number of SLIDEs: each period ends with its last window",
+            span=slide.quantity.span,
+        )
+    if end_attr is not None:
+        raise WQLNotSupportedError("CUMULATE windows over interval events", span=clause.span)
+    if attr.domain is Domain.FLOAT and not all(float(v).is_integer() for v in (range_value, slide_value)):
+        raise WQLNotSupportedError(
+            "CUMULATE over a DOUBLE attribute with fractional RANGE or SLIDE (edges are exact for whole numbers)",
+            span=clause.span,
+        )
 
 
 KIND = Cumulate()

@@ -13,14 +13,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from wql.compiler.classes import Classification, WindowClass
 from wql.compiler.kinds.base import Extent, Kind, Member, Sql, from_base, partitions
+from wql.compiler.kinds.clauses import Clauses
 from wql.compiler.kinds.shapes import RuleName, RunShape, Shape
 from wql.compiler.schema import Domain
 from wql.compiler.units import Number, quantity_text
-from wql.grammar.errors import WQLNotSupportedError
+from wql.compiler.windows import Attribute, Frame, Window
+from wql.grammar import ast
+from wql.grammar.errors import WQLNotSupportedError, WQLSemanticError
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
-    from wql.compiler.windows import Frame, Window
 
 Run = tuple[list[Member], Member | None]  # a window's tuples, and the tuple that closed it (None: the data ended)
 
@@ -211,3 +213,32 @@ def gap_of(window: Window) -> Number:
     frame = frame_of(window)
     assert frame.gap is not None
     return frame.gap
+
+
+def order_attribute(clauses: Clauses, session: ast.SessionClause | None, frame: ast.FrameClause | None) -> Attribute:
+    """The attribute that orders the tuples: WATTR, or the default the GAP/MIN unit implies."""
+    wattr = clauses.get(ast.WattrClause)
+    if wattr is not None:
+        assert isinstance(wattr, ast.WattrClause)
+        if len(wattr.attrs) == 2:
+            raise WQLNotSupportedError(
+                "sessions and frames over interval events (WATTR (start, end))",
+                span=wattr.span,
+                hint="order the tuples by one attribute, e.g. WATTR start",
+            )
+        return clauses.attribute(wattr.attrs[0])
+    if session is not None:
+        return clauses.infer_attribute(session.gap)
+    assert frame is not None
+    minimum = frame.minimum
+    if minimum is not None and minimum.unit is not None and minimum.unit is not ast.Unit.ROWS:
+        return clauses.infer_attribute(minimum)
+    stamps = [c for c in clauses.stream.columns if c.domain is Domain.TIMESTAMP]
+    if len(stamps) == 1:
+        clauses.notes.append(f"WATTR {stamps[0].name} (the stream's only TIMESTAMP column orders the frames)")
+        return Attribute(stamps[0].name, stamps[0].domain)
+    raise WQLSemanticError(
+        "which attribute orders the tuples of these frames?",
+        span=frame.span,
+        hint="name it with WATTR: a TIMESTAMP, a number, or row_num for arrival order",
+    )

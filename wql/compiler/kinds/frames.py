@@ -11,21 +11,24 @@ Ties of the attribute are broken by row_num (arrival). The window is [u₁.a, u�
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
 from wql.compiler import sections
-from wql.compiler.kinds.base import Extent, Member, Sql, amount
+from wql.compiler.kinds.base import Expressions, Extent, Member, Sql, amount
+from wql.compiler.kinds.conditions import aggregate_test
 from wql.compiler.kinds.data_driven import DataDriven, Run, frame_of, ordering
-from wql.compiler.schema import Domain
-from wql.compiler.units import Number, number_text, quantity_text
-from wql.compiler.windows import WindowKind
+from wql.compiler.schema import FLOATING_TYPES, INTEGRAL_TYPES, ROW_NUM, Domain
+from wql.compiler.units import Number, number_text, quantity_text, to_base
+from wql.compiler.windows import Attribute, Frame, Window, WindowKind
+from wql.grammar import ast
+from wql.grammar.errors import WQLNotSupportedError, WQLTypeError
 from wql.grammar.expressions import parse_sql_expression, render_sql
 
 if TYPE_CHECKING:
     from wql.compiler.sections import Section
-    from wql.compiler.windows import Frame, Window
 
 
 class Frames(DataDriven):
@@ -96,6 +99,21 @@ class Threshold(Frames):
             minimum = quantity_text(frame.minimum, domain, frame.units[0])
         return {"predicate": frame.condition, "minimum": minimum}
 
+    def resolve_expressions(self, window: Window, expressions: Expressions) -> Window:
+        """The predicate, resolved: a condition on one tuple's columns that is true or false."""
+        frame = frame_of(window)
+        source = frame.source
+        assert isinstance(source, ast.Expr)
+        sql = render_sql(expressions.resolve(source, "a FRAME THRESHOLD predicate", allow_aggregates=False))
+        kind = expressions.type_of(sql)
+        if kind is not None and kind != "BOOLEAN":
+            raise WQLTypeError(
+                f"a FRAME THRESHOLD predicate is true or false, and '{source.sql}' is {kind}",
+                span=source.span,
+                hint="write a condition, e.g. FRAME THRESHOLD (speed < 40)",
+            )
+        return replace(window, frame=replace(frame, condition=sql))
+
     def runs(self, window: Window, ordered: list[Member], sql: Sql) -> list[Run]:
         condition = frame_of(window).condition
         assert condition is not None
@@ -154,6 +172,25 @@ class Delta(Frames):
     def rule(self, window: Window) -> dict[str, Any]:
         frame = frame_of(window)
         return {"delta": frame.delta, "on": frame.on}
+
+    def resolve_expressions(self, window: Window, expressions: Expressions) -> Window:
+        """x, resolved: a column or an expression in parentheses that gives an integer or a DOUBLE."""
+        frame = frame_of(window)
+        source = frame.source
+        if isinstance(source, ast.Name):
+            sql = expressions.column(source)
+        else:
+            assert isinstance(source, ast.Expr)
+            sql = render_sql(expressions.resolve(source, "FRAME DELTA … ON", allow_aggregates=False))
+        kind = expressions.type_of(sql)
+        if kind not in INTEGRAL_TYPES | FLOATING_TYPES:
+            shown = source.text if isinstance(source, ast.Name) else source.sql
+            raise (WQLNotSupportedError if kind == "DECIMAL" else WQLTypeError)(
+                f"FRAME DELTA follows a number, and '{shown}' is {kind or 'not a number WQL can type'}",
+                span=source.span,
+                hint="name an INT, BIGINT or DOUBLE column, or an expression in parentheses that gives one",
+            )
+        return replace(window, frame=replace(frame, on=sql, on_integral=kind in INTEGRAL_TYPES))
 
     def runs(self, window: Window, ordered: list[Member], sql: Sql) -> list[Run]:
         frame = frame_of(window)
@@ -217,6 +254,17 @@ class Aggregate(Frames):
         frame = frame_of(window)
         return {"condition": frame.condition, "running_aggregates": [r.sql for r in frame.running]}
 
+    def resolve_expressions(self, window: Window, expressions: Expressions) -> Window:
+        """The condition, resolved into running aggregates and a test over them."""
+        frame = frame_of(window)
+        source = frame.source
+        assert isinstance(source, ast.Expr)
+        tree = expressions.resolve(source, "a FRAME AGGREGATE condition", allow_aggregates=True)
+        running, test = aggregate_test(
+            tree, source, lambda node: expressions.span_of(node, source), expressions.type_of
+        )
+        return replace(window, frame=replace(frame, condition=render_sql(tree), running=running, test=test))
+
     def runs(self, window: Window, ordered: list[Member], sql: Sql) -> list[Run]:
         frame = frame_of(window)
         runs: list[Run] = []
@@ -243,6 +291,40 @@ def condition_holds(frame: Frame, members: list[Member], sql: Sql) -> bool:
 
     condition = render_sql(parse_sql_expression(frame.condition).transform(swap))
     return sql.evaluate(condition, values) is True
+
+
+def frame_rule(frame: ast.FrameClause, attr: Attribute) -> tuple[Frame, WindowKind]:
+    """A frame's rule from its clause: THRESHOLD's MIN, DELTA's d (its expressions resolve with the query)."""
+    if frame.kind == "threshold":
+        minimum, rows = None, False
+        if frame.minimum is not None:
+            if frame.minimum.unit is ast.Unit.ROWS:
+                minimum = to_base(frame.minimum, Domain.ROW_NUM, ROW_NUM, "MIN")
+                rows = True
+            else:
+                minimum = to_base(frame.minimum, attr.domain, attr.name, "MIN")
+        unit = frame.minimum.unit if frame.minimum is not None else None
+        return (
+            Frame(minimum=minimum, minimum_rows=rows, source=frame.condition, units=(unit, None)),
+            WindowKind.THRESHOLD,
+        )
+    if frame.kind == "delta":
+        assert frame.delta is not None
+        delta = frame.delta
+        if delta.unit is not None:
+            raise WQLTypeError(
+                "DELTA is in the units of the attribute after ON: drop the unit",
+                span=delta.span,
+                hint=f"e.g. FRAME DELTA {format(delta.value, 'f')} ON speed",
+            )
+        if not delta.value.is_finite() or delta.value < 0 or delta.value.adjusted() > 18:
+            raise WQLTypeError("DELTA must be a number ≥ 0", span=delta.span)
+        value: Number = int(delta.value) if delta.value == delta.value.to_integral_value() else float(delta.value)
+        return Frame(delta=value, source=frame.on), WindowKind.DELTA
+    return Frame(source=frame.condition), WindowKind.AGGREGATE
+
+
+# shared clauses ---------------------------------------------------------------------
 
 
 THRESHOLD = Threshold()

@@ -26,14 +26,17 @@ from wql.compiler.kinds.base import (
     partitioned,
     partitions,
 )
+from wql.compiler.kinds.clauses import Clauses
 from wql.compiler.kinds.shapes import GridShape, Reach, Shape
+from wql.compiler.schema import Domain
 from wql.compiler.units import Number, number_text, short_text
-from wql.compiler.windows import WindowKind
+from wql.compiler.windows import Attribute, Window, WindowKind
+from wql.grammar import ast
+from wql.grammar.errors import WQLNotSupportedError, WQLSemanticError, WQLTypeError
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
     from wql.compiler.sections import Section
-    from wql.compiler.windows import Window
 
 
 class Grid(Kind):
@@ -238,6 +241,48 @@ class Grid(Kind):
         if query.window.attr.is_row_num:
             return f"rows: {per}, the last RANGE rows (and the positions that keep SLIDE's multiples)"
         return f"rows: the tuples the open windows can still hold, within {reach} of the newest"
+
+
+def check_kafka_grid(
+    clauses: Clauses,
+    clause: ast.WindowClause,
+    attr: Attribute,
+    end_attr: Attribute | None,
+    range_value: Number | None,
+    slide_value: Number,
+    kind: WindowKind,
+) -> None:
+    """Kafka's TimeWindows: a size and an advance in (0, size], whole milliseconds, on the epoch grid."""
+    if kind is not WindowKind.SLIDING or range_value is None:
+        what = "landmark" if kind is WindowKind.LANDMARK else "CUMULATE"
+        raise WQLSemanticError(f"KAFKA applies to hopping and tumbling windows, not {what} ones", span=clause.span)
+    if end_attr is not None or attr.is_row_num or attr.domain not in {Domain.TIMESTAMP, Domain.INTEGER}:
+        raise WQLTypeError(
+            "KAFKA windows need a TIMESTAMP or integer attribute, as Kafka's record timestamps are",
+            span=clause.span,
+        )
+    if slide_value > range_value:
+        raise WQLSemanticError(
+            "KAFKA windows advance by at most their size (Kafka's advance lies within (0, size])",
+            span=clause.span,
+        )
+    if attr.domain is Domain.TIMESTAMP and (range_value % 1000 or slide_value % 1000):
+        raise WQLSemanticError("KAFKA windows are whole milliseconds, as Kafka's are", span=clause.span)
+    clauses.reject_align("Kafka's windows start on the epoch-aligned grid k·SLIDE")
+
+
+def check_align_first(clauses: Clauses, clause: ast.AlignClause, end_attr: Attribute | None, kind: WindowKind) -> None:
+    """ALIGN FIRST with PATTR gives each partition its own grid; landmark windows and interval events report
+    up to the stream's last value, which the plans place on one grid only."""
+    if not clauses.partition():
+        return
+    if kind is WindowKind.LANDMARK or end_attr is not None:
+        what = "landmark windows" if kind is WindowKind.LANDMARK else "interval events"
+        raise WQLNotSupportedError(
+            f"ALIGN FIRST with PATTR for {what} (each partition's grid would end at the stream's last window)",
+            span=clause.span,
+            hint="drop PATTR (GROUP BY keeps one grid for the whole stream), or ALIGN to a value",
+        )
 
 
 def candidates(window: Window, values: list[Number]) -> range:

@@ -18,13 +18,12 @@ from wql.compiler.kinds.grid import Grid
 from wql.compiler.kinds.landmark import KIND as LANDMARK
 from wql.compiler.kinds.shapes import GridShape, IntervalShape, Shape
 from wql.compiler.units import Number, short_text
-from wql.compiler.windows import WindowKind
+from wql.compiler.windows import Window, WindowKind
 from wql.grammar.errors import WQLNotSupportedError
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
     from wql.compiler.sections import Section
-    from wql.compiler.windows import Window
 
 
 def variant_note(window: Window) -> str:

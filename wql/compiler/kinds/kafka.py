@@ -16,16 +16,17 @@ from typing import TYPE_CHECKING
 from wql.compiler import sections
 from wql.compiler.classes import Classification, WindowClass
 from wql.compiler.kinds.base import Extent, Kind, Member, Sql, from_base, partitioned, partitions, same_partition
+from wql.compiler.kinds.clauses import Clauses
 from wql.compiler.kinds.shapes import Shape, TupleShape
 from wql.compiler.schema import Domain
-from wql.compiler.units import Number, short_text
-from wql.compiler.windows import WindowKind
-from wql.grammar.errors import WQLNotSupportedError
+from wql.compiler.units import Number, short_text, to_base
+from wql.compiler.windows import Attribute, Window, WindowKind
+from wql.grammar import ast
+from wql.grammar.errors import WQLNotSupportedError, WQLSemanticError, WQLTypeError
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
     from wql.compiler.sections import Section
-    from wql.compiler.windows import Window
 
 
 def tick(window: Window) -> int:
@@ -164,6 +165,45 @@ class Kafka(Kind):
                 "PUNCTUATION WHEN with SLACK … KAFKA: Kafka's close time follows the records' own timestamps",
                 hint="drop PUNCTUATION WHEN, or use SLACK … CONSISTENT or GENEROUS",
             )
+
+
+def resolve_kafka(
+    clauses: Clauses,
+    rng: ast.RangeClause | None,
+    attr: Attribute,
+    end_attr: Attribute | None,
+    sattr: ast.SattrClause | None,
+) -> Window:
+    """Kafka Streams' sliding windows: a TIMESTAMP or integer attribute and RANGE, placed at the records."""
+    if end_attr is not None or attr.is_row_num or attr.domain not in {Domain.TIMESTAMP, Domain.INTEGER}:
+        raise WQLTypeError(
+            "SLIDE KAFKA windows need a TIMESTAMP or integer attribute, as Kafka's record timestamps are",
+            span=clauses.spec.span,
+        )
+    if sattr is not None:
+        raise WQLSemanticError("SLIDE KAFKA places its own windows; drop SATTR", span=sattr.span)
+    if rng is None or rng.quantity is None:
+        raise WQLSemanticError(
+            "SLIDE KAFKA needs RANGE: the windows' time difference",
+            span=(rng or clauses.spec).span,
+            hint="e.g. [RANGE 10 SECONDS WATTR ts SLIDE KAFKA]",
+        )
+    clauses.reject_align("Kafka sliding windows are placed at the records, so they have no grid")
+    clauses.variants(WindowKind.KAFKA, None)
+    return Window(
+        kind=WindowKind.KAFKA,
+        attr=attr,
+        range=to_base(rng.quantity, attr.domain, attr.name, "RANGE"),
+        slide=None,
+        partition_by=clauses.partition(),
+        slack=clauses.slack(attr, kafka=True),
+        defaults=tuple(clauses.notes),
+        units=(rng.quantity.unit, None),
+        slack_unit=clauses.slack_unit(),
+    )
+
+
+# data-driven windows: sessions and frames -------------------------------------------
 
 
 def kafka_windows(times: Sequence[int], d: int, tick: int) -> list[tuple[int, int]]:

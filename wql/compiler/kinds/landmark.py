@@ -14,15 +14,16 @@ from typing import TYPE_CHECKING
 
 from wql.compiler import sections
 from wql.compiler.kinds.base import Extent, Member
+from wql.compiler.kinds.clauses import Clauses
 from wql.compiler.kinds.grid import Grid
 from wql.compiler.units import Number
-from wql.compiler.windows import WindowKind
-from wql.grammar.errors import WQLNotSupportedError
+from wql.compiler.windows import Attribute, Window, WindowKind
+from wql.grammar import ast
+from wql.grammar.errors import WQLNotSupportedError, WQLSemanticError
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
     from wql.compiler.sections import Section
-    from wql.compiler.windows import Window
 
 
 class Landmark(Grid):
@@ -104,6 +105,20 @@ class Landmark(Grid):
             "WHERE filters window contents, but landmark windows go on to the window holding the stream's",
             f"last value, WHERE or not: a tuple WHERE drops stays, flagged {flag} false, to say so.",
         )
+
+
+def check_own_end(clauses: Clauses, clause: ast.WindowClause, kind: WindowKind, end_attr: Attribute | None) -> None:
+    """OWN END: landmark windows whose partitions each end at their own last tuple; PATTR says which."""
+    if kind is not WindowKind.LANDMARK:
+        raise WQLSemanticError("OWN END applies to landmark windows (RANGE UNBOUNDED)", span=clause.span)
+    if not clauses.partition():
+        raise WQLSemanticError(
+            "OWN END needs PATTR: it ends each partition's landmark windows at that partition's last tuple",
+            span=clause.span,
+            hint="e.g. [RANGE UNBOUNDED SLIDE 2 ROWS PATTR user_id OWN END]",
+        )
+    if end_attr is not None:
+        raise WQLNotSupportedError("OWN END over interval events", span=clause.span)
 
 
 KIND = Landmark()

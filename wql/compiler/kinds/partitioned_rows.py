@@ -8,13 +8,8 @@ count is its own punctuation.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from wql.compiler.kinds.rows import Rows
-from wql.compiler.windows import WindowKind
-
-if TYPE_CHECKING:
-    from wql.compiler.windows import Window
+from wql.compiler.windows import Window, WindowKind
 
 
 class PartitionedRows(Rows):

@@ -14,13 +14,12 @@ from wql.compiler import sections
 from wql.compiler.classes import Classification, WindowClass, ordinal
 from wql.compiler.kinds.base import partitioned
 from wql.compiler.kinds.slide_by_tuple import SlideByTuple
-from wql.compiler.windows import WindowKind
+from wql.compiler.windows import Window, WindowKind
 from wql.grammar.errors import WQLNotSupportedError
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
     from wql.compiler.sections import Section
-    from wql.compiler.windows import Window
 
 
 class Rank(SlideByTuple):

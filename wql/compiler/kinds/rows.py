@@ -14,14 +14,16 @@ from typing import TYPE_CHECKING
 
 from wql.compiler import sections
 from wql.compiler.kinds.base import Extent, Member
+from wql.compiler.kinds.clauses import Clauses
 from wql.compiler.kinds.grid import Grid
 from wql.compiler.units import Number
-from wql.compiler.windows import WindowKind
+from wql.compiler.windows import Attribute, Window, WindowKind
+from wql.grammar import ast
+from wql.grammar.errors import WQLSemanticError
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
     from wql.compiler.sections import Section
-    from wql.compiler.windows import Window
 
 
 class Rows(Grid):
@@ -123,6 +125,17 @@ class Rows(Grid):
         return (
             f"{counted}{where} start before {whose} first row and the last ones run past its last row: they "
             f"hold fewer than {rows:,} rows, and are reported like every non-empty window"
+        )
+
+
+def check_full(clauses: Clauses, clause: ast.FullClause, attr: Attribute, kind: WindowKind, kafka: bool) -> None:
+    """FULL [START | END]: count windows without the partial ones at a partition's start (TDengine's
+    count_window), at its end (Flink's countWindow), or at either."""
+    if not attr.is_row_num or kind is not WindowKind.SLIDING or kafka:
+        what = {WindowKind.LANDMARK: "landmark", WindowKind.CUMULATE: "CUMULATE"}.get(kind, "time or value")
+        raise WQLSemanticError(
+            f"FULL applies to count windows ([RANGE n ROWS SLIDE m ROWS]), not {'KAFKA' if kafka else what} ones",
+            span=clause.span,
         )
 
 

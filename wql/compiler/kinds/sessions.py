@@ -14,13 +14,14 @@ from wql.compiler import sections
 from wql.compiler.kernels.streaming import CHANGE
 from wql.compiler.kinds.base import Extent, Member, Sql, amount
 from wql.compiler.kinds.data_driven import DataDriven, Run, frame_of, gap_of, ordering
-from wql.compiler.units import Number, quantity_text
-from wql.compiler.windows import WindowKind
+from wql.compiler.units import Number, quantity_text, to_base
+from wql.compiler.windows import Attribute, Frame, Window, WindowKind
+from wql.grammar import ast
+from wql.grammar.errors import WQLTypeError
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
     from wql.compiler.sections import Section
-    from wql.compiler.windows import Window
 
 
 class Sessions(DataDriven):
@@ -157,6 +158,23 @@ class Sessions(DataDriven):
             and not any(k.origin == "group" for k in query.keys)
             and not (window.slack is not None and window.slack.mode == "generous")
         )
+
+
+def session_rule(session: ast.SessionClause, attr: Attribute, kafka: bool) -> Frame:
+    """A session's GAP and MAX in the attribute's base units; KAFKA: Kafka's [first, last] sessions."""
+    domain = attr.domain
+    gap = to_base(session.gap, domain, attr.name, "GAP", allow_negative=True)
+    if gap < 0:
+        raise WQLTypeError("GAP must not be negative", span=session.gap.span)
+    longest = None
+    if session.max is not None:
+        longest = to_base(session.max, domain, attr.name, "MAX")
+    return Frame(
+        gap=gap,
+        longest=longest,
+        kafka=kafka,
+        units=(session.gap.unit, session.max.unit if session.max else None),
+    )
 
 
 KIND = Sessions()

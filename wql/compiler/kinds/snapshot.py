@@ -7,21 +7,24 @@ event only the snapshot that starts at it. WHERE filters contents, not the endpo
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from wql.compiler import sections
 from wql.compiler.classes import Classification, WindowClass
 from wql.compiler.kinds.base import Extent, Kind, Member, Sql, basis, from_base, partitioned, partitions
+from wql.compiler.kinds.clauses import Clauses, scaled
 from wql.compiler.kinds.intervals import refuse_generous, snap_note, variant_note
 from wql.compiler.kinds.shapes import IntervalShape, Shape
+from wql.compiler.schema import Domain
 from wql.compiler.units import Number
-from wql.compiler.windows import WindowKind
-from wql.grammar.errors import WQLNotSupportedError
+from wql.compiler.windows import Window, WindowKind
+from wql.grammar import ast
+from wql.grammar.errors import WQLNotSupportedError, WQLSemanticError
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
     from wql.compiler.sections import Section
-    from wql.compiler.windows import Window
 
 
 class Snapshot(Kind):
@@ -134,6 +137,48 @@ class Snapshot(Kind):
             "a late event starts before the punctuation, inside snapshots already emitted, which its start (and end) "
             "would cut in two",
         )
+
+
+def resolve_snapshot(clauses: Clauses, clause: ast.SnapshotClause, wattr: ast.WattrClause | None) -> Window:
+    """SNAPSHOT WATTR (start, end): windows between consecutive endpoints of the partition's events."""
+    if wattr is None or len(wattr.attrs) != 2:
+        raise WQLSemanticError(
+            "snapshot windows need interval events: name their start and end",
+            span=(wattr or clause).span,
+            hint="e.g. [SNAPSHOT WATTR (started, ended) PATTR caller]",
+        )
+    for kind, why in (
+        (ast.RangeClause, "RANGE"),
+        (ast.SlideClause, "SLIDE"),
+        (ast.AlignClause, "ALIGN"),
+        (ast.CumulateClause, "CUMULATE"),
+        (ast.KafkaClause, "KAFKA"),
+        (ast.FullClause, "FULL"),
+        (ast.OwnEndClause, "OWN END"),
+    ):
+        found = clauses.get(kind)
+        if found is not None:
+            raise WQLSemanticError(
+                f"{why} does not apply to SNAPSHOT: the events' starts and ends cut the windows",
+                span=found.span,
+            )
+    clauses.reject_variant(ast.SnapClause, "snapshot windows already change only where their events do")
+    attr = clauses.attribute(wattr.attrs[0], interval=True)
+    end_attr = clauses.interval_end(wattr, attr)
+    attr, end_attr = scaled(attr, end_attr, ())
+    return Window(
+        kind=WindowKind.SNAPSHOT,
+        attr=attr,
+        end_attr=end_attr,
+        range=None,
+        slide=None,
+        partition_by=clauses.partition(),
+        origin=Decimal(0) if attr.domain is Domain.DECIMAL else 0,
+        slack=clauses.slack(attr),
+        defaults=tuple(clauses.notes),
+        slack_unit=clauses.slack_unit(),
+        clip=clauses.get(ast.ClipClause) is not None,
+    )
 
 
 def alive(item: Member, p: Number, following: Number | None) -> bool:

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from wql.compiler.aggregates import AggKind
 from wql.compiler.algebra import OperationName
-from wql.compiler.analysis import FLOATING_TYPES, INTEGRAL_TYPES, AggregateCall, Query, expression_type
+from wql.compiler.analysis import AggregateCall, Query, expression_type
+from wql.compiler.schema import FLOATING_TYPES, INTEGRAL_TYPES
 
 Operation = OperationName  # the state algebra's operations (wql.compiler.algebra): identity and combine
 

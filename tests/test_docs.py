@@ -17,7 +17,7 @@ from wql.cli import main
 from wql.compiler.classify import WindowClass
 from wql.compiler.plans import PlanName
 from wql.compiler.sections import ALL_SECTIONS, CLASSES, PLANS, github_anchor
-from wql.compiler.windows import WindowKind
+from wql.compiler.windows import Form
 
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.glob("*.md"))
@@ -225,7 +225,7 @@ def test_explain_cites_the_window_the_class_and_the_plan() -> None:
             assert PLANS[explanation.plan] in explanation.see
         assert all(s in ALL_SECTIONS for s in explanation.see)
         kinds.add(explanation.window["kind"])
-    assert kinds == {kind.value for kind in WindowKind}
+    assert kinds == {kind.value for kind in Form}
     gaps, double, slack = explanations[1], explanations[10], explanations[11]
     assert "2.2" in [s.number for s in gaps.see]
     assert {"3.3", "4"} <= {s.number for s in double.see}

@@ -463,7 +463,7 @@ class _Analyzer:
         """A frame's predicate, x or condition, resolved against the stream by its kind; the window gets their
         SQL."""
         window = self.window
-        if window.frame is not None and window.frame.source is not None:
+        if window.rule is not None and window.rule.source is not None:
             self.window = kind_of(window).resolve_expressions(window, _SpecExpressions(self))
 
     # the query --------------------------------------------------------------------------

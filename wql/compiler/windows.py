@@ -18,7 +18,7 @@ from wql.grammar import ast
 from wql.grammar.formatter import format_name
 
 
-class WindowKind(Enum):
+class Form(Enum):
     SLIDING = "sliding"  # RANGE r SLIDE s on one attribute (time, value or row_num); tumbling when r = s
     LANDMARK = "landmark"  # RANGE UNBOUNDED SLIDE s
     SLIDE_BY_TUPLE = "slide-by-tuple"  # RANGE r RATTR a SLIDE n ROWS SATTR row_num
@@ -34,7 +34,7 @@ class WindowKind(Enum):
 
 # Windows the data cuts (semantics.md §2, "Data-driven windows"): each is a maximal run of
 # consecutive tuples in (attribute, row_num) order, named by its first tuple's value.
-DATA_DRIVEN = frozenset({WindowKind.SESSION, WindowKind.THRESHOLD, WindowKind.DELTA, WindowKind.AGGREGATE})
+DATA_DRIVEN = frozenset({Form.SESSION, Form.THRESHOLD, Form.DELTA, Form.AGGREGATE})
 
 
 class SlideOn(Enum):
@@ -79,8 +79,8 @@ Test = tuple[object, ...]
 
 
 @dataclass(frozen=True)
-class Frame:
-    """What a session or frame needs beyond its attribute and partitions (semantics.md §2).
+class RunRule:
+    """Where a run of tuples ends: what a session or frame needs beyond its attribute and partitions (§2).
 
     Quantities are in the window attribute's base units. The expressions (THRESHOLD's
     predicate, DELTA's x, AGGREGATE's condition) are resolved by the analysis, which
@@ -113,7 +113,7 @@ class Frame:
 
 @dataclass(frozen=True)
 class Window:
-    kind: WindowKind
+    form: Form
     attr: Attribute  # range attribute; the start attribute of interval events
     range: Number | None  # None: unbounded (landmark)
     slide: Number | None  # attribute units; rows for SLIDE_BY_*; None for KAFKA
@@ -127,11 +127,11 @@ class Window:
     slack_unit: ast.Unit | None = field(default=None, compare=False)
     clip: bool = False  # CLIP: aggregates see interval lifetimes clipped to the window (StreamInsight)
     snap: bool = False  # SNAP: one row per run of consecutive windows with the same events (StreamInsight)
-    frame: Frame | None = None  # sessions and frames (DATA_DRIVEN kinds)
+    rule: RunRule | None = None  # sessions and frames: where a run ends (DATA_DRIVEN forms)
 
     @property
     def is_data_driven(self) -> bool:
-        return self.kind in DATA_DRIVEN
+        return self.form in DATA_DRIVEN
 
     # KAFKA: Kafka Streams' TimeWindows: window starts on the epoch-aligned grid k·SLIDE, none before 0.
     kafka_grid: bool = False
@@ -147,12 +147,12 @@ class Window:
     @property
     def is_grid(self) -> bool:
         """Windows on a grid of the attribute (CF, or FCF with PATTR rows or ALIGN FIRST): the grid plans apply."""
-        return self.kind in {WindowKind.SLIDING, WindowKind.LANDMARK, WindowKind.CUMULATE}
+        return self.form in {Form.SLIDING, Form.LANDMARK, Form.CUMULATE}
 
     @property
     def windows_per_period(self) -> int:
         """CUMULATE: RANGE / SLIDE, the windows of each period (the last one is the whole period)."""
-        assert self.kind is WindowKind.CUMULATE and self.range is not None and self.slide is not None
+        assert self.form is Form.CUMULATE and self.range is not None and self.slide is not None
         return round(self.range / self.slide)
 
     @property
@@ -187,7 +187,7 @@ class Window:
 
     @property
     def is_snapshot(self) -> bool:
-        return self.kind is WindowKind.SNAPSHOT
+        return self.form is Form.SNAPSHOT
 
     @property
     def is_tuple_based(self) -> bool:
@@ -195,41 +195,41 @@ class Window:
 
     @property
     def is_tumbling(self) -> bool:
-        return self.kind is WindowKind.SLIDING and self.range == self.slide
+        return self.form is Form.SLIDING and self.range == self.slide
 
     @property
     def uses_row_num(self) -> bool:
         """Whether evaluating the window needs arrival positions (frames: to order tuples of equal value)."""
-        ties = self.kind in DATA_DRIVEN and self.kind is not WindowKind.SESSION
+        ties = self.form in DATA_DRIVEN and self.form is not Form.SESSION
         return self.attr.is_row_num or self.slide_on is SlideOn.ROW_NUM or ties
 
     @property
     def per_partition_rows(self) -> bool:
         """Row positions are counted within each PATTR partition (docs/semantics.md §2.5); data-driven windows
         order a partition's tuples by their global arrival position instead."""
-        return bool(self.partition_by) and self.uses_row_num and self.kind not in DATA_DRIVEN
+        return bool(self.partition_by) and self.uses_row_num and self.form not in DATA_DRIVEN
 
     def spec_text(self) -> str:
         """The spec with every default filled in, as WQL that resolves back to this window."""
-        if self.frame is not None:
-            return self._data_driven_spec_text(self.frame)
+        if self.rule is not None:
+            return self._data_driven_spec_text(self.rule)
         domain = self.attr.domain
         range_unit, slide_unit = self.units
         parts = []
-        if self.kind is WindowKind.SNAPSHOT:
+        if self.form is Form.SNAPSHOT:
             parts.append("SNAPSHOT")
         elif self.range is None:
             parts.append("RANGE UNBOUNDED")
         else:
             parts.append(f"RANGE {quantity_text(self.range, domain, range_unit)}")
-        if self.kind is WindowKind.KAFKA:
+        if self.form is Form.KAFKA:
             parts.append("SLIDE KAFKA")
-        elif self.kind is WindowKind.SNAPSHOT:
+        elif self.form is Form.SNAPSHOT:
             pass
         elif self.slide_on is SlideOn.ATTRIBUTE:
             assert self.slide is not None
             parts.append(f"SLIDE {quantity_text(self.slide, domain, slide_unit)}")
-            if self.kind is WindowKind.CUMULATE:
+            if self.form is Form.CUMULATE:
                 parts.append("CUMULATE")
             if self.kafka_grid:
                 parts.append("KAFKA")
@@ -262,27 +262,27 @@ class Window:
         parts += [word for word, on in variants if on and word]
         return "[" + " ".join(parts) + "]"
 
-    def _data_driven_spec_text(self, frame: Frame) -> str:
+    def _data_driven_spec_text(self, rule: RunRule) -> str:
         domain = self.attr.domain
-        first_unit, max_unit = frame.units
-        if self.kind is WindowKind.SESSION:
-            assert frame.gap is not None
-            parts = [f"SESSION GAP {quantity_text(frame.gap, domain, first_unit)}"]
-            if frame.longest is not None:
-                parts[0] += f" MAX {quantity_text(frame.longest, domain, max_unit)}"
-            if frame.kafka:
+        first_unit, max_unit = rule.units
+        if self.form is Form.SESSION:
+            assert rule.gap is not None
+            parts = [f"SESSION GAP {quantity_text(rule.gap, domain, first_unit)}"]
+            if rule.longest is not None:
+                parts[0] += f" MAX {quantity_text(rule.longest, domain, max_unit)}"
+            if rule.kafka:
                 parts.append("KAFKA")
-        elif self.kind is WindowKind.THRESHOLD:
-            parts = [f"FRAME THRESHOLD ({frame.expression_text()})"]
-            if frame.minimum is not None:
-                minimum = quantity_text(frame.minimum, Domain.ROW_NUM if frame.minimum_rows else domain, first_unit)
+        elif self.form is Form.THRESHOLD:
+            parts = [f"FRAME THRESHOLD ({rule.expression_text()})"]
+            if rule.minimum is not None:
+                minimum = quantity_text(rule.minimum, Domain.ROW_NUM if rule.minimum_rows else domain, first_unit)
                 parts[0] += f" MIN {minimum}"
-        elif self.kind is WindowKind.DELTA:
-            assert frame.delta is not None
-            on = _quoted(frame.source.text) if isinstance(frame.source, ast.Name) else f"({frame.expression_text()})"
-            parts = [f"FRAME DELTA {number_text(frame.delta)} ON {on}"]
+        elif self.form is Form.DELTA:
+            assert rule.delta is not None
+            on = _quoted(rule.source.text) if isinstance(rule.source, ast.Name) else f"({rule.expression_text()})"
+            parts = [f"FRAME DELTA {number_text(rule.delta)} ON {on}"]
         else:
-            parts = [f"FRAME AGGREGATE ({frame.expression_text()})"]
+            parts = [f"FRAME AGGREGATE ({rule.expression_text()})"]
         parts.append(f"WATTR {_quoted(self.attr.name)}")
         if self.partition_by:
             parts.append("PATTR " + ", ".join(_quoted(p) for p in self.partition_by))

@@ -182,8 +182,8 @@ def synthetic(query: Query, count: int = 60) -> list[Row]:
 def _step(query: Query) -> float:
     """A typical distance between windows, in the attribute's base units."""
     window = query.window
-    if window.frame is not None and window.frame.gap is not None:
-        return float(window.frame.gap)
+    if window.rule is not None and window.rule.gap is not None:
+        return float(window.rule.gap)
     if window.slide is not None and window.slide_on.value == "attribute":
         return float(window.slide)
     if window.range is not None and not window.attr.is_row_num:

@@ -17,7 +17,7 @@ from wql.compiler.codegen.emit import col, expr, py
 from wql.compiler.kinds import kind_of
 from wql.compiler.kinds.shapes import RuleName, RunShape
 from wql.compiler.schema import ROW_NUM
-from wql.compiler.windows import Frame
+from wql.compiler.windows import RunRule
 
 
 def run_shape(ctx: Context) -> RunShape:
@@ -27,10 +27,10 @@ def run_shape(ctx: Context) -> RunShape:
     return shape
 
 
-def run_rule(ctx: Context) -> Frame:
-    frame = ctx.window.frame
-    assert frame is not None
-    return frame
+def run_rule(ctx: Context) -> RunRule:
+    rule = ctx.window.rule
+    assert rule is not None
+    return rule
 
 
 def _is_session(ctx: Context) -> bool:
@@ -47,10 +47,10 @@ def _threshold_columns(ctx: Context) -> list[str]:
 
 
 def _delta_columns(ctx: Context) -> list[str]:
-    frame = run_rule(ctx)
-    assert frame.on is not None
-    x = expr(frame.on)
-    if frame.on_integral:
+    rule = run_rule(ctx)
+    assert rule.on is not None
+    x = expr(rule.on)
+    if rule.on_integral:
         return [f'{x}.cast("bigint").alias("_x")']
     return [f'F.nanvl({x}.cast("double"), F.lit(None)).alias("_x")']  # NaN: like NULL
 
@@ -86,9 +86,9 @@ def rule_columns(ctx: Context) -> list[str]:
 
 
 def _aggregate_kernel_rule(ctx: Context) -> str:
-    frame = run_rule(ctx)
-    running = [(r.function, None if r.arg is None else f"_c{i}", r.integral) for i, r in enumerate(frame.running)]
-    return f'{{"kind": "aggregate", "running": {py(running)}, "test": {py(frame.test)}}}'
+    rule = run_rule(ctx)
+    running = [(r.function, None if r.arg is None else f"_c{i}", r.integral) for i, r in enumerate(rule.running)]
+    return f'{{"kind": "aggregate", "running": {py(running)}, "test": {py(rule.test)}}}'
 
 
 _KERNEL_RULES: dict[RuleName, Callable[[Context], str]] = {
@@ -143,11 +143,11 @@ def keep_labelled(ctx: Context) -> None:
 def end_bound(ctx: Context) -> str:
     """window_end in base units, from the window's first (`wid`) and last (`_last`) values: a frame's last value;
     a session's last value + GAP, cut at its first + MAX; Kafka's sessions [first, last]."""
-    frame = run_rule(ctx)
+    rule = run_rule(ctx)
     end = 'F.col("_last")'
-    if _is_session(ctx) and not frame.kafka:
+    if _is_session(ctx) and not rule.kafka:
         end = f"{end} + GAP"
-        if frame.longest is not None:
+        if rule.longest is not None:
             end = f'F.least({end}, F.col("wid") + LONGEST)'
     return end
 

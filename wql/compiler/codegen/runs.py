@@ -52,13 +52,13 @@ from wql.compiler.codegen.run_rules import (
     mark_starts,
     missed_text,
     rule_columns,
+    run_rule,
     run_shape,
 )
 from wql.compiler.kernels.contract import SessionStore
 from wql.compiler.plans import ONE, PlanName
 from wql.compiler.plans.runs import in_jvm, in_state_store
 from wql.compiler.schema import ROW_NUM, Domain
-from wql.compiler.windows import Frame
 from wql.grammar.expressions import parse_sql_expression, render_sql
 
 LABEL = "_w"  # the number of a tuple's window within its key (starts and scan plans)
@@ -89,24 +89,18 @@ def generate(ctx: Context) -> None:
     epilogue(ctx, bounds(ctx), wid=f'{_converter(ctx).format(WID)}.alias("wid")')
 
 
-def _frame(ctx: Context) -> Frame:
-    frame = ctx.window.frame
-    assert frame is not None
-    return frame
-
-
 def constants(ctx: Context) -> None:
-    window, frame = ctx.window, _frame(ctx)
-    if frame.gap is not None:
-        ctx.constant("GAP", frame.gap, unit_note(window, frame.gap))
-    if frame.longest is not None:
-        ctx.constant("LONGEST", frame.longest, "MAX: " + unit_note(window, frame.longest))
-    if frame.minimum is not None:
-        note = f"{int(frame.minimum)} rows" if frame.minimum_rows else unit_note(window, frame.minimum)
-        ctx.constant("MINIMUM", frame.minimum, note)
-    if frame.delta is not None:
-        delta = int(frame.delta // 1) if frame.on_integral else frame.delta  # integers: within ⌊δ⌋, exactly
-        ctx.constant("DELTA", delta, f"in the units of {frame.expression_text()}")
+    window, rule = ctx.window, run_rule(ctx)
+    if rule.gap is not None:
+        ctx.constant("GAP", rule.gap, unit_note(window, rule.gap))
+    if rule.longest is not None:
+        ctx.constant("LONGEST", rule.longest, "MAX: " + unit_note(window, rule.longest))
+    if rule.minimum is not None:
+        note = f"{int(rule.minimum)} rows" if rule.minimum_rows else unit_note(window, rule.minimum)
+        ctx.constant("MINIMUM", rule.minimum, note)
+    if rule.delta is not None:
+        delta = int(rule.delta // 1) if rule.on_integral else rule.delta  # integers: within ⌊δ⌋, exactly
+        ctx.constant("DELTA", delta, f"in the units of {rule.expression_text()}")
 
 
 def _partitions(ctx: Context) -> list[str]:
@@ -128,7 +122,7 @@ def _closes(ctx: Context) -> bool:
 
 
 def prepare(ctx: Context) -> None:
-    query, window, frame = ctx.query, ctx.window, _frame(ctx)
+    query, window, rule = ctx.query, ctx.window, run_rule(ctx)
     # A stream numbers rows across triggers, so equal values keep their arrival order in the state too.
     arrivals = ctx.streaming and _ties(ctx) and not query.stream.row_num
     numbering(ctx, rows=window.attr.is_row_num or arrivals, positions=False)
@@ -141,7 +135,7 @@ def prepare(ctx: Context) -> None:
     if _ties(ctx) and not query.stream.row_num and not ctx.streaming:
         code.comment(f"row_num orders tuples of equal {window.attr.name}: frames take them in arrival order.")
         code("rows = arrival_order(rows)")
-    if frame.kafka and query.where is not None:
+    if rule.kafka and query.where is not None:
         code.comment("Kafka filters records before it forms sessions, so WHERE comes first here.")
         code(f"rows = rows.where({expr(query.where)})")
     keys = key_items(ctx)
@@ -149,7 +143,7 @@ def prepare(ctx: Context) -> None:
     columns += attribute_items(ctx)
     if _ties(ctx):
         columns.append(f'{col(query.stream.row_num or ROW_NUM)}.alias("_pos")')
-    if query.where is not None and not frame.kafka:
+    if query.where is not None and not rule.kafka:
         columns.append(f'F.coalesce({expr(query.where)}, F.lit(False)).alias("_in")')
     columns += rule_columns(ctx)  # what its rule reads (a predicate, x, running aggregates)
     if ctx.plan.name is PlanName.FOLD:
@@ -207,9 +201,9 @@ def _filtered(sql: str, flag: str) -> str:
 
 def group(ctx: Context) -> None:
     """One row per window: its bounds from every tuple in it, its aggregates from those inside WHERE."""
-    code, query, frame = ctx.code, ctx.query, _frame(ctx)
+    code, query, rule = ctx.code, ctx.query, run_rule(ctx)
     partitions, groups = _partitions(ctx), _groups(ctx)
-    where = query.where is not None and not frame.kafka
+    where = query.where is not None and not rule.kafka
     bounds = ['F.min("_t").alias("wid")', 'F.max("_t").alias("_last")']
     if _closes(ctx):
         bounds.append(
@@ -217,11 +211,11 @@ def group(ctx: Context) -> None:
             if ctx.plan.name is PlanName.SCAN
             else 'F.when(F.count(F.lit(1)) == F.count("_next"), F.max("_next")).alias("_close")'  # last has one
         )
-    if frame.minimum is not None and frame.minimum_rows:
+    if rule.minimum is not None and rule.minimum_rows:
         bounds.append('F.count(F.lit(1)).alias("_size")')
     keep = []
-    if frame.minimum is not None:
-        keep.append('F.col("_size") >= MINIMUM' if frame.minimum_rows else '(F.col("_last") - F.col("wid")) >= MINIMUM')
+    if rule.minimum is not None:
+        keep.append('F.col("_size") >= MINIMUM' if rule.minimum_rows else '(F.col("_last") - F.col("wid")) >= MINIMUM')
     lead = ", ".join(col(c) for c in [*partitions, LABEL])
     if not groups:
         items = list(bounds)
@@ -266,7 +260,7 @@ def group(ctx: Context) -> None:
 def fold(ctx: Context) -> None:
     """Each window's partial states folded in one pass per key: the JVM kernel, or numpy over Spark's sort
     of the partition, batch by batch."""
-    code, frame = ctx.code, _frame(ctx)
+    code, rule = ctx.code, run_rule(ctx)
     decomposition = ctx.plan.decomposition
     assert decomposition is not None
     partitions = _partitions(ctx)
@@ -283,8 +277,8 @@ def fold(ctx: Context) -> None:
         code.comment("Each key's tuples in one partition, sorted by Spark and walked once by numpy, batch by batch:")
         code.comment("windows found, states folded.")
     keywords: dict[str, object] = {"partitions": partitions, "states": states, "rule": Raw(kernel_rule(ctx))}
-    if frame.minimum is not None:
-        keywords.update(minimum=Raw("MINIMUM"), minimum_rows=frame.minimum_rows)
+    if rule.minimum is not None:
+        keywords.update(minimum=Raw("MINIMUM"), minimum_rows=rule.minimum_rows)
     if _closes(ctx):
         keywords["closes"] = True
     code.call("windows", "frame_windows", ["rows", "schema"], keywords=keywords)
@@ -349,11 +343,11 @@ def store_request(ctx: Context) -> SessionStore | None:
     decomposition = ctx.plan.decomposition
     if not in_state_store(ctx.query, ctx.plan):
         return None
-    assert decomposition is not None and _frame(ctx).gap is not None
+    assert decomposition is not None and run_rule(ctx).gap is not None
     return {
         "kind": "session",
         "keys": _partitions(ctx),
-        "gap": int(_frame(ctx).gap),
+        "gap": int(run_rule(ctx).gap),
         "operations": decomposition.operations,
         "columns": decomposition.columns,
         "counted": [c for c in decomposition.columns if c in decomposition.counted],

@@ -2,7 +2,7 @@
 
 Each module holds what makes its kind (see `base.Kind`): its windows' extent and wids, its class and
 description, the plan family that computes it, and its rules on a stream. Code outside this package
-asks `kind_of(window)` instead of matching on `WindowKind`.
+asks `kind_of(window)` instead of matching on `Form`.
 
 | module | windows | semantics |
 |---|---|---|

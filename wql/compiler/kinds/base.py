@@ -220,7 +220,7 @@ class Kind:
         range_unit, _ = window.units
         return {
             "spec": window.spec_text(),
-            "kind": window.kind.value,
+            "kind": window.form.value,
             "range": self.range_text(window),
             "slide": self.slide_text(window),
             "range_attribute": window.attr.name

@@ -13,7 +13,7 @@ from decimal import Decimal
 
 from wql.compiler.schema import ROW_NUM, Domain, Stream
 from wql.compiler.units import Number, origin_text, parse_date, parse_timestamp, to_base
-from wql.compiler.windows import Attribute, Slack, WindowKind
+from wql.compiler.windows import Attribute, Form, Slack
 from wql.grammar import ast
 from wql.grammar.errors import (
     WQLNameError,
@@ -33,14 +33,14 @@ class Clauses:
         self.notes: list[str] = []
         self.clauses: dict[type, ast.WindowClause] = {}
         for clause in spec.clauses:
-            kind = type(clause)
-            if kind in self.clauses:
-                word = kind.__name__.removesuffix("Clause").upper()
+            clause_type = type(clause)
+            if clause_type in self.clauses:
+                word = clause_type.__name__.removesuffix("Clause").upper()
                 raise WQLSemanticError(f"{word} is given twice", span=clause.span)
-            self.clauses[kind] = clause
+            self.clauses[clause_type] = clause
 
-    def get(self, kind: type) -> ast.WindowClause | None:
-        return self.clauses.get(kind)
+    def get(self, clause_type: type) -> ast.WindowClause | None:
+        return self.clauses.get(clause_type)
 
     # attributes ------------------------------------------------------------
     def attribute(self, name: ast.Name, *, interval: bool = False) -> Attribute:
@@ -119,7 +119,7 @@ class Clauses:
             raise WQLTypeError(message, span=wattr.span)
         return end
 
-    def variants(self, kind: WindowKind, end_attr: Attribute | None) -> dict[str, bool]:
+    def variants(self, form: Form, end_attr: Attribute | None) -> dict[str, bool]:
         """CLIP and SNAP, StreamInsight's variants of windows over interval events (sliding or tumbling)."""
         found: dict[str, bool] = {}
         for clause_type, name in ((ast.ClipClause, "clip"), (ast.SnapClause, "snap")):
@@ -133,7 +133,7 @@ class Clauses:
                     f"{word} applies to interval events: name their start and end with WATTR (start, end)",
                     span=clause.span,
                 )
-            if kind is WindowKind.LANDMARK and name == "snap":
+            if form is Form.LANDMARK and name == "snap":
                 raise WQLNotSupportedError("SNAP on landmark windows", span=clause.span)
         if found["clip"] and found["snap"]:
             clause = self.get(ast.SnapClause)
@@ -145,10 +145,10 @@ class Clauses:
             )
         return found
 
-    def reject_variant(self, kind: type, why: str) -> None:
-        clause = self.get(kind)
+    def reject_variant(self, clause_type: type, why: str) -> None:
+        clause = self.get(clause_type)
         if clause is not None:
-            word = kind.__name__.removesuffix("Clause").upper()
+            word = clause_type.__name__.removesuffix("Clause").upper()
             raise WQLSemanticError(f"{word} does not apply: {why}", span=clause.span)
 
     # kinds -----------------------------------------------------------------------------
@@ -179,7 +179,7 @@ class Clauses:
             names.append(column.name)
         return tuple(names)
 
-    def origin(self, attr: Attribute, range_value: Number | None, kind: WindowKind) -> Number:
+    def origin(self, attr: Attribute, range_value: Number | None, form: Form) -> Number:
         clause = self.get(ast.AlignClause)
         if clause is None:
             return 0.0 if attr.domain is Domain.FLOAT else Decimal(0) if attr.domain is Domain.DECIMAL else 0
@@ -207,10 +207,10 @@ class Clauses:
                 ) from None
         else:
             value = to_base(clause.value, domain, attr.name, "ALIGN", allow_negative=True)
-        if clause.anchor == "start" and kind is WindowKind.CUMULATE:
+        if clause.anchor == "start" and form is Form.CUMULATE:
             pass  # a CUMULATE period starts where the previous one ends: START and END name one grid
         elif clause.anchor == "start":
-            if range_value is None or kind is WindowKind.LANDMARK:
+            if range_value is None or form is Form.LANDMARK:
                 raise WQLSemanticError("landmark windows have no start to align", span=clause.span)
             value = value + range_value
         if domain in {Domain.TIMESTAMP, Domain.DATE}:

@@ -14,7 +14,7 @@ from wql.compiler.kinds.clauses import Clauses
 from wql.compiler.kinds.grid import Grid
 from wql.compiler.schema import Domain
 from wql.compiler.units import Number, short_text
-from wql.compiler.windows import Attribute, Window, WindowKind
+from wql.compiler.windows import Attribute, Form, Window
 from wql.grammar import ast
 from wql.grammar.errors import WQLNotSupportedError, WQLSemanticError
 
@@ -30,7 +30,7 @@ class Cumulate(Grid):
     reach = "period"  # a window starts where its period does
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.CUMULATE
+        return window.form is Form.CUMULATE
 
     def grid_what(self, window: Window) -> str:
         return f"cumulating {super().grid_what(window)}"

@@ -17,7 +17,7 @@ from wql.compiler.kinds.clauses import Clauses
 from wql.compiler.kinds.shapes import RuleName, RunShape, Shape
 from wql.compiler.schema import Domain
 from wql.compiler.units import Number, quantity_text
-from wql.compiler.windows import Attribute, Frame, Window
+from wql.compiler.windows import Attribute, RunRule, Window
 from wql.grammar import ast
 from wql.grammar.errors import WQLNotSupportedError, WQLSemanticError
 
@@ -27,9 +27,9 @@ if TYPE_CHECKING:
 Run = tuple[list[Member], Member | None]  # a window's tuples, and the tuple that closed it (None: the data ended)
 
 
-def frame_of(window: Window) -> Frame:
-    assert window.frame is not None
-    return window.frame
+def rule_of(window: Window) -> RunRule:
+    assert window.rule is not None
+    return window.rule
 
 
 def order(window: Window, ties: bool) -> str:
@@ -81,7 +81,7 @@ class DataDriven(Kind):
         domain = window.attr.domain
         return {
             "spec": window.spec_text(),
-            "kind": window.kind.value,
+            "kind": window.form.value,
             "range": None,
             "slide": None,
             "range_attribute": window.attr.name,
@@ -202,7 +202,7 @@ class DataDriven(Kind):
     def refuse_on_stream(self, query: Query) -> None:
         if query.emit == "changes":
             raise WQLNotSupportedError(
-                f"EMIT CHANGES of {query.window.kind.value} windows: a tuple that arrives out of order can split a "
+                f"EMIT CHANGES of {query.window.form.value} windows: a tuple that arrives out of order can split a "
                 "frame or move where one ends, so a frame emitted as changed could stop existing, which needs "
                 "retractions (sessions have them)",
                 hint="use EMIT FINAL",
@@ -210,9 +210,9 @@ class DataDriven(Kind):
 
 
 def gap_of(window: Window) -> Number:
-    frame = frame_of(window)
-    assert frame.gap is not None
-    return frame.gap
+    rule = rule_of(window)
+    assert rule.gap is not None
+    return rule.gap
 
 
 def order_attribute(clauses: Clauses, session: ast.SessionClause | None, frame: ast.FrameClause | None) -> Attribute:

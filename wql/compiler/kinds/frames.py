@@ -19,10 +19,10 @@ from sqlglot import exp
 from wql.compiler import sections
 from wql.compiler.kinds.base import Expressions, Extent, Member, Sql, amount
 from wql.compiler.kinds.conditions import aggregate_test
-from wql.compiler.kinds.data_driven import DataDriven, Run, frame_of, ordering
+from wql.compiler.kinds.data_driven import DataDriven, Run, ordering, rule_of
 from wql.compiler.schema import FLOATING_TYPES, INTEGRAL_TYPES, ROW_NUM, Domain
 from wql.compiler.units import Number, number_text, quantity_text, to_base
-from wql.compiler.windows import Attribute, Frame, Window, WindowKind
+from wql.compiler.windows import Attribute, Form, RunRule, Window
 from wql.grammar import ast
 from wql.grammar.errors import WQLNotSupportedError, WQLTypeError
 from wql.grammar.expressions import parse_sql_expression, render_sql
@@ -63,7 +63,7 @@ class Threshold(Frames):
     closer_text = "the tuple after it (its predicate false or NULL)"
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.THRESHOLD
+        return window.form is Form.THRESHOLD
 
     def reason(self, window: Window) -> str:
         return (
@@ -73,36 +73,36 @@ class Threshold(Frames):
         )
 
     def describe(self, window: Window) -> str:
-        frame = frame_of(window)
-        text = f"{ordering(window)} threshold frame (runs where {frame.expression_text()} holds"
-        if frame.minimum is not None:
-            size = f"{int(frame.minimum)} rows" if frame.minimum_rows else amount(frame.minimum, window.attr.domain)
+        rule = rule_of(window)
+        text = f"{ordering(window)} threshold frame (runs where {rule.expression_text()} holds"
+        if rule.minimum is not None:
+            size = f"{int(rule.minimum)} rows" if rule.minimum_rows else amount(rule.minimum, window.attr.domain)
             text += f", at least {size}"
         return text + ")" + self.partitioned(window)
 
     def extent(self, window: Window) -> str:
-        frame, a = frame_of(window), window.attr.name
-        rule = f"p(uᵢ) for p = {frame.expression_text()} (false or NULL ends the run and is in no frame)"
-        if frame.minimum is not None:
-            rule += (
-                f", n ≥ {int(frame.minimum)}"
-                if frame.minimum_rows
-                else f", uₙ.{a} − u₁.{a} ≥ {amount(frame.minimum, window.attr.domain)}"
+        rule, a = rule_of(window), window.attr.name
+        rule_text = f"p(uᵢ) for p = {rule.expression_text()} (false or NULL ends the run and is in no frame)"
+        if rule.minimum is not None:
+            rule_text += (
+                f", n ≥ {int(rule.minimum)}"
+                if rule.minimum_rows
+                else f", uₙ.{a} − u₁.{a} ≥ {amount(rule.minimum, window.attr.domain)}"
             )
-        return self.extent_text(window, rule)
+        return self.extent_text(window, rule_text)
 
     def rule(self, window: Window) -> dict[str, Any]:
-        frame = frame_of(window)
+        rule = rule_of(window)
         minimum = None
-        if frame.minimum is not None:
-            domain = Domain.ROW_NUM if frame.minimum_rows else window.attr.domain
-            minimum = quantity_text(frame.minimum, domain, frame.units[0])
-        return {"predicate": frame.condition, "minimum": minimum}
+        if rule.minimum is not None:
+            domain = Domain.ROW_NUM if rule.minimum_rows else window.attr.domain
+            minimum = quantity_text(rule.minimum, domain, rule.units[0])
+        return {"predicate": rule.condition, "minimum": minimum}
 
     def resolve_expressions(self, window: Window, expressions: Expressions) -> Window:
         """The predicate, resolved: a condition on one tuple's columns that is true or false."""
-        frame = frame_of(window)
-        source = frame.source
+        rule = rule_of(window)
+        source = rule.source
         assert isinstance(source, ast.Expr)
         sql = render_sql(expressions.resolve(source, "a FRAME THRESHOLD predicate", allow_aggregates=False))
         kind = expressions.type_of(sql)
@@ -112,10 +112,10 @@ class Threshold(Frames):
                 span=source.span,
                 hint="write a condition, e.g. FRAME THRESHOLD (speed < 40)",
             )
-        return replace(window, frame=replace(frame, condition=sql))
+        return replace(window, rule=replace(rule, condition=sql))
 
     def runs(self, window: Window, ordered: list[Member], sql: Sql) -> list[Run]:
-        condition = frame_of(window).condition
+        condition = rule_of(window).condition
         assert condition is not None
         runs: list[Run] = []
         current: list[Member] = []
@@ -130,11 +130,11 @@ class Threshold(Frames):
         return runs
 
     def kept(self, window: Window, run: list[Member]) -> bool:
-        frame = frame_of(window)
-        if frame.minimum is None:
+        rule = rule_of(window)
+        if rule.minimum is None:
             return True
-        size = len(run) if frame.minimum_rows else run[-1].a - run[0].a  # type: ignore[operator]
-        return size >= frame.minimum  # a shorter run is no frame
+        size = len(run) if rule.minimum_rows else run[-1].a - run[0].a  # type: ignore[operator]
+        return size >= rule.minimum  # a shorter run is no frame
 
 
 class Delta(Frames):
@@ -143,7 +143,7 @@ class Delta(Frames):
     closer_text = "the tuple after it (the next frame's first, or a NULL x)"
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.DELTA
+        return window.form is Form.DELTA
 
     def chained(self, window: Window) -> str | None:
         return "a delta frame is anchored at its first tuple, which depends on where the previous frame began"
@@ -155,28 +155,30 @@ class Delta(Frames):
         )
 
     def describe(self, window: Window) -> str:
-        frame = frame_of(window)
-        assert frame.delta is not None
+        rule = rule_of(window)
+        assert rule.delta is not None
         return (
-            f"{ordering(window)} delta frame ({frame.expression_text()} within {number_text(frame.delta)} "
+            f"{ordering(window)} delta frame ({rule.expression_text()} within {number_text(rule.delta)} "
             f"of the frame's first tuple){self.partitioned(window)}"
         )
 
     def extent(self, window: Window) -> str:
-        frame = frame_of(window)
-        assert frame.delta is not None
-        x = frame.expression_text()
-        rule = f"|uᵢ.x − u₁.x| ≤ {number_text(frame.delta)} for x = {x} (a NULL x ends the frame and is in no frame)"
-        return self.extent_text(window, rule)
+        rule = rule_of(window)
+        assert rule.delta is not None
+        x = rule.expression_text()
+        rule_text = (
+            f"|uᵢ.x − u₁.x| ≤ {number_text(rule.delta)} for x = {x} (a NULL x ends the frame and is in no frame)"
+        )
+        return self.extent_text(window, rule_text)
 
     def rule(self, window: Window) -> dict[str, Any]:
-        frame = frame_of(window)
-        return {"delta": frame.delta, "on": frame.on}
+        rule = rule_of(window)
+        return {"delta": rule.delta, "on": rule.on}
 
     def resolve_expressions(self, window: Window, expressions: Expressions) -> Window:
         """x, resolved: a column or an expression in parentheses that gives an integer or a DOUBLE."""
-        frame = frame_of(window)
-        source = frame.source
+        rule = rule_of(window)
+        source = rule.source
         if isinstance(source, ast.Name):
             sql = expressions.column(source)
         else:
@@ -190,22 +192,22 @@ class Delta(Frames):
                 span=source.span,
                 hint="name an INT, BIGINT or DOUBLE column, or an expression in parentheses that gives one",
             )
-        return replace(window, frame=replace(frame, on=sql, on_integral=kind in INTEGRAL_TYPES))
+        return replace(window, rule=replace(rule, on=sql, on_integral=kind in INTEGRAL_TYPES))
 
     def runs(self, window: Window, ordered: list[Member], sql: Sql) -> list[Run]:
-        frame = frame_of(window)
-        assert frame.on is not None and frame.delta is not None
+        rule = rule_of(window)
+        assert rule.on is not None and rule.delta is not None
         runs: list[Run] = []
         current: list[Member] = []
         anchor: Any = None  # the frame's first x
         for u in ordered:
-            x = sql.evaluate(frame.on, u.row)
+            x = sql.evaluate(rule.on, u.row)
             if x is None or (isinstance(x, float) and math.isnan(x)):
                 if current:  # a NULL x ends the frame, and the tuple is in no frame
                     runs.append((current, u))
                 current = []
                 continue
-            if not current or not (x == anchor or abs(x - anchor) <= frame.delta):
+            if not current or not (x == anchor or abs(x - anchor) <= rule.delta):
                 if current:
                     runs.append((current, u))
                 current = []
@@ -222,7 +224,7 @@ class Aggregate(Frames):
     closer_text = "its last tuple (where the condition held)"
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.AGGREGATE
+        return window.form is Form.AGGREGATE
 
     def chained(self, window: Window) -> str | None:
         return "an aggregate frame's running aggregate restarts after each frame, which no window function can follow"
@@ -236,42 +238,42 @@ class Aggregate(Frames):
 
     def describe(self, window: Window) -> str:
         return (
-            f"{ordering(window)} aggregate frame (until {frame_of(window).expression_text()}){self.partitioned(window)}"
+            f"{ordering(window)} aggregate frame (until {rule_of(window).expression_text()}){self.partitioned(window)}"
         )
 
     def extent(self, window: Window) -> str:
         a = window.attr.name
-        rule = (
-            f"c(u₁ … uᵢ) false for i < n and true for i = n, c = {frame_of(window).expression_text()} "
+        rule_text = (
+            f"c(u₁ … uᵢ) false for i < n and true for i = n, c = {rule_of(window).expression_text()} "
             "(the stream's last frame may end without c)"
         )
         return (
-            f"extent(w) = {self.run_text(window)}, u₁.{a} = w after the previous frame's last tuple, {rule}; "
+            f"extent(w) = {self.run_text(window)}, u₁.{a} = w after the previous frame's last tuple, {rule_text}; "
             f"window [u₁.{a}, uₙ.{a}]"
         )
 
     def rule(self, window: Window) -> dict[str, Any]:
-        frame = frame_of(window)
-        return {"condition": frame.condition, "running_aggregates": [r.sql for r in frame.running]}
+        rule = rule_of(window)
+        return {"condition": rule.condition, "running_aggregates": [r.sql for r in rule.running]}
 
     def resolve_expressions(self, window: Window, expressions: Expressions) -> Window:
         """The condition, resolved into running aggregates and a test over them."""
-        frame = frame_of(window)
-        source = frame.source
+        rule = rule_of(window)
+        source = rule.source
         assert isinstance(source, ast.Expr)
         tree = expressions.resolve(source, "a FRAME AGGREGATE condition", allow_aggregates=True)
         running, test = aggregate_test(
             tree, source, lambda node: expressions.span_of(node, source), expressions.type_of
         )
-        return replace(window, frame=replace(frame, condition=render_sql(tree), running=running, test=test))
+        return replace(window, rule=replace(rule, condition=render_sql(tree), running=running, test=test))
 
     def runs(self, window: Window, ordered: list[Member], sql: Sql) -> list[Run]:
-        frame = frame_of(window)
+        rule = rule_of(window)
         runs: list[Run] = []
         current: list[Member] = []
         for u in ordered:
             current.append(u)
-            if condition_holds(frame, current, sql):
+            if condition_holds(rule, current, sql):
                 runs.append((current, u))  # the tuple at which the condition first holds is the frame's last
                 current = []
         if current:
@@ -279,21 +281,21 @@ class Aggregate(Frames):
         return runs
 
 
-def condition_holds(frame: Frame, members: list[Member], sql: Sql) -> bool:
+def condition_holds(rule: RunRule, members: list[Member], sql: Sql) -> bool:
     """A FRAME AGGREGATE condition over the frame so far: each aggregate computed afresh, SQL's rules."""
-    assert frame.condition is not None
-    values = {f"_running{i}": sql.aggregate(r.sql, [m.row for m in members]) for i, r in enumerate(frame.running)}
-    names = {r.sql: f"_running{i}" for i, r in enumerate(frame.running)}
+    assert rule.condition is not None
+    values = {f"_running{i}": sql.aggregate(r.sql, [m.row for m in members]) for i, r in enumerate(rule.running)}
+    names = {r.sql: f"_running{i}" for i, r in enumerate(rule.running)}
 
     def swap(node: exp.Expression) -> exp.Expression:
         name = names.get(render_sql(node)) if isinstance(node, exp.AggFunc) else None
         return exp.column(name) if name else node
 
-    condition = render_sql(parse_sql_expression(frame.condition).transform(swap))
+    condition = render_sql(parse_sql_expression(rule.condition).transform(swap))
     return sql.evaluate(condition, values) is True
 
 
-def frame_rule(frame: ast.FrameClause, attr: Attribute) -> tuple[Frame, WindowKind]:
+def frame_rule(frame: ast.FrameClause, attr: Attribute) -> tuple[RunRule, Form]:
     """A frame's rule from its clause: THRESHOLD's MIN, DELTA's d (its expressions resolve with the query)."""
     if frame.kind == "threshold":
         minimum, rows = None, False
@@ -305,8 +307,8 @@ def frame_rule(frame: ast.FrameClause, attr: Attribute) -> tuple[Frame, WindowKi
                 minimum = to_base(frame.minimum, attr.domain, attr.name, "MIN")
         unit = frame.minimum.unit if frame.minimum is not None else None
         return (
-            Frame(minimum=minimum, minimum_rows=rows, source=frame.condition, units=(unit, None)),
-            WindowKind.THRESHOLD,
+            RunRule(minimum=minimum, minimum_rows=rows, source=frame.condition, units=(unit, None)),
+            Form.THRESHOLD,
         )
     if frame.kind == "delta":
         assert frame.delta is not None
@@ -320,8 +322,8 @@ def frame_rule(frame: ast.FrameClause, attr: Attribute) -> tuple[Frame, WindowKi
         if not delta.value.is_finite() or delta.value < 0 or delta.value.adjusted() > 18:
             raise WQLTypeError("DELTA must be a number ≥ 0", span=delta.span)
         value: Number = int(delta.value) if delta.value == delta.value.to_integral_value() else float(delta.value)
-        return Frame(delta=value, source=frame.on), WindowKind.DELTA
-    return Frame(source=frame.condition), WindowKind.AGGREGATE
+        return RunRule(delta=value, source=frame.on), Form.DELTA
+    return RunRule(source=frame.condition), Form.AGGREGATE
 
 
 # shared clauses ---------------------------------------------------------------------

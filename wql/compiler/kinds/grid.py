@@ -30,7 +30,7 @@ from wql.compiler.kinds.clauses import Clauses
 from wql.compiler.kinds.shapes import GridShape, Reach, Shape
 from wql.compiler.schema import Domain
 from wql.compiler.units import Number, number_text, short_text
-from wql.compiler.windows import Attribute, Window, WindowKind
+from wql.compiler.windows import Attribute, Form, Window
 from wql.grammar import ast
 from wql.grammar.errors import WQLNotSupportedError, WQLSemanticError, WQLTypeError
 
@@ -47,7 +47,7 @@ class Grid(Kind):
     reach: ClassVar[Reach] = "range"  # where a window starts (kinds.shapes): RANGE before its end
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.SLIDING and window.end_attr is None and not window.attr.is_row_num
+        return window.form is Form.SLIDING and window.end_attr is None and not window.attr.is_row_num
 
     def shape(self, window: Window) -> Shape:
         return GridShape(self.reach)
@@ -250,11 +250,11 @@ def check_kafka_grid(
     end_attr: Attribute | None,
     range_value: Number | None,
     slide_value: Number,
-    kind: WindowKind,
+    form: Form,
 ) -> None:
     """Kafka's TimeWindows: a size and an advance in (0, size], whole milliseconds, on the epoch grid."""
-    if kind is not WindowKind.SLIDING or range_value is None:
-        what = "landmark" if kind is WindowKind.LANDMARK else "CUMULATE"
+    if form is not Form.SLIDING or range_value is None:
+        what = "landmark" if form is Form.LANDMARK else "CUMULATE"
         raise WQLSemanticError(f"KAFKA applies to hopping and tumbling windows, not {what} ones", span=clause.span)
     if end_attr is not None or attr.is_row_num or attr.domain not in {Domain.TIMESTAMP, Domain.INTEGER}:
         raise WQLTypeError(
@@ -271,13 +271,13 @@ def check_kafka_grid(
     clauses.reject_align("Kafka's windows start on the epoch-aligned grid k·SLIDE")
 
 
-def check_align_first(clauses: Clauses, clause: ast.AlignClause, end_attr: Attribute | None, kind: WindowKind) -> None:
+def check_align_first(clauses: Clauses, clause: ast.AlignClause, end_attr: Attribute | None, form: Form) -> None:
     """ALIGN FIRST with PATTR gives each partition its own grid; landmark windows and interval events report
     up to the stream's last value, which the plans place on one grid only."""
     if not clauses.partition():
         return
-    if kind is WindowKind.LANDMARK or end_attr is not None:
-        what = "landmark windows" if kind is WindowKind.LANDMARK else "interval events"
+    if form is Form.LANDMARK or end_attr is not None:
+        what = "landmark windows" if form is Form.LANDMARK else "interval events"
         raise WQLNotSupportedError(
             f"ALIGN FIRST with PATTR for {what} (each partition's grid would end at the stream's last window)",
             span=clause.span,

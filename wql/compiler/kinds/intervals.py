@@ -18,7 +18,7 @@ from wql.compiler.kinds.grid import Grid
 from wql.compiler.kinds.landmark import KIND as LANDMARK
 from wql.compiler.kinds.shapes import GridShape, IntervalShape, Shape
 from wql.compiler.units import Number, short_text
-from wql.compiler.windows import Window, WindowKind
+from wql.compiler.windows import Form, Window
 from wql.grammar.errors import WQLNotSupportedError
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ class Intervals(Grid):
     name = "intervals"
 
     def matches(self, window: Window) -> bool:
-        return window.end_attr is not None and window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}
+        return window.end_attr is not None and window.form in {Form.SLIDING, Form.LANDMARK}
 
     def shape(self, window: Window) -> Shape:
         return IntervalShape(GridShape("unbounded" if window.range is None else "range"))

@@ -20,7 +20,7 @@ from wql.compiler.kinds.clauses import Clauses
 from wql.compiler.kinds.shapes import Shape, TupleShape
 from wql.compiler.schema import Domain
 from wql.compiler.units import Number, short_text, to_base
-from wql.compiler.windows import Attribute, Window, WindowKind
+from wql.compiler.windows import Attribute, Form, Window
 from wql.grammar import ast
 from wql.grammar.errors import WQLNotSupportedError, WQLSemanticError, WQLTypeError
 
@@ -40,7 +40,7 @@ class Kafka(Kind):
     name = "kafka"
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.KAFKA
+        return window.form is Form.KAFKA
 
     def shape(self, window: Window) -> Shape:
         return TupleShape("kafka")  # windows at records and just after them
@@ -189,9 +189,9 @@ def resolve_kafka(
             hint="e.g. [RANGE 10 SECONDS WATTR ts SLIDE KAFKA]",
         )
     clauses.reject_align("Kafka sliding windows are placed at the records, so they have no grid")
-    clauses.variants(WindowKind.KAFKA, None)
+    clauses.variants(Form.KAFKA, None)
     return Window(
-        kind=WindowKind.KAFKA,
+        form=Form.KAFKA,
         attr=attr,
         range=to_base(rng.quantity, attr.domain, attr.name, "RANGE"),
         slide=None,

@@ -17,7 +17,7 @@ from wql.compiler.kinds.base import Extent, Member
 from wql.compiler.kinds.clauses import Clauses
 from wql.compiler.kinds.grid import Grid
 from wql.compiler.units import Number
-from wql.compiler.windows import Attribute, Window, WindowKind
+from wql.compiler.windows import Attribute, Form, Window
 from wql.grammar import ast
 from wql.grammar.errors import WQLNotSupportedError, WQLSemanticError
 
@@ -33,7 +33,7 @@ class Landmark(Grid):
     reach = "unbounded"  # a window holds every value before its end, up to the window holding the data's last
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.LANDMARK and window.end_attr is None
+        return window.form is Form.LANDMARK and window.end_attr is None
 
     def describe_grid(self, window: Window, basis: str, partitioned: str) -> str:
         return f"{basis}{partitioned} landmark window"
@@ -107,9 +107,9 @@ class Landmark(Grid):
         )
 
 
-def check_own_end(clauses: Clauses, clause: ast.WindowClause, kind: WindowKind, end_attr: Attribute | None) -> None:
+def check_own_end(clauses: Clauses, clause: ast.WindowClause, form: Form, end_attr: Attribute | None) -> None:
     """OWN END: landmark windows whose partitions each end at their own last tuple; PATTR says which."""
-    if kind is not WindowKind.LANDMARK:
+    if form is not Form.LANDMARK:
         raise WQLSemanticError("OWN END applies to landmark windows (RANGE UNBOUNDED)", span=clause.span)
     if not clauses.partition():
         raise WQLSemanticError(

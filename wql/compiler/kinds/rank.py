@@ -14,7 +14,7 @@ from wql.compiler import sections
 from wql.compiler.classes import Classification, WindowClass, ordinal
 from wql.compiler.kinds.base import partitioned
 from wql.compiler.kinds.slide_by_tuple import SlideByTuple
-from wql.compiler.windows import Window, WindowKind
+from wql.compiler.windows import Form, Window
 from wql.grammar.errors import WQLNotSupportedError
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ class Rank(SlideByTuple):
     name = "rank"
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.SLIDE_BY_RANK
+        return window.form is Form.SLIDE_BY_RANK
 
     def classify(self, window: Window) -> Classification:
         assert window.slide is not None

@@ -30,7 +30,7 @@ from wql.compiler.kinds.slide_by_tuple import resolve_by_tuple
 from wql.compiler.kinds.snapshot import resolve_snapshot
 from wql.compiler.schema import ROW_NUM, Domain, Stream
 from wql.compiler.units import Number, to_base
-from wql.compiler.windows import Attribute, SlideOn, Window, WindowKind
+from wql.compiler.windows import Attribute, Form, SlideOn, Window
 from wql.grammar import ast
 from wql.grammar.errors import Span, WQLNotSupportedError, WQLSemanticError
 
@@ -211,18 +211,18 @@ def resolve_grid(
         range_value = slide_value
         range_unit = slide_unit
         clauses.notes.append("RANGE = SLIDE (tumbling: no RANGE given)")
-    kind = WindowKind.LANDMARK if unbounded else WindowKind.SLIDING
+    form = Form.LANDMARK if unbounded else Form.SLIDING
     cumulate = clauses.get(ast.CumulateClause)
     if cumulate is not None:
-        kind = WindowKind.CUMULATE
+        form = Form.CUMULATE
         check_cumulate(clauses, cumulate, slide, attr, end_attr, range_value, slide_value, unbounded)
     kafka = clauses.get(ast.KafkaClause)
     if kafka is not None:
-        check_kafka_grid(clauses, kafka, attr, end_attr, range_value, slide_value, kind)
+        check_kafka_grid(clauses, kafka, attr, end_attr, range_value, slide_value, form)
         origin = range_value % slide_value  # window starts on k·SLIDE: ends on the grid RANGE mod SLIDE
     else:
-        origin = clauses.origin(attr, range_value, kind)
-    if kind is WindowKind.CUMULATE and attr.domain is Domain.FLOAT and not float(origin).is_integer():
+        origin = clauses.origin(attr, range_value, form)
+    if form is Form.CUMULATE and attr.domain is Domain.FLOAT and not float(origin).is_integer():
         raise WQLNotSupportedError(
             "CUMULATE over a DOUBLE attribute with a fractional ALIGN (edges are exact for whole numbers)",
             span=clauses.spec.span,
@@ -230,17 +230,17 @@ def resolve_grid(
     align = clauses.get(ast.AlignClause)
     align_first = isinstance(align, ast.AlignClause) and align.first
     if align_first:
-        check_align_first(clauses, align, end_attr, kind)  # type: ignore[arg-type]
+        check_align_first(clauses, align, end_attr, form)  # type: ignore[arg-type]
     full = clauses.get(ast.FullClause)
     if isinstance(full, ast.FullClause):
-        check_full(clauses, full, attr, kind, kafka is not None)
+        check_full(clauses, full, attr, form, kafka is not None)
     own_end = clauses.get(ast.OwnEndClause)
     if own_end is not None:
-        check_own_end(clauses, own_end, kind, end_attr)
+        check_own_end(clauses, own_end, form, end_attr)
     if end_attr is not None and attr.domain is Domain.DECIMAL:
         attr, end_attr = scaled(attr, end_attr, (range_value, slide_value, origin))
     return Window(
-        kind=kind,
+        form=form,
         attr=attr,
         end_attr=end_attr,
         range=range_value,
@@ -251,7 +251,7 @@ def resolve_grid(
         defaults=tuple(clauses.notes),
         units=(range_unit, slide_unit),
         slack_unit=clauses.slack_unit(),
-        **clauses.variants(kind, end_attr),
+        **clauses.variants(form, end_attr),
         kafka_grid=kafka is not None,
         align_first=align_first,
         full_start=isinstance(full, ast.FullClause) and full.end != "end",
@@ -287,12 +287,12 @@ def resolve_runs(clauses: Clauses) -> Window:
         raise WQLSemanticError("KAFKA applies to sessions (Kafka's [first, last] sessions)", span=kafka.span)
     attr = order_attribute(clauses, session, frame)
     if session is not None:
-        details, kind = session_rule(session, attr, kafka is not None), WindowKind.SESSION
+        details, form = session_rule(session, attr, kafka is not None), Form.SESSION
     else:
         assert frame is not None
-        details, kind = frame_rule(frame, attr)
+        details, form = frame_rule(frame, attr)
     return Window(
-        kind=kind,
+        form=form,
         attr=attr,
         range=None,
         slide=None,

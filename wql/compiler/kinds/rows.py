@@ -17,7 +17,7 @@ from wql.compiler.kinds.base import Extent, Member
 from wql.compiler.kinds.clauses import Clauses
 from wql.compiler.kinds.grid import Grid
 from wql.compiler.units import Number
-from wql.compiler.windows import Attribute, Window, WindowKind
+from wql.compiler.windows import Attribute, Form, Window
 from wql.grammar import ast
 from wql.grammar.errors import WQLSemanticError
 
@@ -32,7 +32,7 @@ class Rows(Grid):
     name = "rows"
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.SLIDING and window.attr.is_row_num and not window.per_partition_rows
+        return window.form is Form.SLIDING and window.attr.is_row_num and not window.per_partition_rows
 
     def cited(self, window: Window) -> tuple[Section, ...]:
         return (*self.axis(window), *self.gaps(window))
@@ -128,11 +128,11 @@ class Rows(Grid):
         )
 
 
-def check_full(clauses: Clauses, clause: ast.FullClause, attr: Attribute, kind: WindowKind, kafka: bool) -> None:
+def check_full(clauses: Clauses, clause: ast.FullClause, attr: Attribute, form: Form, kafka: bool) -> None:
     """FULL [START | END]: count windows without the partial ones at a partition's start (TDengine's
     count_window), at its end (Flink's countWindow), or at either."""
-    if not attr.is_row_num or kind is not WindowKind.SLIDING or kafka:
-        what = {WindowKind.LANDMARK: "landmark", WindowKind.CUMULATE: "CUMULATE"}.get(kind, "time or value")
+    if not attr.is_row_num or form is not Form.SLIDING or kafka:
+        what = {Form.LANDMARK: "landmark", Form.CUMULATE: "CUMULATE"}.get(form, "time or value")
         raise WQLSemanticError(
             f"FULL applies to count windows ([RANGE n ROWS SLIDE m ROWS]), not {'KAFKA' if kafka else what} ones",
             span=clause.span,

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 from wql.compiler import sections
 from wql.compiler.kernels.streaming import CHANGE
 from wql.compiler.kinds.base import Extent, Member, Sql, amount
-from wql.compiler.kinds.data_driven import DataDriven, Run, frame_of, gap_of, ordering
+from wql.compiler.kinds.data_driven import DataDriven, Run, gap_of, ordering, rule_of
 from wql.compiler.units import Number, quantity_text, to_base
-from wql.compiler.windows import Attribute, Frame, Window, WindowKind
+from wql.compiler.windows import Attribute, Form, RunRule, Window
 from wql.grammar import ast
 from wql.grammar.errors import WQLTypeError
 
@@ -36,7 +36,7 @@ class Sessions(DataDriven):
     start_mark = "a gap above GAP"
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.SESSION
+        return window.form is Form.SESSION
 
     def reason(self, window: Window) -> str:
         return (
@@ -46,60 +46,60 @@ class Sessions(DataDriven):
         )
 
     def describe(self, window: Window) -> str:
-        frame, d = frame_of(window), window.attr.domain
+        rule, d = rule_of(window), window.attr.domain
         text = f"{ordering(window)} session window (gap {amount(gap_of(window), d)}"
-        if frame.longest is not None:
-            text += f", at most {amount(frame.longest, d)} long"
-        text += ", Kafka's [first, last])" if frame.kafka else ")"
+        if rule.longest is not None:
+            text += f", at most {amount(rule.longest, d)} long"
+        text += ", Kafka's [first, last])" if rule.kafka else ")"
         return text + (f", per {', '.join(window.partition_by)}" if window.partition_by else "")
 
     def extent(self, window: Window) -> str:
-        frame, d, a = frame_of(window), window.attr.domain, window.attr.name
+        rule, d, a = rule_of(window), window.attr.domain, window.attr.name
         g = amount(gap_of(window), d)
-        rule = f"uᵢ₊₁.{a} − uᵢ.{a} ≤ {g}"
-        if frame.longest is not None:
-            rule += f" ∧ uᵢ₊₁.{a} < u₁.{a} + {amount(frame.longest, d)}"
-        end = f"uₙ.{a}" if frame.kafka else f"uₙ.{a} + {g}"
-        if frame.longest is not None and not frame.kafka:
-            end = f"min(uₙ.{a} + {g}, u₁.{a} + {amount(frame.longest, d)})"
-        bounds = f"[u₁.{a}, uₙ.{a}]" if frame.kafka else f"[u₁.{a}, {end})"
-        return f"extent(w) = {self.run_text(window)}, u₁.{a} = w, {rule}, maximal; window {bounds}"
+        rule_text = f"uᵢ₊₁.{a} − uᵢ.{a} ≤ {g}"
+        if rule.longest is not None:
+            rule_text += f" ∧ uᵢ₊₁.{a} < u₁.{a} + {amount(rule.longest, d)}"
+        end = f"uₙ.{a}" if rule.kafka else f"uₙ.{a} + {g}"
+        if rule.longest is not None and not rule.kafka:
+            end = f"min(uₙ.{a} + {g}, u₁.{a} + {amount(rule.longest, d)})"
+        bounds = f"[u₁.{a}, uₙ.{a}]" if rule.kafka else f"[u₁.{a}, {end})"
+        return f"extent(w) = {self.run_text(window)}, u₁.{a} = w, {rule_text}, maximal; window {bounds}"
 
     def rule(self, window: Window) -> dict[str, Any]:
-        frame, domain = frame_of(window), window.attr.domain
-        first_unit, max_unit = frame.units
+        rule, domain = rule_of(window), window.attr.domain
+        first_unit, max_unit = rule.units
         return {
             "gap": quantity_text(gap_of(window), domain, first_unit),
-            "max": None if frame.longest is None else quantity_text(frame.longest, domain, max_unit),
-            "kafka": frame.kafka,
+            "max": None if rule.longest is None else quantity_text(rule.longest, domain, max_unit),
+            "kafka": rule.kafka,
         }
 
     def cited(self, window: Window) -> tuple[Section, ...]:
         return (sections.SESSIONS,)
 
     def chained(self, window: Window) -> str | None:
-        if frame_of(window).longest is not None:
+        if rule_of(window).longest is not None:
             return "MAX cuts a session at its first tuple plus MAX, which depends on where the session began"
         return None
 
     def merges_by_state(self, window: Window) -> bool:
         """A tuple joins the session whose last value it is at most GAP past, or the one starting at most GAP
         after it: first and last value decide. MAX cuts a merged session again at tuples it no longer holds."""
-        return frame_of(window).longest is None
+        return rule_of(window).longest is None
 
     # ---------------------------------------------------------------- the reference evaluator
     def filters_first(self, window: Window) -> bool:
-        return frame_of(window).kafka
+        return rule_of(window).kafka
 
     def runs(self, window: Window, ordered: list[Member], sql: Sql) -> list[Run]:
-        frame, gap = frame_of(window), gap_of(window)
+        rule, gap = rule_of(window), gap_of(window)
         runs: list[Run] = []
         current: list[Member] = []
         for u in ordered:
             assert u.a is not None
             joins = bool(current) and u.a - current[-1].a <= gap  # type: ignore[operator]
-            if joins and frame.longest is not None:
-                joins = u.a < current[0].a + frame.longest  # type: ignore[operator]
+            if joins and rule.longest is not None:
+                joins = u.a < current[0].a + rule.longest  # type: ignore[operator]
             if not joins and current:
                 runs.append((current, u))
                 current = []
@@ -109,25 +109,25 @@ class Sessions(DataDriven):
         return runs
 
     def end(self, window: Window, run: list[Member]) -> Number:
-        frame = frame_of(window)
+        rule = rule_of(window)
         last = super().end(window, run)
-        if frame.kafka:
+        if rule.kafka:
             return last
         end = last + gap_of(window)
-        if frame.longest is not None:
+        if rule.longest is not None:
             first = run[0].a
             assert first is not None
-            end = min(end, first + frame.longest)
+            end = min(end, first + rule.longest)
         return end
 
     # ---------------------------------------------------------------- on a stream
     def final(self, window: Window, extent: Extent, point: Number) -> bool:
         """A session is final once `point` is past its last value + g (a tuple still to come is too far to join
         it), or with MAX once `point` reaches its first value + MAX (such a tuple would be cut off)."""
-        frame = frame_of(window)
+        rule = rule_of(window)
         first, last = extent.members[0].a, extent.members[-1].a
         assert first is not None and last is not None
-        return point > last + gap_of(window) or (frame.longest is not None and point >= first + frame.longest)
+        return point > last + gap_of(window) or (rule.longest is not None and point >= first + rule.longest)
 
     def changes_text(self, query: Query) -> str | None:
         return (
@@ -142,7 +142,7 @@ class Sessions(DataDriven):
         """Sessions run with EMIT CHANGES: a version that stops existing is retracted (docs/semantics.md §8.7)."""
 
     def final_text(self, window: Window) -> str:
-        cut = ", or reaches its first value + MAX" if frame_of(window).longest is not None else ""
+        cut = ", or reaches its first value + MAX" if rule_of(window).longest is not None else ""
         return f"a session once the punctuation is past its last value + GAP{cut}"
 
     def cuts_from_windows(self, query: Query) -> bool:
@@ -151,16 +151,16 @@ class Sessions(DataDriven):
         not GENEROUS), where equal values are never split between sessions and every tuple is in one; frames
         split ties by arrival and leave tuples out, and GENEROUS slack keeps more (§8.5), so they walk their
         tuples again."""
-        window, frame = query.window, frame_of(query.window)
+        window, rule = query.window, rule_of(query.window)
         return (
-            frame.longest is None
-            and (query.where is None or frame.kafka)
+            rule.longest is None
+            and (query.where is None or rule.kafka)
             and not any(k.origin == "group" for k in query.keys)
             and not (window.slack is not None and window.slack.mode == "generous")
         )
 
 
-def session_rule(session: ast.SessionClause, attr: Attribute, kafka: bool) -> Frame:
+def session_rule(session: ast.SessionClause, attr: Attribute, kafka: bool) -> RunRule:
     """A session's GAP and MAX in the attribute's base units; KAFKA: Kafka's [first, last] sessions."""
     domain = attr.domain
     gap = to_base(session.gap, domain, attr.name, "GAP", allow_negative=True)
@@ -169,7 +169,7 @@ def session_rule(session: ast.SessionClause, attr: Attribute, kafka: bool) -> Fr
     longest = None
     if session.max is not None:
         longest = to_base(session.max, domain, attr.name, "MAX")
-    return Frame(
+    return RunRule(
         gap=gap,
         longest=longest,
         kafka=kafka,

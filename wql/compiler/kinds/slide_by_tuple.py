@@ -17,7 +17,7 @@ from wql.compiler.kinds.clauses import Clauses
 from wql.compiler.kinds.shapes import Shape, TupleShape
 from wql.compiler.schema import ROW_NUM, Domain
 from wql.compiler.units import quantity_text, short_text, to_base
-from wql.compiler.windows import Attribute, SlideOn, Window, WindowKind
+from wql.compiler.windows import Attribute, Form, SlideOn, Window
 from wql.grammar import ast
 from wql.grammar.errors import WQLSemanticError, WQLTypeError
 
@@ -32,7 +32,7 @@ class SlideByTuple(Kind):
     edged = True
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.SLIDE_BY_TUPLE
+        return window.form is Form.SLIDE_BY_TUPLE
 
     def classify(self, window: Window) -> Classification:
         assert window.slide is not None
@@ -150,10 +150,10 @@ def resolve_by_tuple(
             )
         rows = int(to_base(slide.quantity, Domain.ROW_NUM, ROW_NUM, "SLIDE"))
     clauses.reject_align("windows that slide by rows are named by their last tuple, so they have no grid")
-    clauses.variants(WindowKind.SLIDE_BY_TUPLE, None)
-    kind = WindowKind.SLIDE_BY_TUPLE if slide_on is SlideOn.ROW_NUM else WindowKind.SLIDE_BY_RANK
+    clauses.variants(Form.SLIDE_BY_TUPLE, None)
+    form = Form.SLIDE_BY_TUPLE if slide_on is SlideOn.ROW_NUM else Form.SLIDE_BY_RANK
     return Window(
-        kind=kind,
+        form=form,
         attr=attr,
         range=range_value,
         slide=rows,

@@ -18,7 +18,7 @@ from wql.compiler.kinds.intervals import refuse_generous, snap_note, variant_not
 from wql.compiler.kinds.shapes import IntervalShape, Shape
 from wql.compiler.schema import Domain
 from wql.compiler.units import Number
-from wql.compiler.windows import Window, WindowKind
+from wql.compiler.windows import Form, Window
 from wql.grammar import ast
 from wql.grammar.errors import WQLNotSupportedError, WQLSemanticError
 
@@ -33,7 +33,7 @@ class Snapshot(Kind):
     name = "snapshot"
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.SNAPSHOT
+        return window.form is Form.SNAPSHOT
 
     def shape(self, window: Window) -> Shape:
         return IntervalShape(None)
@@ -167,7 +167,7 @@ def resolve_snapshot(clauses: Clauses, clause: ast.SnapshotClause, wattr: ast.Wa
     end_attr = clauses.interval_end(wattr, attr)
     attr, end_attr = scaled(attr, end_attr, ())
     return Window(
-        kind=WindowKind.SNAPSHOT,
+        form=Form.SNAPSHOT,
         attr=attr,
         end_attr=end_attr,
         range=None,

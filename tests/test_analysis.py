@@ -21,7 +21,7 @@ from wql import (
     WQLSyntaxError,
     WQLTypeError,
 )
-from wql.compiler.aggregates import AggFamily, AggKind
+from wql.compiler.aggregates import Duplicates, PartialState
 from wql.compiler.analysis import Query
 from wql.compiler.analysis import analyze as analyze_select
 from wql.compiler.classify import WindowClass
@@ -1263,8 +1263,8 @@ def test_bad_aliases(items: str, alias: str, message: str) -> None:
 
 # ------------------------------------------------------------------ aggregate kinds (docs/language.md §6)
 
-CUMULATIVE, SELECTIVE = AggFamily.CUMULATIVE, AggFamily.SELECTIVE
-DISTRIBUTIVE, ALGEBRAIC, HOLISTIC = AggKind.DISTRIBUTIVE, AggKind.ALGEBRAIC, AggKind.HOLISTIC
+CUMULATIVE, SELECTIVE = Duplicates.CUMULATIVE, Duplicates.SELECTIVE
+DISTRIBUTIVE, ALGEBRAIC, HOLISTIC = PartialState.DISTRIBUTIVE, PartialState.ALGEBRAIC, PartialState.HOLISTIC
 
 
 @pytest.mark.parametrize(
@@ -1288,17 +1288,17 @@ DISTRIBUTIVE, ALGEBRAIC, HOLISTIC = AggKind.DISTRIBUTIVE, AggKind.ALGEBRAIC, Agg
         pytest.param("percentile(speed, 0.9)", "percentile", HOLISTIC, CUMULATIVE),
     ],
 )
-def test_aggregate_kinds(call: str, function: str, kind: AggKind, family: AggFamily) -> None:
+def test_aggregate_kinds(call: str, function: str, kind: PartialState, family: Duplicates) -> None:
     query = analyze_one(f"SELECT {call} AS x FROM traffic [RANGE 10 ROWS]")
     [aggregate] = query.aggregates
     assert aggregate.function == function
-    assert aggregate.info.kind is kind
-    assert aggregate.info.family is family
+    assert aggregate.info.partial_state is kind
+    assert aggregate.info.duplicates is family
 
 
 def test_median_and_percentile_are_holistic() -> None:
     query = analyze_one("SELECT median(speed), percentile(speed, 0.5) FROM traffic [RANGE 10 ROWS]")
-    assert [a.info.kind for a in query.aggregates] == [HOLISTIC, HOLISTIC]
+    assert [a.info.partial_state for a in query.aggregates] == [HOLISTIC, HOLISTIC]
 
 
 def test_approximate_aggregates_are_flagged() -> None:

@@ -257,13 +257,13 @@ def test_data_driven_window_clauses() -> None:
         max=ast.Quantity(value=Decimal(1), unit=ast.Unit.HOURS),
     )
     assert kafka == ast.KafkaClause()
-    assert isinstance(threshold, ast.FrameClause) and threshold.kind == "threshold"
+    assert isinstance(threshold, ast.FrameClause) and threshold.rule == "threshold"
     assert threshold.condition is not None and threshold.condition.sql == "speed < 40"
     assert threshold.minimum == ast.Quantity(value=Decimal(3), unit=ast.Unit.ROWS)
-    assert delta == ast.FrameClause(kind="delta", delta=ast.Quantity(value=Decimal("2.5")), on=ast.Name(text="speed"))
+    assert delta == ast.FrameClause(rule="delta", delta=ast.Quantity(value=Decimal("2.5")), on=ast.Name(text="speed"))
     assert isinstance(delta_expr, ast.FrameClause) and isinstance(delta_expr.on, ast.Expr)
     assert delta_expr.on.sql == "a - b"
-    assert isinstance(aggregate, ast.FrameClause) and aggregate.kind == "aggregate"
+    assert isinstance(aggregate, ast.FrameClause) and aggregate.rule == "aggregate"
     assert aggregate.condition is not None and aggregate.condition.sql == "SUM(v) > 100 OR COUNT(*) >= 9"
     text = "SELECT x FROM s [FRAME THRESHOLD (speed < 40) MIN 3 ROWS]"
     (clause,) = _select(text).window.clauses  # type: ignore[union-attr]

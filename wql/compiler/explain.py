@@ -95,8 +95,8 @@ def _aggregate_facts(query: Query, call: AggregateCall) -> dict[str, Any]:
         "column": call.name,
         "result": result,
         "used_by": ", ".join(used_by),
-        "kind": call.info.kind.value,
-        "family": call.info.family.value,
+        "kind": call.info.partial_state.value,
+        "family": call.info.duplicates.value,
         "approximate": "yes" if call.info.approximate else "no",
     }
 

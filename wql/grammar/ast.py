@@ -196,7 +196,7 @@ class SessionClause(Node):
 class FrameClause(Node):
     """FRAME THRESHOLD (p) [MIN n], FRAME DELTA d ON x, FRAME AGGREGATE (c): data-driven frames."""
 
-    kind: Literal["threshold", "delta", "aggregate"]
+    rule: Literal["threshold", "delta", "aggregate"]
     condition: Expr | None = None  # THRESHOLD's predicate, AGGREGATE's condition
     minimum: Quantity | None = None  # THRESHOLD … MIN n [ROWS | unit]
     delta: Quantity | None = None  # DELTA d

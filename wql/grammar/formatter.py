@@ -117,12 +117,12 @@ def format_clause(clause: ast.WindowClause) -> str:
 
 
 def format_frame(clause: ast.FrameClause) -> str:
-    if clause.kind == "delta":
+    if clause.rule == "delta":
         assert clause.delta is not None and clause.on is not None
         on = format_name(clause.on) if isinstance(clause.on, ast.Name) else f"({clause.on.sql})"
         return f"FRAME DELTA {format_quantity(clause.delta)} ON {on}"
     assert clause.condition is not None
-    text = f"FRAME {clause.kind.upper()} ({clause.condition.sql})"
+    text = f"FRAME {clause.rule.upper()} ({clause.condition.sql})"
     return text + (f" MIN {format_quantity(clause.minimum)}" if clause.minimum is not None else "")
 
 

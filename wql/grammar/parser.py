@@ -492,13 +492,13 @@ class _Builder(Transformer[Any, Any]):
 
     def threshold_frame(self, children: list[Any]) -> ast.FrameClause:
         minimum = children[1] if len(children) > 1 else None
-        return ast.FrameClause(kind="threshold", condition=children[0], minimum=minimum)
+        return ast.FrameClause(rule="threshold", condition=children[0], minimum=minimum)
 
     def delta_frame(self, children: list[Any]) -> ast.FrameClause:
-        return ast.FrameClause(kind="delta", delta=children[0], on=children[1])
+        return ast.FrameClause(rule="delta", delta=children[0], on=children[1])
 
     def aggregate_frame(self, children: list[Any]) -> ast.FrameClause:
-        return ast.FrameClause(kind="aggregate", condition=children[0])
+        return ast.FrameClause(rule="aggregate", condition=children[0])
 
     @v_args(meta=True)
     def cumulate_clause(self, meta: Any, children: list[Any]) -> ast.CumulateClause:

@@ -155,7 +155,7 @@ def extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
 
 def _bounds(window: Window, w: int) -> tuple[Number, Number]:
     """[lo, hi) of grid window w, computed exactly as the extent formula reads."""
-    return kind_of(window).bounds(window, w)  # type: ignore[attr-defined, no-any-return]
+    return kind_of(window).bounds(window, w)
 
 
 def _grid_candidates(window: Window, values: list[Number]) -> range:
@@ -169,7 +169,7 @@ def data_driven_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
 
 def data_driven_final(window: Window, extent: Extent, point: Number) -> bool:
     """Whether punctuation `point` makes a session or frame final on a stream (semantics.md §8.4)."""
-    return kind_of(window).final(window, extent, point)  # type: ignore[attr-defined, no-any-return]
+    return kind_of(window).final(window, extent, point)
 
 
 def _filters_first(window: Window) -> bool:

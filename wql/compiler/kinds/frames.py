@@ -297,7 +297,7 @@ def condition_holds(rule: RunRule, members: list[Member], sql: Sql) -> bool:
 
 def frame_rule(frame: ast.FrameClause, attr: Attribute) -> tuple[RunRule, Form]:
     """A frame's rule from its clause: THRESHOLD's MIN, DELTA's d (its expressions resolve with the query)."""
-    if frame.kind == "threshold":
+    if frame.rule == "threshold":
         minimum, rows = None, False
         if frame.minimum is not None:
             if frame.minimum.unit is ast.Unit.ROWS:
@@ -310,7 +310,7 @@ def frame_rule(frame: ast.FrameClause, attr: Attribute) -> tuple[RunRule, Form]:
             RunRule(minimum=minimum, minimum_rows=rows, source=frame.condition, units=(unit, None)),
             Form.THRESHOLD,
         )
-    if frame.kind == "delta":
+    if frame.rule == "delta":
         assert frame.delta is not None
         delta = frame.delta
         if delta.unit is not None:

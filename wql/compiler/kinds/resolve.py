@@ -269,7 +269,7 @@ def resolve_runs(clauses: Clauses) -> Window:
     frame = clauses.get(ast.FrameClause)
     assert session is None or isinstance(session, ast.SessionClause)
     assert frame is None or isinstance(frame, ast.FrameClause)
-    what = "a session" if session is not None else f"a {frame.kind} frame" if frame is not None else ""
+    what = "a session" if session is not None else f"a {frame.rule} frame" if frame is not None else ""
     if session is not None and frame is not None:
         raise WQLSemanticError(
             "a window is a SESSION or a FRAME, not both", span=frame.span, hint="query each in its own SELECT"
@@ -300,5 +300,5 @@ def resolve_runs(clauses: Clauses) -> Window:
         slack=clauses.slack(attr),
         defaults=tuple(clauses.notes),
         slack_unit=clauses.slack_unit(),
-        frame=details,
+        rule=details,
     )

@@ -343,7 +343,7 @@ def test_case_insensitive_window_attributes() -> None:
     window = window_of("[RANGE 10 SLIDE 2 WATTR MILE]")
     assert window.attr.name == "mile"
     assert window_of("[RANGE 10 ROWS WATTR ROW_NUM]").attr.name == "row_num"
-    assert window_of("[RANGE 5 MINUTES RATTR TS SATTR RANK(Ts)]").kind is Form.SLIDE_BY_RANK
+    assert window_of("[RANGE 5 MINUTES RATTR TS SATTR RANK(Ts)]").form is Form.SLIDE_BY_RANK
 
 
 def test_row_num_column_declared_with_row_num_is_the_arrival_position() -> None:

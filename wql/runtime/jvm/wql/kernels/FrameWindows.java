@@ -65,23 +65,17 @@ public final class FrameWindows {
    * over tuples of that schema; refused for what only the numpy kernel computes (a stream's closing
    * tuples, GROUP BY, a DOUBLE attribute, fractional bounds on an integral one).
    */
-  static KernelRequest request(JsonNode request, StructType input) {
-    if (!KernelRequest.strings(request.path("groups")).isEmpty() || request.path("closes").asBoolean(false)) {
+  static KernelRequest request(RequestJson request, StructType input) {
+    if ((request.has("groups") && !request.strings("groups").isEmpty()) || request.flag("closes")) {
       throw new KernelRequest.Refused("the JVM folds frames without GROUP BY and without a stream's closing tuples");
-    }
-    StructType output;
-    try {
-      output = (StructType) DataType.fromJson(request.path("output").asText());
-    } catch (RuntimeException e) {
-      throw new KernelRequest.Refused("the output schema is not a struct's JSON");
     }
     Request parsed =
         new Request(
-            KernelRequest.strings(request.path("partitions")),
-            KernelRequest.strings(request.path("operations")),
-            KernelRequest.strings(request.path("columns")),
-            Rule.of(request.path("rule"), request.path("minimum"), request.path("minimum_rows").asBoolean(false)),
-            output);
+            request.strings("partitions"),
+            request.strings("operations"),
+            request.strings("columns"),
+            Rule.of(request.object("rule"), request.value("minimum"), request.flag("minimum_rows")),
+            request.schema("output"));
     parsed.spec(input); // refuses what it cannot compute
     return parsed;
   }
@@ -101,16 +95,16 @@ public final class FrameWindows {
     Running[] running; // an aggregate frame's running aggregates
     Test test; // and its condition over them
 
-    static Rule of(JsonNode rule, JsonNode minimum, boolean minimumRows) {
+    static Rule of(RequestJson rule, JsonNode minimum, boolean minimumRows) {
       Rule out = new Rule();
-      String kind = rule.path("kind").asText();
+      String kind = rule.text("kind");
       switch (kind) {
         case "session":
           out.kind = SESSION;
-          out.gap = whole(rule.path("gap"), "GAP");
-          if (!rule.path("longest").isNull() && !rule.path("longest").isMissingNode()) {
+          out.gap = rule.whole("gap", "GAP");
+          if (rule.has("longest")) {
             out.bounded = true;
-            out.longest = whole(rule.path("longest"), "MAX");
+            out.longest = rule.whole("longest", "MAX");
           }
           break;
         case "threshold":
@@ -118,16 +112,17 @@ public final class FrameWindows {
           break;
         case "delta":
           out.kind = DELTA;
-          if (!rule.path("delta").isNumber()) {
+          JsonNode delta = rule.value("delta");
+          if (!delta.isNumber()) {
             throw new KernelRequest.Refused("DELTA is not a number");
           }
-          out.realDelta = rule.path("delta").asDouble();
-          out.delta = rule.path("delta").isIntegralNumber() ? rule.path("delta").asLong() : (long) Math.floor(out.realDelta);
+          out.realDelta = delta.asDouble();
+          out.delta = delta.isIntegralNumber() ? delta.asLong() : (long) Math.floor(out.realDelta);
           break;
         case "aggregate":
           out.kind = AGGREGATE;
-          out.running = Running.of(rule.path("running"));
-          out.test = Test.of(rule.path("test"), out.running.length);
+          out.running = Running.of(rule.value("running"));
+          out.test = Test.of(rule.value("test"), out.running.length);
           break;
         default:
           throw new KernelRequest.Refused("no " + kind + " frames in the JVM");
@@ -138,13 +133,6 @@ public final class FrameWindows {
         out.minimum = minimum.asDouble();
       }
       return out;
-    }
-
-    private static long whole(JsonNode value, String what) {
-      if (!value.isIntegralNumber()) {
-        throw new KernelRequest.Refused(what + " is not a whole number of the attribute's base units");
-      }
-      return value.asLong();
     }
 
     /** Whether a window of `rows` tuples, from value `first` to `last`, is long enough for MIN. */

@@ -199,7 +199,7 @@ final class SortedTuples {
     private boolean done;
 
     Windows(Iterator<InternalRow> rows, Keys keys, SortedTuples source, TaskMemory memory, FrameWindows.Sorted metrics) {
-      super(rows, keys, source.states);
+      super(rows, keys, source.states, new Output(null, new int[] {source.spec.widOut}, source.spec.widWidth, source.spec.longOut, source.spec.doubleOut));
       this.source = source;
       this.spec = source.spec;
       this.memory = memory;
@@ -254,18 +254,7 @@ final class SortedTuples {
     private void emit(StateQueue queue, long wid) {
       queue.dropUpTo(wid - spec.size);
       queue.total(windowLongs, windowDoubles);
-      if (windowLongs[states.firstSlot] <= 0) {
-        return; // a window holding no tuple (all outside WHERE) is left out
-      }
-      UnsafeRow out = output(queue.template);
-      States.setIntegral(out, spec.widOut, spec.widWidth, wid);
-      for (int s = 0; s < spec.longOut.length; s++) {
-        states.writeLong(out, spec.longOut[s], s, windowLongs[s]);
-      }
-      for (int s = 0; s < spec.doubleOut.length; s++) {
-        states.writeDouble(out, spec.doubleOut[s], s, windowDoubles[s]);
-      }
-      ready.add(out);
+      emit(queue.template, wid); // a window holding no tuple (all outside WHERE) is left out
     }
   }
 

@@ -1,6 +1,5 @@
 package wql.kernels;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -57,24 +56,15 @@ public final class TupleWindows {
    * tuples of that schema; refused for a case only the numpy kernel handles (other modes, groups,
    * types).
    */
-  static KernelRequest request(JsonNode request, StructType input) {
-    List<String> partitions = KernelRequest.strings(request.path("partitions"));
-    List<String> operations = KernelRequest.strings(request.path("operations"));
-    List<String> columns = KernelRequest.strings(request.path("columns"));
-    long size = request.path("size").asLong();
-    String mode = request.path("mode").asText();
-    if (!mode.equals("every") || !KernelRequest.strings(request.path("groups")).isEmpty() || size <= 0) {
+  static KernelRequest request(RequestJson request, StructType input) {
+    List<String> partitions = request.strings("partitions");
+    List<String> operations = request.strings("operations");
+    List<String> columns = request.strings("columns");
+    long size = request.whole("size", "RANGE");
+    if (!request.text("mode").equals("every") || !request.strings("groups").isEmpty() || size <= 0) {
       throw new KernelRequest.Refused("the JVM computes a window at every tuple, without GROUP BY, of a positive RANGE");
     }
-    if (!request.path("size").isIntegralNumber()) {
-      throw new KernelRequest.Refused("the RANGE is not a whole number");
-    }
-    StructType output;
-    try {
-      output = (StructType) DataType.fromJson(request.path("output").asText());
-    } catch (RuntimeException e) {
-      throw new KernelRequest.Refused("the output schema is not a struct's JSON");
-    }
+    StructType output = request.schema("output");
     spec(input, partitions, operations, columns, size, output); // refuses what it cannot compute
     return new Request(partitions, operations, columns, size, output);
   }

@@ -114,26 +114,15 @@ public final class EventDeltas {
     private static final long serialVersionUID = 1L;
     private final RequestJson request; // read again over the schema each operator is planned on
     private final List<String> keys;
-    private final StructType output;
 
     Request(RequestJson request, List<String> keys, StructType output) {
+      super("DifferenceWindows", output);
       this.request = request;
       this.keys = List.copyOf(keys);
-      this.output = output;
     }
 
     Spec spec(StructType input) {
       return new Spec(request, input);
-    }
-
-    @Override
-    String name() {
-      return "DifferenceWindows";
-    }
-
-    @Override
-    StructType output() {
-      return output;
     }
 
     /**
@@ -173,17 +162,8 @@ public final class EventDeltas {
     private final Request windows;
 
     Partials(Request windows) {
+      super("EventDeltas", windows.spec(windows.output()).partials);
       this.windows = windows;
-    }
-
-    @Override
-    String name() {
-      return "EventDeltas";
-    }
-
-    @Override
-    StructType output() {
-      return windows.spec(windows.output()).partials;
     }
 
     @Override

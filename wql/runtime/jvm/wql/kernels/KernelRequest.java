@@ -24,11 +24,24 @@ abstract class KernelRequest implements Serializable {
   /** The version of the requests' JSON this jar reads; a job sends the one it was generated for. */
   static final String PROTOCOL = "1";
 
+  private final String name;
+  private final StructType output;
+
+  /** A kernel whose node is called `name` in Spark's plans and whose rows have the schema `output`. */
+  KernelRequest(String name, StructType output) {
+    this.name = name;
+    this.output = output;
+  }
+
   /** The node's name in Spark's plans. */
-  abstract String name();
+  final String name() {
+    return name;
+  }
 
   /** The schema of the kernel's output rows. */
-  abstract StructType output();
+  final StructType output() {
+    return output;
+  }
 
   /**
    * The input the kernel reads: `child`, or a plan over it (a filter, a kernel node of the kernel's

@@ -12,10 +12,8 @@ import org.apache.spark.sql.types.StructType;
  */
 final class KeyedRequest extends KernelRequest {
   private static final long serialVersionUID = 1L;
-  private final String name;
   private final List<String> keys;
   private final String order;
-  private final StructType output;
   private final PartitionKernel kernel;
   private final boolean overAggregate;
   private final String shown;
@@ -26,23 +24,12 @@ final class KeyedRequest extends KernelRequest {
    */
   KeyedRequest(
       String name, List<String> keys, String order, StructType output, PartitionKernel kernel, boolean overAggregate, String shown) {
-    this.name = name;
+    super(name, output);
     this.keys = List.copyOf(keys);
     this.order = order;
-    this.output = output;
     this.kernel = kernel;
     this.overAggregate = overAggregate;
     this.shown = shown;
-  }
-
-  @Override
-  String name() {
-    return name;
-  }
-
-  @Override
-  StructType output() {
-    return output;
   }
 
   @Override
@@ -51,7 +38,7 @@ final class KeyedRequest extends KernelRequest {
     if (input == null) {
       input = strategy.later(node.child);
     }
-    return new KernelExec(input, new KernelSpec(name, keys, List.of(order), kernel), node.output());
+    return new KernelExec(input, new KernelSpec(name(), keys, List.of(order), kernel), node.output());
   }
 
   @Override

@@ -1,12 +1,8 @@
 package wql.kernels;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Iterator;
 import java.util.List;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
-import org.apache.spark.sql.execution.SparkPlan;
-import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -33,36 +29,19 @@ public final class SlidingCombine {
   private SlidingCombine() {}
 
   /** The request {"keys", "cell", "operations", "columns", "size", "step", "last", "cumulate"} over cells of that schema. */
-  static KernelRequest request(JsonNode request, StructType schema) {
-    List<String> keys = KernelRequest.strings(request.path("keys"));
-    String cell = request.path("cell").asText();
-    List<String> operations = KernelRequest.strings(request.path("operations"));
-    List<String> columns = KernelRequest.strings(request.path("columns"));
-    String last = request.path("last").isTextual() ? request.path("last").asText() : null;
-    List<String> names = List.of(schema.fieldNames());
-    if (!names.contains(cell) || !(schema.apply(cell).dataType() instanceof LongType)) {
-      throw new KernelRequest.Refused("the cell column " + cell + " is not a BIGINT");
-    }
-    if (last != null && (!names.contains(last) || !(schema.apply(last).dataType() instanceof LongType))) {
-      throw new KernelRequest.Refused("the last-window column " + last + " is not a BIGINT");
-    }
-    States states = States.of(schema, operations, columns);
-    Keys keyFields = names.containsAll(keys) ? Keys.of(schema, keys) : null;
-    if (states == null || keyFields == null) {
-      throw new KernelRequest.Refused("a key or state column has a type only the numpy kernel handles");
-    }
-    if (states.hasAbsentColumn()) { // every cell carries every state; let the numpy kernel name the missing one
-      throw new KernelRequest.Refused("a state column is missing");
-    }
+  static KernelRequest request(RequestJson request, StructType schema) {
+    List<String> keys = request.strings("keys");
+    String cell = request.text("cell");
+    String last = request.optionalText("last");
     Spec spec = new Spec();
     spec.schema = schema;
-    spec.states = states;
-    spec.keys = keyFields;
-    spec.cellField = schema.fieldIndex(cell);
-    spec.lastField = last == null ? -1 : schema.fieldIndex(last);
-    spec.size = request.path("size").asLong();
-    spec.cumulate = request.path("cumulate").asBoolean(false); // CUMULATE: cells of one step, size to a period
-    spec.step = spec.cumulate ? 1 : request.path("step").asLong();
+    spec.states = request.states(schema, true); // every cell carries every state
+    spec.keys = request.keys("keys", schema);
+    spec.cellField = request.bigint("cell", schema, "cell");
+    spec.lastField = last == null ? -1 : request.bigint("last", schema, "last-window");
+    spec.size = request.number("size");
+    spec.cumulate = request.flag("cumulate"); // CUMULATE: cells of one step, size to a period
+    spec.step = spec.cumulate ? 1 : request.number("step");
     if (spec.size <= 0 || spec.step <= 0) {
       throw new KernelRequest.Refused("size and step must be positive");
     }
@@ -70,48 +49,8 @@ public final class SlidingCombine {
       throw new KernelRequest.Refused("a CUMULATE window has no last-window column");
     }
     String name = spec.cumulate ? "CumulateCombine" : last == null ? "SlidingCombine" : "LandmarkCombine";
-    return new Request(name, keys, cell, spec);
-  }
-
-  /** Cells to windows, each key's cells in one partition sorted by cell. */
-  static final class Request extends KernelRequest {
-    private static final long serialVersionUID = 1L;
-    private final String name;
-    private final List<String> keys;
-    private final String cell;
-    private final Spec spec;
-
-    Request(String name, List<String> keys, String cell, Spec spec) {
-      this.name = name;
-      this.keys = List.copyOf(keys);
-      this.cell = cell;
-      this.spec = spec;
-    }
-
-    @Override
-    String name() {
-      return name;
-    }
-
-    @Override
-    StructType output() {
-      return spec.schema;
-    }
-
-    @Override
-    SparkPlan plan(KernelNode node, KernelStrategy strategy) {
-      SparkPlan input = strategy.aggregateClusteredByKeys(node, keys);
-      if (input == null) {
-        input = strategy.later(node.child);
-      }
-      Spec work = spec; // the closure must hold the spec alone
-      return new KernelExec(input, new KernelSpec(name, keys, List.of(cell), rows -> new Windows(rows, work)), node.output());
-    }
-
-    @Override
-    public String toString() {
-      return "keys " + keys + ", " + spec.size + " cells of " + cell + " a window, every " + spec.step;
-    }
+    String shown = "keys " + keys + ", " + spec.size + " cells of " + cell + " a window, every " + spec.step;
+    return new KeyedRequest(name, keys, cell, schema, rows -> new Windows(rows, spec), true, shown);
   }
 
   static final class Spec implements java.io.Serializable {
@@ -132,13 +71,8 @@ public final class SlidingCombine {
     private long finalWindow;
 
     Windows(Iterator<InternalRow> rows, Spec spec) {
-      super(rows, spec.keys, spec.states);
+      super(rows, spec.keys, spec.states, Output.sameAs(spec.schema, spec.states, spec.cellField));
       this.spec = spec;
-    }
-
-    @Override
-    UnsafeRow template(InternalRow row) {
-      return copied(row, spec.schema);
     }
 
     @Override
@@ -222,13 +156,7 @@ public final class SlidingCombine {
 
     private void emit(StateQueue queue, long end) {
       queue.total(windowLongs, windowDoubles);
-      if (windowLongs[states.firstSlot] <= 0) {
-        return;
-      }
-      UnsafeRow out = output(queue.template);
-      out.setLong(spec.cellField, spec.step == 1 ? end : Math.floorDiv(end + 1, spec.step) - 1);
-      states.write(out, states.longField, states.doubleField, windowLongs, windowDoubles);
-      ready.add(out);
+      emit(queue.template, spec.step == 1 ? end : Math.floorDiv(end + 1, spec.step) - 1);
     }
   }
 }

@@ -103,6 +103,8 @@ def test_an_unknown_table_or_a_missing_column_is_a_positioned_error(spark: Any) 
     text = f"CREATE STREAM clicks (user_id STRING, amout DOUBLE, ts TIMESTAMP) FROM TABLE clicks_view;\n{QUERY};\n"
     error = wql.check(text, spark=spark)[0]
     assert error.message == "table 'clicks_view' has no column 'amout'" and error.hint == "did you mean 'amount'?"
+    error = wql.check(f"CREATE STREAM clicks FROM TABLE nowhere.at.all.clicks;\n{QUERY};\n", spark=spark)[0]
+    assert error.span is not None and (error.span.line, error.span.column) == (1, 33), error.render()
 
 
 def test_a_batch_view_is_not_a_stream(spark: Any) -> None:

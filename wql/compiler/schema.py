@@ -14,7 +14,7 @@ from enum import Enum
 from typing import Protocol
 
 from wql.grammar import ast
-from wql.grammar.errors import Span, WQLNameError, WQLSemanticError, WQLTypeError, did_you_mean
+from wql.grammar.errors import Span, WQLError, WQLNameError, WQLSemanticError, WQLTypeError, did_you_mean, relocate
 from wql.grammar.formatter import format_table
 from wql.grammar.parser import FORMATS, TYPE_NAMES
 
@@ -283,7 +283,10 @@ def table_columns(
             hint=f"declare them: CREATE STREAM {stmt.name.text} (column TYPE, …) FROM TABLE {shown}; or give a "
             "session (wql.compile(text, spark=spark)); `wql run` asks its own",
         )
-    found = tables.columns(identifier)
+    try:
+        found = tables.columns(identifier)
+    except WQLError as error:  # a name Spark's catalog refuses: point at it
+        raise relocate(error, span) from None
     if found is None:
         known = tables.names()
         raise WQLNameError(

@@ -338,6 +338,24 @@ def test_create_stream_details() -> None:
     )
 
 
+def test_create_stream_from_a_table() -> None:
+    """FROM TABLE names a temp view or a catalog table, in parts; the column list may be left out. TABLE is a
+    keyword only there: a stream or a column may be named table."""
+    (create,) = wql.parse("CREATE STREAM s FROM TABLE cat.`my db`.events OPTIONS (a = 1)").statements
+    assert create == ast.CreateStream(
+        name=ast.Name(text="s"),
+        columns=(),
+        table=(ast.Name(text="cat"), ast.Name(text="my db"), ast.Name(text="events")),
+        options=(ast.Option(key="a", value=Decimal(1)),),
+    )
+    assert isinstance(create, ast.CreateStream) and create.path_span is not None
+    (create, select) = wql.parse(
+        "CREATE STREAM table (table INT) FROM TABLE table; SELECT table FROM table [RANGE 2 ROWS]"
+    ).statements
+    assert isinstance(create, ast.CreateStream) and create.table == (ast.Name(text="table"),)
+    assert isinstance(select, ast.Select) and select.stream.text == "table"
+
+
 def test_select_clauses() -> None:
     select = _select(
         "SELECT a, count(*) AS n FROM s WHERE a > 1 AND b GROUP BY a, b HAVING count(*) > 2"
@@ -448,6 +466,18 @@ class Bad:
 
 
 BAD: list[Bad] = [
+    Bad("table-string", "CREATE STREAM s FROM TABLE 'events'", 1, 28, "unexpected", "'events'"),
+    Bad("table-twice", "CREATE STREAM s FROM TABLE t FROM 'x.csv'", 1, 30, "FROM is given twice", "FROM 'x.csv'"),
+    Bad(
+        "table-format",
+        "CREATE STREAM s FROM TABLE t FORMAT parquet",
+        1,
+        30,
+        "FORMAT does not apply to FROM TABLE",
+        "FORMAT parquet",
+        "leave FORMAT out",
+    ),
+    Bad("table-dots", "CREATE STREAM s FROM TABLE db..t", 1, 31, "unexpected '.'", "."),
     Bad("select-typo", "SELEC x FROM s", 1, 1, "unexpected 'SELEC'", "SELEC", "did you mean 'SELECT'?"),
     Bad("create-typo", "CREATE STREM s (a INT)", 1, 8, "unexpected 'STREM'; expected STREAM", "STREM", "'STREAM'"),
     Bad("where-typo", "SELECT x FROM s WHRE x > 1", 1, 17, "unexpected 'WHRE'", "WHRE", "did you mean 'WHERE'?"),

@@ -171,6 +171,10 @@ class WQLLexer(RegexLexer):
                 r"(CREATE)(\s+)(STREAM)(\s+)([A-Za-z_][A-Za-z0-9_]*)",
                 bygroups(Keyword, Whitespace, Keyword, Whitespace, Name.Class),
             ),
+            (
+                r"(FROM)(\s+)(TABLE)(\s+)([A-Za-z_][A-Za-z0-9_]*)",
+                bygroups(Keyword, Whitespace, Keyword, Whitespace, Name),
+            ),
             (r"(FROM)(\s+)([A-Za-z_][A-Za-z0-9_]*)", bygroups(Keyword, Whitespace, Name.Class)),
             # MIN and MAX are window keywords (FRAME … MIN n, SESSION … MAX m) and SQL functions.
             (r"(MIN|MAX)(\s*)(?=\()", bygroups(Name.Function, Whitespace)),

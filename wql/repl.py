@@ -36,6 +36,7 @@ from wql.compiler.optimizer import PLAN_CHOICES
 from wql.compiler.schema import Catalog, Stream
 from wql.display import error_renderable, explanation_renderable, results_table
 from wql.grammar.errors import did_you_mean
+from wql.grammar.formatter import format_table
 from wql.highlight import WQLLexer, format_names, keywords, type_names, units
 from wql.runtime.errors import locate_in
 from wql.runtime.jobs import run_in_job_group
@@ -262,7 +263,7 @@ class Repl:
 
     def run_text(self, text: str) -> None:
         """Typed statements: relative FROM paths are relative to the current directory."""
-        self._run_program(wql.analyze(text, SOURCE, streams=self._streams()))
+        self._run_program(wql.analyze(text, SOURCE, streams=self._streams(), spark=self._catalog_session))
 
     def load(self, path: str) -> None:
         """A file's statements, as if typed, but with paths relative to the file (as wql.load does)."""
@@ -272,6 +273,10 @@ class Repl:
 
     def _streams(self) -> dict[str, Stream]:
         return {stream.name: stream for stream in self.catalog}
+
+    def _catalog_session(self) -> Any:
+        """The session whose catalog a stream FROM TABLE takes its columns from: asked for only then."""
+        return self.spark.get(self.console)
 
     def _run_program(self, program: wql.Program) -> None:
         if program.syntax_error is not None:
@@ -293,6 +298,8 @@ class Repl:
         message = Text.assemble(("✓ ", "green"), ("stream ", "dim"), (stream.name, "bold"), f" ({columns})")
         if stream.path:
             message.append(f" from {stream.path}", style="dim")
+        if stream.table:
+            message.append(f" from table {format_table(stream.table)}", style="dim")
         if replaced:
             message.append("  (replaces the earlier definition)", style="dim")
         self.console.print(message)
@@ -437,7 +444,7 @@ class Repl:
 
     def _compile_text(self, text: str) -> list[tuple[wql.Program, wql.Statement]]:
         """Queries typed after \\explain or \\code: analyzed against the catalog, not run, not declared."""
-        program = wql.analyze(text, SOURCE, streams=self._streams())
+        program = wql.analyze(text, SOURCE, streams=self._streams(), spark=self._catalog_session)
         if program.errors:
             for error in program.errors[1:]:
                 self.console.print(error_renderable(error))
@@ -635,6 +642,8 @@ class Repl:
 
 
 def _source(stream: Stream) -> str:
+    if stream.table:
+        return f"table {format_table(stream.table)}"
     if not stream.path:
         return "(no FROM path)"
     options = ", ".join(f"{k} = {str(v).lower() if isinstance(v, bool) else v}" for k, v in stream.options)

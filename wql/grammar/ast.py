@@ -109,13 +109,14 @@ class Option(Node):
 @dataclass(frozen=True, kw_only=True)
 class CreateStream(Node):
     name: Name
-    columns: tuple[ColumnDef, ...]
+    columns: tuple[ColumnDef, ...]  # empty for FROM TABLE without a column list: the table's columns
     path: str | None = None
+    table: tuple[Name, ...] = ()  # FROM TABLE: the table's name, its parts (catalog, database, table)
     format: str | None = None
     options: tuple[Option, ...] = ()
     row_num: Name | None = None
     punctuation: Expr | None = None  # PUNCTUATION WHEN (…): rows that are punctuations, not data
-    path_span: Span | None = field(default=None, compare=False, repr=False)
+    path_span: Span | None = field(default=None, compare=False, repr=False)  # the FROM clause
 
 
 # ------------------------------------------------------------------ window spec

@@ -350,6 +350,10 @@ class _Builder(Transformer[Any, Any]):
         return ("path", unquote_string(str(children[0])), self._span(meta))
 
     @v_args(meta=True)
+    def source_table(self, meta: Any, children: list[ast.Name]) -> tuple[str, Any, Span]:
+        return ("table", tuple(children), self._span(meta))
+
+    @v_args(meta=True)
     def source_format(self, meta: Any, children: list[Token]) -> tuple[str, Any, Span]:
         word = str(children[0]).lower()
         if word not in FORMATS:
@@ -397,12 +401,15 @@ class _Builder(Transformer[Any, Any]):
         name = children[0]
         columns = tuple(c for c in children[1:] if isinstance(c, ast.ColumnDef))
         fields: dict[str, Any] = {}
+        spans: dict[str, Span] = {}
         for option in children[1:]:
             if isinstance(option, tuple):
                 key, value, span = option
-                if key in fields:
+                spans[key] = span
+                if key in fields or (key in ("path", "table") and "path_span" in fields):
                     clause = {
                         "path": "FROM",
+                        "table": "FROM",
                         "format": "FORMAT",
                         "options": "OPTIONS",
                         "row_num": "ROW_NUM",
@@ -410,8 +417,14 @@ class _Builder(Transformer[Any, Any]):
                     }[key]
                     raise WQLSyntaxError(f"{clause} is given twice", span=span)
                 fields[key] = value
-                if key == "path":
+                if key in ("path", "table"):
                     fields["path_span"] = span
+        if "table" in spans and "format" in spans:
+            raise WQLSyntaxError(
+                "FORMAT does not apply to FROM TABLE: Spark's catalog knows the table's format",
+                span=spans["format"],
+                hint="leave FORMAT out; OPTIONS still reach Spark's reader of the table",
+            )
         return ast.CreateStream(name=name, columns=columns, span=self._span(meta), **fields)
 
     # window spec ----------------------------------------------------------

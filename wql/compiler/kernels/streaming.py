@@ -51,7 +51,7 @@ if TYPE_CHECKING:  # names the job defines, or other support code copied beside 
         window_attribute,
         windows,
     )
-    from wql.compiler.kernels.job_support import CORRUPT, shown_in_order, spark_errors
+    from wql.compiler.kernels.job_support import CORRUPT, for_csv, read_table, shown_in_order, spark_errors
     from wql.compiler.kernels.state_algebra import state_combine_columns
     from wql.compiler.kernels.store import drain_stored, start_stored, stores_state
 
@@ -175,10 +175,7 @@ def publish(result, directory, fmt, name, point="write"):
     from pyspark.sql import functions as F
 
     if fmt == "csv":
-        nested = [f.name for f in result.schema.fields if f.dataType.typeName() in ("array", "map", "struct")]
-        result = result.select(
-            *(F.to_json(F.col(f"`{c}`")).alias(c) if c in nested else F.col(f"`{c}`") for c in result.columns)
-        )
+        result = for_csv(result)
     counted = Observation(f"wql_{name}")
     result = result.observe(counted, F.count(F.lit(1)).alias("rows"))
     root = directory.rstrip("/")
@@ -357,6 +354,8 @@ def open_stream(spark, name, stream, path=None, max_files=None):
 
     source = stream["source"]
     options = dict(stream["options"])
+    if source == "table":
+        return read_table(spark.readStream, name, stream, path, streaming=True)
     if source == "rate":
         frame = spark.readStream.format("rate").options(**options).load()
         missing = [c for c, _ in stream["columns"] if c not in frame.columns]
@@ -1190,7 +1189,7 @@ def without_adaptive_execution(session):
     """A trigger's own work (its counts, state and windows) runs without adaptive query execution, in the
     query's session (a clone Structured Streaming makes; the job's session keeps its setting). A trigger's
     data is small, and adaptive execution runs each shuffle and broadcast stage as a Spark job of its own
-    and plans again between them: sessions took 15 jobs a trigger with it and 6 without (docs/performance.md).
+    and plans again between them: sessions took 15 jobs a trigger with it and 6 without (docs/design.md §2.1).
     Structured Streaming already turns it off for a query with a stateful operator (the state store
     engine's); this is for the others. A session that sets spark.sql.adaptive.enabled itself keeps it, and
     spark.wql.stream.adaptive=true keeps adaptive execution on. Without it nothing coalesces the shuffles'

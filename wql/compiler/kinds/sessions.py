@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from wql.compiler.kernels.streaming import CHANGE
+from wql.compiler.kernels.names import CHANGE
 from wql.compiler.kinds.base import Extent, Member, Sql, amount
 from wql.compiler.kinds.data_driven import DataDriven, Run, frame_of, gap_of, ordering
 from wql.compiler.units import Number, quantity_text

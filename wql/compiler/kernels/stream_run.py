@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # names the job defines, or other support code copied beside 
     from wql.compiler.kernels.engine import no_counts, trigger_report
     from wql.compiler.kernels.faults import fault
     from wql.compiler.kernels.job import APP_NAME, STREAMS
-    from wql.compiler.kernels.job_support import spark_errors
+    from wql.compiler.kernels.job_support import input_paths, spark_errors
     from wql.compiler.kernels.sinks import console_sink, file_sink
     from wql.compiler.kernels.stream_io import put_text
     from wql.compiler.kernels.stream_source import open_stream
@@ -258,12 +258,7 @@ def stream_main(argv=None):
     parser.add_argument("--max-files", type=int, metavar="N", help="files per trigger (file sources)")
     parser.add_argument("--interval", type=float, metavar="SECONDS", help="seconds between triggers")
     args = parser.parse_args(argv)
-    paths = {}
-    for item in args.input:
-        name, sep, path = item.partition("=")
-        if not sep:
-            parser.error(f"--input takes STREAM=PATH, got {item!r}")
-        paths[name] = path
+    paths = input_paths(parser, args.input)
     if args.output and not args.checkpoint:
         parser.error("--output needs --checkpoint: it is what makes the output exactly once across restarts")
     checkpoint = args.checkpoint or tempfile.mkdtemp(prefix="wql-checkpoint-")

@@ -6,13 +6,14 @@ Copied into every streaming job.
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # other support code copied beside this
-    from wql.compiler.kernels.job_support import CORRUPT, spark_errors
+    from wql.compiler.kernels.job_support import CORRUPT, load_declared, spark_errors
 
 
 def open_stream(spark, name, stream, path=None, max_files=None):
-    """The declared stream as a streaming DataFrame: a directory new files land in, Spark's rate source,
-    or Kafka (values parsed into the declared columns). Malformed csv/json rows are kept in
-    _corrupt_record, to be counted and written to the late-rows output, never dropped silently."""
+    """The declared stream as a streaming DataFrame: a directory new files land in (read as a batch job reads
+    them, in name order where files land together), Spark's rate source, or Kafka (values parsed into the
+    declared columns). Malformed csv/json rows are kept in _corrupt_record, to be counted and written to the
+    late-rows output, never dropped silently."""
     from pyspark.sql import functions as F
 
     source = stream["source"]
@@ -42,28 +43,8 @@ def open_stream(spark, name, stream, path=None, max_files=None):
         parsed = F.from_csv(text, schema, parse) if value_format == "csv" else F.from_json(text, schema, parse)
         return frame.select(parsed.alias("_value")).select("_value.*")
     path = path or stream["path"]
-    if not path:
-        raise ValueError(f"stream {name!r} has no FROM path; give one with --input {name}=PATH")
-    textual = stream["format"] in ("csv", "json")
-    schema = stream["schema"] + (f", `{CORRUPT}` STRING" if textual else "")
-    path = in_name_order(path)
-    reader = spark.readStream.format(stream["format"]).schema(schema)
-    if textual:
-        reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
-    if stream["format"] == "csv" and str(options.get("header", "false")).lower() == "true":
-        reader = reader.option("enforceSchema", False)  # a file whose header differs from the declaration fails
-    if max_files:
-        reader = reader.option("maxFilesPerTrigger", max_files)
-    for key, value in options.items():
-        reader = reader.option(key, value)
-    frame = reader.load(path)
-    if stream["numbered"]:
-        frame = frame.select(
-            "*",
-            F.col("_metadata.file_path").alias("__wql_file"),
-            F.col("_metadata.file_block_start").alias("__wql_block"),
-        )
-    return frame
+    extra = {"maxFilesPerTrigger": max_files} if max_files else None
+    return load_declared(spark.readStream, name, stream, path and in_name_order(path), extra)
 
 
 def in_name_order(path):

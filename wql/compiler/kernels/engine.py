@@ -26,10 +26,11 @@ One trigger, by phase, in this order (`run`); the phases both engines need are w
   (the late rule, `late_rule`, and the counts, `trigger_counts`, are written here), and say which tuples
   join windows, in the plan's terms. Why a phase: what is late is the stream's rule, what joins windows is
   the plan's (cells or rows; GENEROUS closing points).
-- keep (engine): merge the state the trigger before left with the trigger's tuples, and take the counts,
-  where it can in the same Spark job (an Observation, `observed`), then `counted` (here): the punctuation
-  after the trigger and the rows so far. Why before close: the windows a trigger closes and the state it
-  leaves depend on the punctuation after it.
+- keep (engine): merge the state the trigger before left with the trigger's tuples. The counts are taken
+  by its end, then `counted` (here) gives the punctuation after the trigger and the rows so far: in admit by
+  an aggregation of their own, or here in the Spark job that builds the state, through an Observation
+  (`observed`), which saves a pass over the micro-batch. Why before close: the windows a trigger closes and
+  the state it leaves depend on the punctuation after it.
 - close (engine): the windows the trigger emits, or None when it changes nothing, and the parts of the
   state to write for the next trigger (none where Spark's state store keeps it).
 - emit (here): the windows to the sink under the trigger's name, each state part written beside it in a
@@ -55,9 +56,12 @@ What each engine keeps, and where:
 Both keep drain.json there once a drain begins (checkpoint.py).
 
 An engine variant (another layout of the state in Spark's state store, another way to count and close in
-fewer Spark jobs) is one more subclass: it says which streams it runs and owns, builds its streamed query,
-implements admit, keep, close, rejected, recorded, state_rows and release, and is listed in
-stream_run.ENGINES. Nothing else branches on the engine.
+fewer Spark jobs: partial states merged before the shuffle, the counts and late rows taken in the pass that
+feeds the state store) is one more subclass, of TriggerRun or of the engine it refines: it says which jobs it
+runs and which checkpoints it owns (its meta entries mark them), builds its streamed query, implements
+admit, keep, close, rejected, recorded, state_rows and release (or inherits them), and is listed in
+stream_run.ENGINES, where the first engine that runs a job starts its stream and the first that owns a
+checkpoint goes on with it. Nothing else branches on the engine.
 """
 
 from typing import TYPE_CHECKING

@@ -33,7 +33,8 @@ if TYPE_CHECKING:  # names the job defines, or other support code copied beside 
     from wql.compiler.kernels.stream_io import put_text
     from wql.compiler.kernels.stream_source import open_stream
 
-# The engines a stream can keep its state with, the one to prefer first (engine.py has their protocol).
+# The engines a stream can keep its state with, in order: the first that runs a job starts its stream, the first
+# that owns a checkpoint goes on with it (engine.py has their protocol). The files engine runs every job.
 ENGINES = (StoreEngine, FilesEngine)
 
 

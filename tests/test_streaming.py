@@ -23,7 +23,7 @@ from tests.streaming import (
     triggers,
     with_malformed,
 )
-from wql.compiler.kernels.streaming import CHANGE
+from wql.compiler.kernels.names import CHANGE
 from wql.runtime.reference import apply_changes, evaluate_query
 
 pytestmark = pytest.mark.spark

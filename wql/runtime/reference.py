@@ -49,7 +49,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from wql.compiler.analysis import Query
-from wql.compiler.kernels.streaming import CHANGE
+from wql.compiler.kernels.names import CHANGE
 from wql.compiler.kinds import kind_of
 from wql.compiler.kinds.base import Extent, Member, from_base, partitions
 from wql.compiler.kinds.grid import candidates

@@ -8,7 +8,9 @@ CORRUPT = "_corrupt_record"
 
 
 def read_stream(spark, name, stream, path=None):
-    """Read a declared stream with its schema."""
+    """Read a declared stream with its schema: its table, or its files."""
+    if stream.get("table"):
+        return read_table(spark.read, name, stream, path)
     return load_declared(spark.read, name, stream, path)
 
 
@@ -22,8 +24,6 @@ def load_declared(reader, name, stream, path=None, extra=None):
     """
     from pyspark.sql import functions as F
 
-    if stream.get("table"):
-        return read_table(spark.read, name, stream, path)
     path = path or stream["path"]
     if not path:
         raise ValueError(f"stream {name!r} has no FROM path; give one with --input {name}=PATH")

@@ -131,7 +131,7 @@ _READABLE = {
     "QUOTED_NAME": "a `quoted name`",
     "STRING": "a string",
     "SIGNED_NUMBER": "a number",
-    "UNIT": "a unit (ROWS, SECONDS, MINUTES, …)",
+    "UNIT": "a unit (ROWS, SECONDS, MINUTES, …, MONTHS, YEARS)",
     "OP": "an operator",
     "LPAR": "'('",
     "RPAR": "')'",
@@ -564,6 +564,10 @@ class _Builder(Transformer[Any, Any]):
     @v_args(meta=True)
     def own_end_clause(self, meta: Any, children: list[Any]) -> ast.OwnEndClause:
         return ast.OwnEndClause(span=self._span(meta))
+
+    @v_args(meta=True)
+    def time_zone_clause(self, meta: Any, children: list[Any]) -> ast.TimeZoneClause:
+        return ast.TimeZoneClause(zone=unquote_string(str(children[0])), span=self._span(meta))
 
     @v_args(meta=True)
     def window(self, meta: Any, children: list[Any]) -> ast.WindowSpec:

@@ -31,6 +31,7 @@ MODULES = (
     "kafka_store.py",
     "frame_windows.py",
     "interval_windows.py",
+    "calendar_cells.py",
     "names.py",
     "faults.py",
     "stream_io.py",

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import wql
 from tests.conftest import PACKED, SPARK
 from tests.differential import combined_in, compare
+from tests.streaming import check
 from wql.compiler import calendars
 from wql.compiler.kinds import kind_of
 from wql.runtime.reference import from_base
@@ -241,3 +242,52 @@ def test_a_spec_no_calendar_can_hold_is_refused_in_one_line_at_its_clause(
     assert error.span is not None
     line = text.splitlines()[error.span.line - 1]
     assert line[error.span.column - 1 :].startswith(at), (line, error.span)
+
+
+# ------------------------------------------------------------------ on a stream
+
+
+@st.composite
+def stream_rows(draw: st.DrawFn, count: int = 3, max_rows: int = 10) -> list[dict[str, Any]]:
+    """Rows for the streaming harness (tests/streaming.py's stream), their timestamps near the ANCHORS."""
+    rows = []
+    for case_id in range(count):
+        for _ in range(draw(st.integers(0, max_rows))):
+            moment = draw(st.sampled_from(ANCHORS)) + timedelta(minutes=draw(st.integers(-2 * 24 * 60, 2 * 24 * 60)))
+            rows.append(
+                {
+                    "case_id": case_id,
+                    "k": draw(st.sampled_from(["a", "b"])),
+                    "v": draw(st.one_of(st.none(), st.integers(-8, 8).map(lambda q: q / 4))),
+                    "n": draw(st.integers(0, 4)),
+                    "ts": moment,
+                    "x": None,
+                    "y": None,
+                    "d": None,
+                }
+            )
+    return rows
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("plan", ["bucket", "pane"])
+@SPARK
+@given(data=st.data(), rows=stream_rows())
+def test_a_stream_of_calendar_windows_equals_the_model_and_drained_the_batch(
+    spark: Any, plan: str, data: st.DataObject, rows: list[dict[str, Any]]
+) -> None:
+    """Random triggers and disorder, late and malformed rows, SLACK in hours: the windows each trigger emits,
+    the late rows with the windows they missed, and (nothing late) the drained stream equal to the batch."""
+    spec = data.draw(
+        st.sampled_from(
+            [
+                "RANGE 3 MONTHS SLIDE 1 MONTH WATTR ts",
+                "RANGE 2 DAYS SLIDE 1 DAY WATTR ts TIME ZONE 'America/New_York'",
+                "RANGE 1 MONTH SLIDE 1 DAY WATTR ts CUMULATE TIME ZONE 'Australia/Sydney'",
+                "RANGE 1 WEEK SLIDE 1 DAY WATTR ts CUMULATE TIME ZONE 'America/Santiago'",
+            ]
+        )
+    )
+    slack = data.draw(st.sampled_from(["", " SLACK 12 HOURS", " SLACK 1 DAY GENEROUS"]))
+    text = f"SELECT k, {AGGREGATES} FROM s [{spec}{slack}] GROUP BY case_id, k"
+    check(spark, data, text, rows, "ts", plan=plan)

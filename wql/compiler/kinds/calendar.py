@@ -47,14 +47,13 @@ class CalendarGrid(Grid):
 
     # ---------------------------------------------------------------- explain
     def classify(self, window: Window) -> Classification:
-        return Classification(
-            WindowClass.CF, "none", f"{self.cells(window)} grid window: wids(t) follows from t and the spec alone"
-        )
+        return Classification(WindowClass.CF, "none", f"{self.cells(window)} wids(t) follows from t and the spec alone")
 
     def cells(self, window: Window) -> str:
         calendar = calendar_of(window)
-        where = f" of {window.zone}" if window.zone else ""
-        return "month" if calendar.cell == "month" else f"local-day{where}"
+        if calendar.cell == "month":
+            return f"a grid of months{' in ' + window.zone if window.zone else ''}:"
+        return f"a grid of {window.zone + chr(39) + 's' if window.zone else 'the'} local days:"
 
     def describe_grid(self, window: Window, basis: str, partitioned: str) -> str:
         calendar = calendar_of(window)
@@ -85,32 +84,35 @@ class CalendarGrid(Grid):
 
     def wids(self, window: Window) -> str:
         calendar = calendar_of(window)
-        a = self.value(window)
-        o = f" − {int(window.origin)}" if window.origin else ""
+        a, note = self.value(window), self.cell_note(window)
         if calendar.mixed:
-            return f"wids(t) = {a} … the last day of its month period,  {self.cell_note(window)}"
-        s = int(window.slide or 1)
-        first = f"⌊({a}{o}) / {s}⌋"
+            return f"wids(t) = {a} … the last day of its period,  {note}"
+        r, s_ = int(window.range or 1), int(window.slide or 1)
+        t = f"{a} − {int(window.origin)}" if window.origin else a
+        first = t if s_ == 1 else f"⌊({t}) / {s_}⌋"
         if window.form is Form.CUMULATE:
-            m = int(window.range or 1) // s
-            last = f"{m}·(⌊({a}{o}) / {int(window.range or 1)}⌋ + 1) − 1"
+            m = r // s_
+            last = f"{m}·(⌊({t}) / {r}⌋ + 1) − 1"
+        elif s_ == 1:
+            last = f"{t} + {r - 1}" if r > 1 else ""
         else:
-            last = f"⌊({a}{o} + {int(window.range or 1)}) / {s}⌋ − 1"
-        return f"wids(t) = {first} … {last},  {self.cell_note(window)}"
+            last = f"⌊({t} + {r}) / {s_}⌋ − 1"
+        return f"wids(t) = {first}{' … ' + last if last else ''},  {note}"
 
     def extent(self, window: Window) -> str:
         calendar = calendar_of(window)
-        a = self.value(window)
-        note = self.cell_note(window)
+        a, note = self.value(window), self.cell_note(window)
         if calendar.mixed:
-            return f"extent(w) = {{ t | month(first day of w's period) ≤ month({a}) ∧ {a} ≤ w }},  {note}"
+            return f"extent(w) = {{ t | w's period's first day ≤ {a} ≤ w }},  {note}"
+        r, s_ = int(window.range or 1), int(window.slide or 1)
         o = f"{int(window.origin)} + " if window.origin else ""
-        end = f"{o}(w+1)·{int(window.slide or 1)}"
+        end = f"{o}w + 1" if s_ == 1 else f"{o}(w+1)·{s_}"
         if window.form is Form.CUMULATE:
-            m = int(window.range or 1) // int(window.slide or 1)
-            start = f"{o}⌊w / {m}⌋·{int(window.range or 1)}"
+            start = f"{o}⌊w / {r // s_}⌋·{r}"
+        elif s_ == 1:
+            start = f"{o}w" + (f" − {r - 1}" if r > 1 else "")
         else:
-            start = f"{end} − {int(window.range or 1)}"
+            start = f"{end} − {r}"
         return f"extent(w) = {{ t | {start} ≤ {a} < {end} }},  {note}"
 
     def cell_note(self, window: Window) -> str:
@@ -134,7 +136,30 @@ class CalendarGrid(Grid):
     def facts(self, window: Window) -> dict[str, object]:
         out = super().facts(window)
         out["time_zone"] = window.zone
+        out["local_windows"] = self.local_windows(window)
         return out
+
+    def local_windows(self, window: Window, count: int = 3) -> list[str]:
+        """A few windows as the zone's clock shows them: around the zone's first change of offset in 2024 if it
+        has one (a 23- or 25-hour day), else around the end of February 2024 (a leap day)."""
+        moment = first_change(window.zone, 2024) if window.zone else None
+        shown = moment if moment is not None else calendars.day_start(calendars.month_first_day(650) - 1, "UTC")
+        value = shown if window.zone is not None else (shown // 86_400_000_000)
+        holding = [w for w in self.candidates(window, [value]) if self.bounds(window, w)[0] <= value]
+        first = next(w for w in holding if value < self.bounds(window, w)[1]) - count // 2
+        return [self.local_text(window, *self.bounds(window, w)) for w in range(first, first + count)]
+
+    def local_text(self, window: Window, lo: Number, hi: Number) -> str:
+        """A window as the zone's clock shows it, with its length where that is not whole days."""
+        if window.zone is None:  # a DATE
+            return f"[{format_date(int(lo))}, {format_date(int(hi))})"
+        start, end = calendars.local(int(lo), window.zone), calendars.local(int(hi), window.zone)
+        text = f"[{start:%Y-%m-%d %H:%M} {start.tzname()}, {end:%Y-%m-%d %H:%M} {end.tzname()})"
+        days, rest = divmod(int(hi) - int(lo), 86_400_000_000)
+        if rest:
+            hours = f"{rest / 3_600_000_000:g} h"
+            text += f"  ({f'{days} d ' if days else ''}{hours})"
+        return text
 
     def range_text(self, window: Window) -> str:
         assert window.range is not None
@@ -196,6 +221,18 @@ class CalendarGrid(Grid):
 
     def refuse_on_stream(self, query: Query) -> None:
         """A stream's punctuation and SLACK are instants; the grid's cells follow from them exactly."""
+
+
+def first_change(zone: str, year: int) -> int | None:
+    """The first local day of a year on which the zone changes its offset, as an instant (µs) in that day."""
+    first = calendars.day_of(calendars.day_start(calendars.month_first_day((year - 1970) * 12), zone) + 1, zone)
+    offset = calendars.offset_seconds(calendars.day_start(first, zone), zone)
+    for day in range(first + 1, first + 366):
+        start = calendars.day_start(day, zone)
+        if calendars.offset_seconds(start + 86_400_000_000, zone) != offset:
+            return start + 43_200_000_000  # noon of the day the change happens on, or near it
+        offset = calendars.offset_seconds(start, zone)
+    return None
 
 
 def calendar_of(window: Window) -> Calendar:

@@ -66,14 +66,17 @@ def save(fig: Any, path: Path, note: str) -> None:
 
 
 def plain_log(axis: Any) -> None:
-    """Log axes with plain numbers (5, 10, 50), not powers of ten."""
-    from matplotlib.ticker import FuncFormatter
+    """Log axes with plain numbers at 1, 2 and 5 of each power of ten (1, 2, 5, 10, 20, 50), not powers of ten;
+    the other minor ticks unlabelled, so that no two labels print over each other however many decades the
+    axis spans."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     axis.set_xscale("log")
     axis.set_yscale("log")
-    plain = FuncFormatter(lambda value, _: f"{value:g}")
-    axis.yaxis.set_major_formatter(plain)
-    axis.yaxis.set_minor_formatter(plain)
+    axis.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    axis.yaxis.set_minor_formatter(NullFormatter())
+    axis.xaxis.set_minor_formatter(NullFormatter())  # the x ticks are the measured points, labelled by the chart
 
 
 def bars(axis: Any, groups: list[str], series: list[tuple[str, str, list[float | None]]]) -> None:

@@ -12,6 +12,7 @@ import contextlib
 import math
 from collections.abc import Iterator
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 from hypothesis import strategies as st
@@ -40,6 +41,7 @@ def row(
     y: int | None,
     d: float | None,
 ) -> dict[str, Any]:
+    """One tuple of the stream STREAM declares, its timestamp `ts_s` seconds after BASE."""
     return {
         "case_id": case_id,
         "seq": seq,
@@ -119,23 +121,30 @@ def runs(draw: st.DrawFn, count: int = 5, max_rows: int = 18, specials: bool = F
     return rows
 
 
-def frame(spark: Any, rows: list[dict[str, Any]]) -> Any:
-    columns = [c.split()[0] for c in SCHEMA.split(", ")]
+def frame(spark: Any, rows: list[dict[str, Any]], schema: str = SCHEMA) -> Any:
+    """The rows as a Spark DataFrame of `schema` (a DDL column list; tests/intervals.py passes its own)."""
+    columns = [c.split()[0] for c in schema.split(", ")]
     data = [tuple(r[c] for c in columns) for r in rows]
-    return spark.createDataFrame(data, SCHEMA)
+    return spark.createDataFrame(data, schema)
+
+
+def _value(v: Any) -> Any:
+    """A value as rows from Spark and from the reference compare equal: floats to 9 digits (a sum's last
+    bits depend on its order), NaN as a string (NaN != NaN), a DECIMAL as its float (tests/intervals.py's
+    DECIMAL attributes: one side may give a window's bound as a float), a list as its values in a fixed
+    order (collect_list's order is Spark's)."""
+    if isinstance(v, float):
+        return "NaN" if math.isnan(v) else float(f"{v:.9g}")
+    if isinstance(v, Decimal):
+        return float(v)
+    if isinstance(v, list):
+        return tuple(sorted((_value(x) for x in v), key=repr))
+    return v
 
 
 def normalized(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    def value(v: Any) -> Any:
-        if isinstance(v, float):
-            if math.isnan(v):
-                return "NaN"
-            return float(f"{v:.9g}")
-        if isinstance(v, list):
-            return tuple(sorted(value(x) for x in v))
-        return v
-
-    return sorted((tuple((k, value(v)) for k, v in sorted(r.items())) for r in rows), key=repr)
+    """Rows in a canonical order with their values as _value makes them: a result is a multiset of rows."""
+    return sorted((tuple((k, _value(v)) for k, v in sorted(r.items())) for r in rows), key=repr)
 
 
 @contextlib.contextmanager
@@ -148,10 +157,13 @@ def combined_in(spark: Any, mode: str) -> Iterator[None]:
         spark.conf.unset("spark.wql.combine")
 
 
-def compare(spark: Any, text: str, rows: list[dict[str, Any]], plan: str | None) -> wql.CompiledQuery:
-    """Compile `text` (after the stream declaration) with `plan`, run it, and assert it equals the reference."""
-    compiled = wql.compile(STREAM + text, plan=plan)
-    got = [r.asDict(recursive=True) for r in compiled.run(spark, s=frame(spark, rows)).collect()]
+def compare(
+    spark: Any, text: str, rows: list[dict[str, Any]], plan: str | None, stream: str = STREAM, schema: str = SCHEMA
+) -> wql.CompiledQuery:
+    """Compile `text` (after the declaration `stream`, whose columns are `schema`) with `plan`, run it, and
+    assert it equals the reference."""
+    compiled = wql.compile(stream + text, plan=plan)
+    got = [r.asDict(recursive=True) for r in compiled.run(spark, s=frame(spark, rows, schema)).collect()]
     want = evaluate_query(compiled.query, rows)
     assert normalized(got) == normalized(want), _difference(got, want, compiled)
     return compiled

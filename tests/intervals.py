@@ -13,12 +13,12 @@ from __future__ import annotations
 import math
 from datetime import datetime, timedelta
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from hypothesis import strategies as st
 
-import wql
-from wql.runtime.reference import evaluate_query
+from tests import differential
 
 BASE = datetime(2024, 1, 1)
 SCHEMA = (
@@ -26,7 +26,6 @@ SCHEMA = (
     "ds DOUBLE, de DOUBLE, ms DECIMAL(10,2), me DECIMAL(10,2)"
 )
 STREAM = f"CREATE STREAM s ({SCHEMA}) ROW_NUM seq;\n"
-COLUMNS = [c.split()[0] for c in SCHEMA.split(", ")]
 SPECIALS = (math.nan, math.inf, -math.inf)
 
 
@@ -91,35 +90,7 @@ def row(
     }
 
 
-def frame(spark: Any, rows: list[dict[str, Any]]) -> Any:
-    return spark.createDataFrame([tuple(r[c] for c in COLUMNS) for r in rows], SCHEMA)
-
-
-def _value(v: Any) -> Any:
-    if isinstance(v, float):
-        return "NaN" if math.isnan(v) else float(f"{v:.9g}")
-    if isinstance(v, Decimal):
-        return float(v)
-    if isinstance(v, list):
-        return tuple(sorted((_value(x) for x in v), key=repr))
-    return v
-
-
-def normalized(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    return sorted((tuple((k, _value(v)) for k, v in sorted(r.items())) for r in rows), key=repr)
-
-
-def compare(spark: Any, text: str, rows: list[dict[str, Any]], plan: str | None) -> wql.CompiledQuery:
-    """Compile `text` (after the stream declaration) with `plan`, run it, and assert it equals the reference."""
-    compiled = wql.compile(STREAM + text, plan=plan)
-    got = [r.asDict(recursive=True) for r in compiled.run(spark, s=frame(spark, rows)).collect()]
-    want = evaluate_query(compiled.query, rows)
-    g, w = normalized(got), normalized(want)
-    if g != w:
-        spark_only = [r for r in g if r not in w][:4]
-        reference_only = [r for r in w if r not in g][:4]
-        raise AssertionError(
-            f"plan {compiled.plan}: {len(got)} rows from Spark, {len(want)} from the reference\n"
-            f"only in Spark: {spark_only}\nonly in the reference: {reference_only}"
-        )
-    return compiled
+# Building the DataFrame, normalizing the rows and comparing them with the reference as the other
+# differential tests do, over this module's stream.
+frame = partial(differential.frame, schema=SCHEMA)
+compare = partial(differential.compare, stream=STREAM, schema=SCHEMA)

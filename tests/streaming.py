@@ -45,7 +45,7 @@ import wql
 from tests.differential import normalized
 from wql.compiler.disorder import disorder
 from wql.compiler.schema import Domain
-from wql.compiler.windows import WindowKind
+from wql.compiler.windows import Form
 from wql.runtime.execute import load_job
 from wql.runtime.reference import (
     Extent,
@@ -256,7 +256,7 @@ def model(
         extents_too = window.is_data_driven or window.snap
         current = evaluate_query(query, admitted, numbers, set_apart, extents_too=extents_too)
         data = _Data.of(query, admitted) if window.snap else None
-        if query.emit == "changes" and window.kind is WindowKind.SESSION:
+        if query.emit == "changes" and window.form is Form.SESSION:
             chosen = session_changes(query, earlier, current, before)
         elif query.emit == "changes":
             opened = [r for r in current if not _done(query, r, before, before_counts, data, reach)]
@@ -350,7 +350,7 @@ def missed(query: Any, value: Any, before: Any) -> Any:
     generous = window.slack is not None and window.slack.mode == "generous"
     domain = window.attr.domain
     nothing = "none: it joined the open windows it belongs to" if generous else "none: it belongs to no window"
-    if window.kind is WindowKind.LANDMARK and not window.align_first and not window.is_interval:
+    if window.form is Form.LANDMARK and not window.align_first and not window.is_interval:
         # The first window past the value, found from its formula and made exact as the extent reads (counting
         # up from window 0 took minutes for a timestamp in base units).
         first = max(0, math.floor((value - window.origin) / window.slide) - 1)
@@ -376,10 +376,10 @@ def missed(query: Any, value: Any, before: Any) -> Any:
         if generous:
             found = [w for w in found if _bounds(window, w)[1] <= before]
         return f"windows {min(found)} to {max(found)}" if found else nothing
-    if window.kind in {WindowKind.SLIDE_BY_TUPLE, WindowKind.SLIDE_BY_RANK} and not window.is_interval:
+    if window.form in {Form.SLIDE_BY_TUPLE, Form.SLIDE_BY_RANK} and not window.is_interval:
         high = min(value + window.range, before) if generous else value + window.range
         return f"windows named in [{_sql_text(value, domain)}, {_sql_text(high, domain)})"
-    if window.kind is WindowKind.KAFKA:
+    if window.form is Form.KAFKA:
         tick = 1_000 if domain is Domain.TIMESTAMP else 1
         high = min(value, before - window.range - tick) if generous else value
         low = value - window.range
@@ -394,8 +394,8 @@ def _closing_points(query: Any, rows: list[dict[str, Any]], numbers: list[int], 
     window = query.window
     if point is None:
         return {}
-    tuples = [t for t in _prepare(query, rows, numbers) if t.passes or not window.frame.kafka]
-    unfiltered = replace(window, frame=replace(window.frame, minimum=None))
+    tuples = [t for t in _prepare(query, rows, numbers) if t.passes or not window.rule.kafka]
+    unfiltered = replace(window, rule=replace(window.rule, minimum=None))
     points: dict[tuple, Extent] = {}
     for extent in data_driven_extents(unfiltered, tuples):  # each partition's in order
         if data_driven_final(window, extent, point):
@@ -412,8 +412,8 @@ def _after_closing(query: Any, row: dict[str, Any], arrival: int, points: dict[t
     if extent is None:
         return True  # nothing final yet
     a = to_base(row[window.attr.name], window.attr.domain)
-    frame = window.frame
-    if window.kind is WindowKind.SESSION:
+    frame = window.rule
+    if window.form is Form.SESSION:
         first, last = extent.members[0].a, extent.members[-1].a
         return a > last + frame.gap or (frame.longest is not None and a >= first + frame.longest)
     closer = extent.closer
@@ -485,8 +485,8 @@ def _data_end(query: Any, rows: list[dict[str, Any]]) -> Any:
     values, interval events' windows but SNAP's): the largest value, or start or end of a well-formed event
     (WHERE or not); None for other windows, or before any data."""
     window = query.window
-    landmark = window.kind is WindowKind.LANDMARK and not window.is_tuple_based
-    events = window.end_attr is not None and window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}
+    landmark = window.form is Form.LANDMARK and not window.is_tuple_based
+    events = window.end_attr is not None and window.form in {Form.SLIDING, Form.LANDMARK}
     if not (landmark or events) or window.snap:
         return None
     end = _largest_point(_well_formed(query, rows))
@@ -540,9 +540,9 @@ def _closed(
     if window.snap:
         assert data is not None
         return _snap_closed(query, row, point, data)
-    if window.kind is WindowKind.KAFKA:
+    if window.form is Form.KAFKA:
         return to_base(row["window_end"], domain) < point
-    if window.kind in {WindowKind.SLIDE_BY_TUPLE, WindowKind.SLIDE_BY_RANK}:
+    if window.form in {Form.SLIDE_BY_TUPLE, Form.SLIDE_BY_RANK}:
         return to_base(row["wid"], domain) < point
     if window.is_snapshot and row["window_end"] is None:
         return False  # a partition's last snapshot has no end: final only when the stream is drained
@@ -587,3 +587,37 @@ def difference(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> str:
         f"{len(got)} rows from the stream, {len(want)} from the model\n"
         f"only in the stream: {spark_only}\nonly in the model: {model_only}"
     )
+
+
+def check(
+    spark: Any,
+    data: st.DataObject,
+    text: str,
+    rows: list[dict[str, Any]],
+    attr: str,
+    *,
+    plan: str | None = None,
+    punctuation: str | None = None,
+    is_punctuation: Any = None,
+    states: list[list[dict[str, Any]]] | None = None,
+) -> list[dict[str, Any]]:
+    """Run `text` on a stream of `rows` in a random arrival order and triggers; compare with the model. What
+    the stream emitted, each row with its `_trigger`; with a `states` list, each trigger's result over the
+    tuples admitted so far (tests.streaming.model)."""
+    compiled = compile_stream(text, plan, punctuation)
+    ordered = data.draw(arrivals(rows, attr, data.draw(st.integers(0, 4))))
+    batches = data.draw(with_malformed(data.draw(triggers(ordered))))
+    kept: list[dict[str, Any]] = []
+    got, reports = run(spark, compiled, batches, late=kept)
+    kept_want: list[dict[str, Any]] = []
+    want, late = model(compiled, batches, is_punctuation, late=kept_want, states=states)
+    assert normalized(got) == normalized(want), difference(got, want)
+    assert sum(r["late"] for r in reports) == late
+    assert sum(r["malformed"] for r in reports) == sum(r["wql_reason"] == "malformed" for r in kept_want)
+    assert same_late_rows(kept, kept_want), difference(kept, kept_want)
+    batches = [[r for r in b if r.get(CORRUPT) is None] for b in batches]
+    if late == 0 and not punctuation and compiled.query.emit == "final":
+        batch = evaluate_query(compiled.query, [r for b in batches for r in b])
+        untagged = [{k: v for k, v in r.items() if k != "_trigger"} for r in got]
+        assert normalized(untagged) == normalized(batch), "a drained stream with nothing late must equal the batch"
+    return got

@@ -21,12 +21,12 @@ from wql import (
     WQLSyntaxError,
     WQLTypeError,
 )
-from wql.compiler.aggregates import AggFamily, AggKind
+from wql.compiler.aggregates import Duplicates, PartialState
 from wql.compiler.analysis import Query
 from wql.compiler.analysis import analyze as analyze_select
 from wql.compiler.classify import WindowClass
 from wql.compiler.schema import Catalog, Domain, schema_from_mapping
-from wql.compiler.windows import SlideOn, Window, WindowKind
+from wql.compiler.windows import Form, SlideOn, Window
 from wql.grammar import ast
 
 SEC = 1_000_000
@@ -122,7 +122,7 @@ def spec_error(spec: str, stream: str = "traffic") -> tuple[WQLError, str]:
         # no SLIDE: tumbling, SLIDE = RANGE
         (
             "[RANGE 5 MINUTES WATTR ts]",
-            WindowKind.SLIDING,
+            Form.SLIDING,
             "ts",
             5 * MIN,
             5 * MIN,
@@ -132,7 +132,7 @@ def spec_error(spec: str, stream: str = "traffic") -> tuple[WQLError, str]:
         # no RANGE: RANGE = SLIDE
         (
             "[SLIDE 2 HOURS WATTR ts]",
-            WindowKind.SLIDING,
+            Form.SLIDING,
             "ts",
             2 * HOUR,
             2 * HOUR,
@@ -142,7 +142,7 @@ def spec_error(spec: str, stream: str = "traffic") -> tuple[WQLError, str]:
         # ROWS without an attribute: row_num
         (
             "[RANGE 10 ROWS]",
-            WindowKind.SLIDING,
+            Form.SLIDING,
             "row_num",
             10,
             10,
@@ -151,18 +151,18 @@ def spec_error(spec: str, stream: str = "traffic") -> tuple[WQLError, str]:
         ),
         (
             "[RANGE 100 ROWS SLIDE 10 ROWS]",
-            WindowKind.SLIDING,
+            Form.SLIDING,
             "row_num",
             100,
             10,
             SlideOn.ATTRIBUTE,
             ["WATTR row_num"],
         ),
-        ("[SLIDE 3 ROWS]", WindowKind.SLIDING, "row_num", 3, 3, SlideOn.ATTRIBUTE, ["WATTR row_num", "RANGE = SLIDE"]),
+        ("[SLIDE 3 ROWS]", Form.SLIDING, "row_num", 3, 3, SlideOn.ATTRIBUTE, ["WATTR row_num", "RANGE = SLIDE"]),
         # time units without WATTR: the only TIMESTAMP column
         (
             "[RANGE 10 MINUTES SLIDE 1 MINUTE]",
-            WindowKind.SLIDING,
+            Form.SLIDING,
             "ts",
             10 * MIN,
             MIN,
@@ -172,7 +172,7 @@ def spec_error(spec: str, stream: str = "traffic") -> tuple[WQLError, str]:
         # SLIDE n ROWS over a time RATTR: SATTR row_num
         (
             "[RANGE 5 MINUTES RATTR ts SLIDE 3 ROWS]",
-            WindowKind.SLIDE_BY_TUPLE,
+            Form.SLIDE_BY_TUPLE,
             "ts",
             5 * MIN,
             3,
@@ -182,7 +182,7 @@ def spec_error(spec: str, stream: str = "traffic") -> tuple[WQLError, str]:
         # SATTR without SLIDE: SLIDE 1 ROW
         (
             "[RANGE 5 MINUTES RATTR ts SATTR row_num]",
-            WindowKind.SLIDE_BY_TUPLE,
+            Form.SLIDE_BY_TUPLE,
             "ts",
             5 * MIN,
             1,
@@ -191,7 +191,7 @@ def spec_error(spec: str, stream: str = "traffic") -> tuple[WQLError, str]:
         ),
         (
             "[RANGE 5 MINUTES SATTR rank(ts)]",
-            WindowKind.SLIDE_BY_RANK,
+            Form.SLIDE_BY_RANK,
             "ts",
             5 * MIN,
             1,
@@ -199,32 +199,32 @@ def spec_error(spec: str, stream: str = "traffic") -> tuple[WQLError, str]:
             ["RATTR ts (from SATTR)", "SLIDE 1 ROW"],
         ),
         # explicit specs record no defaults
-        ("[RANGE 5 MINUTES SLIDE 1 MINUTE WATTR ts]", WindowKind.SLIDING, "ts", 5 * MIN, MIN, SlideOn.ATTRIBUTE, []),
+        ("[RANGE 5 MINUTES SLIDE 1 MINUTE WATTR ts]", Form.SLIDING, "ts", 5 * MIN, MIN, SlideOn.ATTRIBUTE, []),
         (
             "[RANGE 5 MINUTES RATTR ts SLIDE 1 ROW SATTR row_num]",
-            WindowKind.SLIDE_BY_TUPLE,
+            Form.SLIDE_BY_TUPLE,
             "ts",
             5 * MIN,
             1,
             SlideOn.ROW_NUM,
             [],
         ),
-        ("[RANGE UNBOUNDED SLIDE 1 HOUR WATTR ts]", WindowKind.LANDMARK, "ts", None, HOUR, SlideOn.ATTRIBUTE, []),
-        ("[RANGE 10 SECONDS WATTR ts SLIDE KAFKA]", WindowKind.KAFKA, "ts", 10 * SEC, None, SlideOn.ATTRIBUTE, []),
+        ("[RANGE UNBOUNDED SLIDE 1 HOUR WATTR ts]", Form.LANDMARK, "ts", None, HOUR, SlideOn.ATTRIBUTE, []),
+        ("[RANGE 10 SECONDS WATTR ts SLIDE KAFKA]", Form.KAFKA, "ts", 10 * SEC, None, SlideOn.ATTRIBUTE, []),
         # base units: days for DATE, the value itself for numbers
-        ("[RANGE 2 WEEKS SLIDE 1 DAY WATTR d]", WindowKind.SLIDING, "d", 14, 1, SlideOn.ATTRIBUTE, []),
-        ("[RANGE 10 SLIDE 2 WATTR mile]", WindowKind.SLIDING, "mile", 10, 2, SlideOn.ATTRIBUTE, []),
-        ("[RANGE 2.5 SLIDE 0.5 WATTR speed]", WindowKind.SLIDING, "speed", 2.5, 0.5, SlideOn.ATTRIBUTE, []),
-        ("[RANGE 1500 MILLISECONDS WATTR ts]", WindowKind.SLIDING, "ts", 1_500_000, 1_500_000, SlideOn.ATTRIBUTE, None),
-        ("[RANGE 3 MICROSECONDS WATTR ts]", WindowKind.SLIDING, "ts", 3, 3, SlideOn.ATTRIBUTE, None),
-        ("[RANGE 1.5 SECONDS WATTR ts]", WindowKind.SLIDING, "ts", 1_500_000, 1_500_000, SlideOn.ATTRIBUTE, None),
-        ("[RANGE 1 WEEK WATTR ts]", WindowKind.SLIDING, "ts", 7 * DAY, 7 * DAY, SlideOn.ATTRIBUTE, None),
+        ("[RANGE 2 WEEKS SLIDE 1 DAY WATTR d]", Form.SLIDING, "d", 14, 1, SlideOn.ATTRIBUTE, []),
+        ("[RANGE 10 SLIDE 2 WATTR mile]", Form.SLIDING, "mile", 10, 2, SlideOn.ATTRIBUTE, []),
+        ("[RANGE 2.5 SLIDE 0.5 WATTR speed]", Form.SLIDING, "speed", 2.5, 0.5, SlideOn.ATTRIBUTE, []),
+        ("[RANGE 1500 MILLISECONDS WATTR ts]", Form.SLIDING, "ts", 1_500_000, 1_500_000, SlideOn.ATTRIBUTE, None),
+        ("[RANGE 3 MICROSECONDS WATTR ts]", Form.SLIDING, "ts", 3, 3, SlideOn.ATTRIBUTE, None),
+        ("[RANGE 1.5 SECONDS WATTR ts]", Form.SLIDING, "ts", 1_500_000, 1_500_000, SlideOn.ATTRIBUTE, None),
+        ("[RANGE 1 WEEK WATTR ts]", Form.SLIDING, "ts", 7 * DAY, 7 * DAY, SlideOn.ATTRIBUTE, None),
     ],
 )
 def test_window_defaults(
     *,
     spec: str,
-    kind: WindowKind,
+    kind: Form,
     attr: str,
     rng: float | None,
     slide: float | None,
@@ -232,7 +232,7 @@ def test_window_defaults(
     notes: list[str] | None,
 ) -> None:
     window = window_of(spec)
-    assert window.kind is kind
+    assert window.form is kind
     assert window.attr.name == attr
     assert window.range == rng
     assert window.slide == slide
@@ -343,7 +343,7 @@ def test_case_insensitive_window_attributes() -> None:
     window = window_of("[RANGE 10 SLIDE 2 WATTR MILE]")
     assert window.attr.name == "mile"
     assert window_of("[RANGE 10 ROWS WATTR ROW_NUM]").attr.name == "row_num"
-    assert window_of("[RANGE 5 MINUTES RATTR TS SATTR RANK(Ts)]").kind is WindowKind.SLIDE_BY_RANK
+    assert window_of("[RANGE 5 MINUTES RATTR TS SATTR RANK(Ts)]").form is Form.SLIDE_BY_RANK
 
 
 def test_row_num_column_declared_with_row_num_is_the_arrival_position() -> None:
@@ -1263,8 +1263,8 @@ def test_bad_aliases(items: str, alias: str, message: str) -> None:
 
 # ------------------------------------------------------------------ aggregate kinds (docs/language.md §6)
 
-CUMULATIVE, SELECTIVE = AggFamily.CUMULATIVE, AggFamily.SELECTIVE
-DISTRIBUTIVE, ALGEBRAIC, HOLISTIC = AggKind.DISTRIBUTIVE, AggKind.ALGEBRAIC, AggKind.HOLISTIC
+CUMULATIVE, SELECTIVE = Duplicates.CUMULATIVE, Duplicates.SELECTIVE
+DISTRIBUTIVE, ALGEBRAIC, HOLISTIC = PartialState.DISTRIBUTIVE, PartialState.ALGEBRAIC, PartialState.HOLISTIC
 
 
 @pytest.mark.parametrize(
@@ -1288,17 +1288,17 @@ DISTRIBUTIVE, ALGEBRAIC, HOLISTIC = AggKind.DISTRIBUTIVE, AggKind.ALGEBRAIC, Agg
         pytest.param("percentile(speed, 0.9)", "percentile", HOLISTIC, CUMULATIVE),
     ],
 )
-def test_aggregate_kinds(call: str, function: str, kind: AggKind, family: AggFamily) -> None:
+def test_aggregate_kinds(call: str, function: str, kind: PartialState, family: Duplicates) -> None:
     query = analyze_one(f"SELECT {call} AS x FROM traffic [RANGE 10 ROWS]")
     [aggregate] = query.aggregates
     assert aggregate.function == function
-    assert aggregate.info.kind is kind
-    assert aggregate.info.family is family
+    assert aggregate.info.partial_state is kind
+    assert aggregate.info.duplicates is family
 
 
 def test_median_and_percentile_are_holistic() -> None:
     query = analyze_one("SELECT median(speed), percentile(speed, 0.5) FROM traffic [RANGE 10 ROWS]")
-    assert [a.info.kind for a in query.aggregates] == [HOLISTIC, HOLISTIC]
+    assert [a.info.partial_state for a in query.aggregates] == [HOLISTIC, HOLISTIC]
 
 
 def test_approximate_aggregates_are_flagged() -> None:

@@ -4,12 +4,14 @@ charts of docs/performance.md are drawn from that file alone, never by hand."""
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -70,3 +72,35 @@ def test_the_charts_redraw_from_the_saved_lines(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     for name in plots.CHARTS:
         assert (tmp_path / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_no_axis_prints_labels_over_each_other(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every chart's tick labels (a log axis's minor ones too) are apart: none overlaps its neighbour."""
+    pytest.importorskip("matplotlib")
+    figures: list[Any] = []
+    monkeypatch.setattr(plots, "save", lambda fig, path, note: figures.append((path.name, fig)))
+    rows = plots.lines(RESULTS)
+    assert all(chart(rows, tmp_path) for chart in plots.CHARTS.values())
+    overlaps = []
+    for name, fig in figures:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        for axis in fig.axes:
+            for which, ticks in (("x", axis.xaxis), ("y", axis.yaxis)):
+                labels = [
+                    t
+                    for t in (*ticks.get_majorticklabels(), *ticks.get_minorticklabels())
+                    if t.get_visible() and t.get_text()
+                ]
+                shown = [(t.get_text(), t.get_window_extent(renderer)) for t in labels if _in_view(t, axis, which)]
+                for (a, box_a), (b, box_b) in itertools.combinations(shown, 2):
+                    if box_a.overlaps(box_b):
+                        overlaps.append((name, which, a, b))
+    assert overlaps == []
+
+
+def _in_view(label: Any, axis: Any, which: str) -> bool:
+    """A tick label matplotlib draws: its tick is within the axis's limits."""
+    low, high = sorted(axis.get_xlim() if which == "x" else axis.get_ylim())
+    value = label.get_position()[0 if which == "x" else 1]
+    return bool(low <= value <= high)

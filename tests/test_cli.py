@@ -126,6 +126,7 @@ def test_check_counts_queries(in_tmp: Path, capsys: pytest.CaptureFixture[str]) 
 
 def test_check_reports_every_error(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write(in_tmp, "broken.wql", BROKEN)
+    write(in_tmp, "traffic.csv", "seg_id,speed,ts\n")
     code, out, err = run(["check", "broken.wql"], capsys)
     assert code == 1
     assert "OK" not in out
@@ -167,10 +168,34 @@ def test_check_reports_syntax_errors(in_tmp: Path, capsys: pytest.CaptureFixture
 
 def test_check_mixed_files_exit_1_but_report_the_good_one(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write(in_tmp, "broken.wql", BROKEN)
+    write(in_tmp, "traffic.csv", "seg_id,speed,ts\n")
     code, out, err = run(["check", str(EXAMPLES / "paper" / "q1.wql"), "broken.wql"], capsys)
     assert code == 1
     assert "q1.wql: 1 query OK" in out
     assert err.count("  --> broken.wql:") == 3
+
+
+def test_check_reports_a_from_path_that_is_not_there(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A FROM path that does not exist (relative to the query file) is an error of `wql check`, with a caret
+    under the path; one that exists, or a URL only Spark can read, is not."""
+    folder = in_tmp / "queries"
+    folder.mkdir()
+    (folder / "here.csv").write_text("v,ts\n", encoding="utf-8")
+    text = (
+        "CREATE STREAM a (v DOUBLE, ts TIMESTAMP) FROM 'here.csv';\n"
+        "CREATE STREAM b (v DOUBLE, ts TIMESTAMP) FROM 'gone.csv';\n"
+        "CREATE STREAM c (v DOUBLE, ts TIMESTAMP) FROM 's3a://bucket/c' FORMAT parquet;\n"
+        "SELECT count(*) AS n FROM b [RANGE 1 HOUR];\n"
+    )
+    write(folder, "q.wql", text)
+    code, out, err = run(["check", "queries/q.wql"], capsys)
+    assert code == 1 and "OK" not in out
+    lines = err.splitlines()
+    assert lines[0].startswith("runtime error: stream 'b': no such file or directory: ")
+    assert lines[0].endswith("gone.csv")
+    assert "  --> queries/q.wql:2:42" in lines
+    assert "  |                                          ^^^^^^^^^^^^^^^" in lines
+    assert err.count("-->") == 1
 
 
 def one_line_failure(err: str, out: str, message: str) -> None:
@@ -319,3 +344,34 @@ def test_a_files_only_query_is_query_1_everywhere(in_tmp: Path, capsys: pytest.C
     code, _, err = run(["compile", "f.wql", "--query", "2"], capsys)
     assert code == 1 and "there is no query 2; f.wql has 1 query" in err
     assert wql.load("f.wql").query(1).line == 4
+
+
+def test_explain_into_a_file_is_not_padded(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Output that is not a terminal (a pipe, a file) is wide enough not to wrap, but no line carries the
+    spaces that pad it to that width."""
+    code, out, _ = run(["explain", str(EXAMPLES / "clicks.wql")], capsys)
+    assert code == 0
+    padded = [line for line in out.splitlines() if line != line.rstrip()]
+    assert padded == []
+    assert "window      [SESSION GAP 30 MINUTES WATTR ts PATTR user_id]" in out.splitlines()
+
+
+def test_check_of_a_stream_from_a_table(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`wql check` starts no Spark: a stream FROM TABLE with its columns declared checks as any other; without
+    them its columns are in Spark's catalog, which it says with a caret under the table's name. A stream with
+    neither columns nor a table is refused at its name."""
+    write(
+        in_tmp,
+        "declared.wql",
+        "CREATE STREAM e (k STRING, ts TIMESTAMP) FROM TABLE db.events;\nSELECT count(*) AS n FROM e [RANGE 1 HOUR];\n",
+    )
+    code, out, err = run(["check", "declared.wql"], capsys)
+    assert (code, err) == (0, "") and "declared.wql: 1 query OK" in out
+    write(in_tmp, "catalog.wql", "CREATE STREAM e FROM TABLE db.events;\nSELECT count(*) AS n FROM e [RANGE 1 HOUR];\n")
+    code, _, err = run(["check", "catalog.wql"], capsys)
+    lines = err.splitlines()
+    assert code == 1 and lines[0].startswith("error: the columns of table 'db.events' are in Spark's catalog")
+    assert "  --> catalog.wql:1:28" in lines and "  |                            ^^^^^^^^^" in lines
+    write(in_tmp, "none.wql", "CREATE STREAM e FROM 'e.csv';\n")
+    code, _, err = run(["check", "none.wql"], capsys)
+    assert code == 1 and err.splitlines()[0] == "error: stream 'e' declares no columns"

@@ -264,6 +264,26 @@ def test_hostile_names_give_valid_inert_code(name: str, plan: str, tmp_path: Pat
     assert not Path("PWNED").exists()
 
 
+@pytest.mark.parametrize("name", HOSTILE)
+def test_a_hostile_table_name_gives_valid_inert_code(name: str, tmp_path: Path, monkeypatch: Any) -> None:
+    """FROM TABLE with any name (a database part too): the job holds it as a string, in comments escaped."""
+    monkeypatch.chdir(tmp_path)
+    text = (
+        f"CREATE STREAM s (k STRING, ts TIMESTAMP) FROM TABLE {_quoted(name)}.{_quoted(name + 't')};\n"
+        "SELECT k, count(*) AS n FROM s [RANGE 10 SECONDS WATTR ts] GROUP BY k"
+    )
+    for stream in (False, True):
+        compiled = wql.compile(text, spark=False, stream=stream)
+        code = compiled.stream_code if stream else compiled.code
+        tree = ast.parse(code)
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+        assert not any(c.func.attr == "system" for c in calls), "a table name became a call"
+        namespace: dict[str, Any] = {}
+        exec(compile(tree, "job.py", "exec"), namespace)  # its top level runs nothing from the query
+        assert namespace["STREAMS"]["s"]["table"] == f"{_quoted(name)}.{_quoted(name + 't')}"
+        assert not (tmp_path / "PWNED").exists()
+
+
 @pytest.mark.spark
 @pytest.mark.parametrize("plan", ["bucket", "pane"])
 def test_hostile_names_run_on_spark(spark: Any, plan: str) -> None:
@@ -323,3 +343,23 @@ def test_results_equal_spark_window(spark: Any, plan: str, range_s: int, slide_s
     mine = {(r.window_start, r.window_end, r.k, r.n, r.total, r.top) for r in ours.collect()}
     theirs = {(r.w.start, r.w.end, r.k, r.n, r.total, r.top) for r in native.collect()}
     assert mine == theirs
+
+
+def test_a_job_holds_no_absolute_path_of_the_machine_that_compiled_it(tmp_path: Path) -> None:
+    """A relative FROM path reaches the job relative to the directory it is compiled in (where `python job.py`
+    then reads it), however the query file was named; one the query writes absolute stays as written."""
+    from wql.cli import main
+
+    target = tmp_path / "job.py"
+    assert main(["compile", str(EXAMPLES / "traffic.wql"), "-o", str(target)]) == 0
+    code = target.read_text(encoding="utf-8")
+    assert str(ROOT) not in code
+    assert '"path": "examples/data/traffic.csv",' in code
+    written = tmp_path / "abs.wql"
+    written.write_text(
+        f"CREATE STREAM s (v DOUBLE, ts TIMESTAMP) FROM '{tmp_path / 'data.csv'}';\n"
+        "SELECT count(*) AS n FROM s [RANGE 1 HOUR];\n",
+        encoding="utf-8",
+    )
+    assert main(["compile", str(written), "-o", str(target)]) == 0
+    assert f'"path": "{tmp_path / "data.csv"}",' in target.read_text(encoding="utf-8")

@@ -15,9 +15,9 @@ import wql
 from tests.conftest import EXAMPLES, ROOT
 from wql.cli import main
 from wql.compiler.classify import WindowClass
-from wql.compiler.plans import PlanKind
+from wql.compiler.plans import PlanName
 from wql.compiler.sections import ALL_SECTIONS, CLASSES, PLANS, github_anchor
-from wql.compiler.windows import WindowKind
+from wql.compiler.windows import Form
 
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.glob("*.md"))
@@ -159,7 +159,7 @@ def test_every_cited_section_exists() -> None:
 
 def test_every_class_and_plan_has_a_section() -> None:
     assert set(CLASSES) == set(WindowClass)
-    assert set(PLANS) == {kind.value for kind in PlanKind}
+    assert set(PLANS) == {kind.value for kind in PlanName}
 
 
 KINDS = """\
@@ -225,7 +225,7 @@ def test_explain_cites_the_window_the_class_and_the_plan() -> None:
             assert PLANS[explanation.plan] in explanation.see
         assert all(s in ALL_SECTIONS for s in explanation.see)
         kinds.add(explanation.window["kind"])
-    assert kinds == {kind.value for kind in WindowKind}
+    assert kinds == {kind.value for kind in Form}
     gaps, double, slack = explanations[1], explanations[10], explanations[11]
     assert "2.2" in [s.number for s in gaps.see]
     assert {"3.3", "4"} <= {s.number for s in double.see}
@@ -333,3 +333,29 @@ def test_the_language_reference_gives_the_syntax_of_every_clause(heading: str) -
         [explanation] = wql.explain(f"SELECT count(*) AS n FROM {stream} {spec}", streams=streams)
         word = {"5.6 ALIGN": "first tuple", "5.13 CUMULATE": "CUMULATE", "5.14 KAFKA": "Kafka"}[heading]
         assert word in explanation.kind, (spec, explanation.kind)
+
+
+def test_the_docs_readme_links_every_section_explain_cites() -> None:
+    """docs/README.md's table of the sections `wql explain` cites names each of them, by its own link, so that
+    a section added or renumbered is not left out of the map."""
+    text = (DOCS / "README.md").read_text(encoding="utf-8")
+    table = text.split("## The sections explain cites", 1)[1]
+    linked = set(re.findall(r"\]\(([^)\s]+)\)", table))
+    missing = [section.heading for section in ALL_SECTIONS if section.link.removeprefix("docs/") not in linked]
+    assert missing == []
+
+
+def test_the_maintainers_notes_are_apart_from_the_users_pages() -> None:
+    """docs/ is for users; design decisions, prototypes and the fault hooks are in docs/design.md."""
+    cli = (DOCS / "cli.md").read_text(encoding="utf-8")
+    performance = (DOCS / "performance.md").read_text(encoding="utf-8")
+    design = (DOCS / "design.md").read_text(encoding="utf-8")
+    assert "WQL_FAULT" not in cli and "WQL_FAULT" in design
+    for log, note in (
+        ("**How it was chosen.**", "how it was chosen"),
+        ("**Exact runs before the shuffle, measured and dropped.**", "exact runs before the shuffle: measured and"),
+        ("Prototypes of the choices", "prototypes of the choices"),
+        ("Streams against their targets", "streams against their targets"),
+    ):
+        assert log not in performance and note in design.lower(), log
+    assert "design.md" in (DOCS / "README.md").read_text(encoding="utf-8")

@@ -115,3 +115,33 @@ def test_the_repl_draws_the_last_query_or_a_given_one(tmp_path: Path, monkeypatc
     repl.handle(f"\\draw {target} SELECT seg_id, count(*) AS n FROM traffic [SESSION GAP 2 MINUTES PATTR seg_id];")
     assert f"drew {target}" in buffer.getvalue(), buffer.getvalue()
     assert 0 < len(bars(target.read_text(encoding="utf-8"))) <= 12
+
+
+def _label_bounds(svg: str) -> list[tuple[str, float, float]]:
+    """Each text's horizontal extent, at the 7 pixels a character the drawing itself counts with."""
+    found = []
+    for text in ET.fromstring(svg).iter(f"{SVG}text"):
+        content, x, anchor = text.text or "", float(text.get("x", "0")), text.get("text-anchor")
+        width = 7 * len(content)
+        left = x - width if anchor == "end" else x - width / 2 if anchor == "middle" else x
+        found.append((content, left, left + width))
+    return found
+
+
+def test_the_window_count_is_the_querys_and_every_label_stays_in_the_picture() -> None:
+    """PATTR over more partitions than the picture has lanes: the summary counts every window the query makes
+    over the sample, not those of the lanes drawn; and a label of a bar that spans the axis stays inside."""
+    from wql.runtime.drawing import MAX_LANES, WIDTH, draw
+    from wql.runtime.sample import Sample
+
+    text = "CREATE STREAM s (k STRING, v DOUBLE);\nSELECT k, count(*) AS n FROM s [RANGE 5 ROWS SLIDE 1 ROW PATTR k];\n"
+    [statement] = wql.analyze(text).queries
+    assert statement.query is not None
+    keys = [f"key-{index:02d}" for index in range(MAX_LANES + 4)]
+    rows = [{"k": key, "v": float(i)} for i in range(3) for key in keys]
+    drawing = draw(statement.query, Sample(rows, "ten keys", whole=True))
+    reported = {(row["k"], row["wid"]) for row in evaluate_query(statement.query, rows)}
+    assert drawing.total == len(reported) == len(keys) * 7
+    assert f"of {len(reported)} windows" in drawing.summary()
+    outside = [(t, a, b) for t, a, b in _label_bounds(drawing.svg) if a < 0 or b > WIDTH]
+    assert outside == []

@@ -456,3 +456,22 @@ def test_explain_says_where_a_stream_keeps_its_cells_as_the_job_decides(window: 
     asked = '\n    "store": {\n' in compiled.stream_code  # STREAMING's entry, not the support code's
     said = "in Spark's state store" in str(compiled.explain().stream_facts["state"])
     assert (asked, said) == (stored, stored)
+
+
+def test_explain_says_what_its_costs_assume_and_what_the_data_is(tmp_path: Path) -> None:
+    """Costs are for fixed assumptions, said with them, so that the same query always gets the same plan; where
+    the stream's data can be seen here, explain says how much there is, and the plan stays what it was."""
+    [statement] = wql.load(str(EXAMPLES / "paper" / "q1.wql")).queries
+    explanation = wql.explain_statement(statement)
+    text = render([explanation])
+    costs = next(line for line in text.splitlines() if line.startswith("costs"))
+    assert "N = 1,000,000 tuples" in costs and "ρ = 10 tuples per slide" in costs
+    assert explanation.to_dict()["costs"]["data"] == "1,920 rows (traffic.csv)"
+    assert "1,920 rows (traffic.csv)" in text
+    small = tmp_path / "small.csv"
+    small.write_text("seg_id,speed,ts\na,1.0,2024-01-01 00:00:00\n", encoding="utf-8")
+    query = (EXAMPLES / "paper" / "q1.wql").read_text(encoding="utf-8").replace("../data/traffic.csv", str(small))
+    [other] = wql.analyze(query).queries
+    again = wql.explain_statement(other)
+    assert again.to_dict()["costs"]["data"] == "1 row (small.csv)"
+    assert again.plans == explanation.plans

@@ -16,7 +16,7 @@ import pytest
 
 import wql
 from wql import WQLError, WQLNameError, WQLNotSupportedError, WQLSemanticError, WQLTypeError
-from wql.compiler.windows import WindowKind
+from wql.compiler.windows import Form
 from wql.runtime.reference import evaluate_query
 
 STREAM = "CREATE STREAM s (k STRING, v DOUBLE, x BIGINT, n INT, ts TIMESTAMP, d DOUBLE, name STRING, day DATE);\n"
@@ -262,17 +262,17 @@ def window(spec: str, select: str = "count(*) AS c") -> Any:
 @pytest.mark.parametrize(
     ("spec", "kind"),
     [
-        ("[SESSION GAP 10 SECONDS WATTR ts PATTR k]", WindowKind.SESSION),
-        ("[SESSION GAP 5 MINUTES KAFKA WATTR ts PATTR k]", WindowKind.SESSION),
-        ("[SESSION GAP 5 MINUTES MAX 1 HOUR WATTR ts]", WindowKind.SESSION),
-        ("[FRAME THRESHOLD (v < 40) MIN 3 ROWS WATTR ts PATTR k]", WindowKind.THRESHOLD),
-        ("[FRAME DELTA 5 ON v WATTR ts]", WindowKind.DELTA),
-        ("[FRAME AGGREGATE (sum(v) > 100) WATTR ts]", WindowKind.AGGREGATE),
+        ("[SESSION GAP 10 SECONDS WATTR ts PATTR k]", Form.SESSION),
+        ("[SESSION GAP 5 MINUTES KAFKA WATTR ts PATTR k]", Form.SESSION),
+        ("[SESSION GAP 5 MINUTES MAX 1 HOUR WATTR ts]", Form.SESSION),
+        ("[FRAME THRESHOLD (v < 40) MIN 3 ROWS WATTR ts PATTR k]", Form.THRESHOLD),
+        ("[FRAME DELTA 5 ON v WATTR ts]", Form.DELTA),
+        ("[FRAME AGGREGATE (sum(v) > 100) WATTR ts]", Form.AGGREGATE),
     ],
 )
-def test_every_data_driven_window_is_fcu_with_its_extent(spec: str, kind: WindowKind) -> None:
+def test_every_data_driven_window_is_fcu_with_its_extent(spec: str, kind: Form) -> None:
     compiled = window(spec)
-    assert compiled.query.window.kind is kind
+    assert compiled.query.window.form is kind
     explanation = compiled.explain().to_dict()
     assert explanation["class"] == "FCU"
     assert explanation["context"] == "forward, unbounded"

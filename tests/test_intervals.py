@@ -20,7 +20,7 @@ from tests.conftest import SPARK
 from tests.differential import combined_in
 from tests.intervals import compare, events, frame
 from wql.compiler.optimizer import choose
-from wql.compiler.plans import PlanKind, Statistics
+from wql.compiler.plans import PlanName, Statistics
 
 pytestmark = pytest.mark.spark
 
@@ -276,14 +276,14 @@ def test_explain_shows_every_intervals_plan_and_why_one_is_chosen() -> None:
     # With its kernel the difference plan is cheaper than SE-slices even for events of one slide (1.8·N against
     # 2.8·N), as measured; longer events make SE-slices dearer, never the difference plan. With SNAP its deltas
     # are Spark rows again (2.8·N), and the sweep (2.7·N) is cheaper, as measured: 6.8 s against 10.3 s.
-    assert choose(sums.query, stats=Statistics(event_slides=1))[0].kind is PlanKind.DIFFERENCE
-    assert choose(sums.query, stats=Statistics(event_slides=100))[0].kind is PlanKind.DIFFERENCE
+    assert choose(sums.query, stats=Statistics(event_slides=1))[0].name is PlanName.DIFFERENCE
+    assert choose(sums.query, stats=Statistics(event_slides=100))[0].name is PlanName.DIFFERENCE
     snap = wql.compile(
         stream + "SELECT caller, count(*) AS n, sum(cost) AS spent FROM calls "
         "[RANGE 10 MINUTES SLIDE 1 MINUTE WATTR (started, ended) SNAP] GROUP BY caller"
     )
-    assert choose(snap.query, stats=Statistics(event_slides=1))[0].kind is PlanKind.SWEEP
-    assert choose(snap.query, stats=Statistics(event_slides=10))[0].kind is PlanKind.SWEEP
+    assert choose(snap.query, stats=Statistics(event_slides=1))[0].name is PlanName.SWEEP
+    assert choose(snap.query, stats=Statistics(event_slides=10))[0].name is PlanName.SWEEP
     extremes = wql.compile(
         stream + "SELECT max(cost) AS top FROM calls [RANGE 10 MINUTES SLIDE 1 MINUTE WATTR (started, ended)]"
     )
@@ -297,8 +297,8 @@ def test_explain_shows_every_intervals_plan_and_why_one_is_chosen() -> None:
         _, choices = choose(extremes.query, stats=Statistics(event_slides=slides))
         costs[slides] = {c.name: c.cost for c in choices}
     assert costs[100]["sweep"] < 1.1 * costs[1]["sweep"] and costs[100]["se-slices"] > 4 * costs[1]["se-slices"]
-    assert choose(extremes.query, stats=Statistics(event_slides=1))[0].kind is PlanKind.SE_SLICES
-    assert choose(extremes.query, stats=Statistics(event_slides=100))[0].kind is PlanKind.SWEEP
+    assert choose(extremes.query, stats=Statistics(event_slides=1))[0].name is PlanName.SE_SLICES
+    assert choose(extremes.query, stats=Statistics(event_slides=100))[0].name is PlanName.SWEEP
     landmark = wql.compile(
         stream + "SELECT max(cost) AS top FROM calls [RANGE UNBOUNDED SLIDE 1 HOUR WATTR (started, ended)]"
     )

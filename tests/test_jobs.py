@@ -63,7 +63,7 @@ def expected_rows() -> list[tuple[str, ...]]:
         ]
     result = evaluate_query(compiled.query, rows)
     return sorted(
-        (str(r["wid"]), r["window_start"].strftime("%Y-%m-%dT%H:%M:%S.000Z"), r["seg_id"], str(r["max_speed"]))
+        (str(r["wid"]), r["window_start"].strftime("%Y-%m-%d %H:%M:%S"), r["seg_id"], str(r["max_speed"]))
         for r in result
     )
 
@@ -227,7 +227,7 @@ def calls_rows() -> list[tuple[str, ...]]:
             str(r["live"]),
             "" if r["spent"] is None else f"{r['spent']:.6f}",
             "" if r["top"] is None else str(r["top"]),
-            r["first_end"].strftime("%Y-%m-%dT%H:%M:%S.000Z") if r["first_end"] else "",
+            r["first_end"].strftime("%Y-%m-%d %H:%M:%S") if r["first_end"] else "",
         )
         for r in evaluate_query(compiled.query, rows)
     )

@@ -179,6 +179,25 @@ def test_dataframes_in_the_namespace_are_streams(
 
 
 @pytest.mark.spark
+def test_a_temp_view_is_a_stream_and_the_result_a_dataframe(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str], spark: Any
+) -> None:
+    """A cell reads a temp view of the notebook's session FROM TABLE (its columns from the catalog); `-o` keeps
+    the result, a DataFrame the next cell goes on with in PySpark."""
+    schema = "seg_id STRING, speed DOUBLE, ts TIMESTAMP"
+    spark.read.csv(str(TRAFFIC), header=True, schema=schema).createOrReplaceTempView("traffic_view")
+    cell = (
+        "%%wql -o busy --quiet\nCREATE STREAM t FROM TABLE traffic_view;\n"
+        "SELECT seg_id, count(*) AS n FROM t [RANGE 30 MINUTES WATTR ts] GROUP BY seg_id;"
+    )
+    result, out = run(shell, cell, capsys)
+    assert result.success, out
+    assert "from table traffic_view" in out  # the declaration, with the view's columns
+    result, out = run(shell, "print(busy.where('n > 10').groupBy('seg_id').count().count())", capsys)
+    assert result.success and out.strip() == "8", out
+
+
+@pytest.mark.spark
 def test_interrupt_cancels_the_query(shell: InteractiveShell, capsys: pytest.CaptureFixture[str], spark: Any) -> None:
     import _thread
     import threading

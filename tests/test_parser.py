@@ -257,13 +257,13 @@ def test_data_driven_window_clauses() -> None:
         max=ast.Quantity(value=Decimal(1), unit=ast.Unit.HOURS),
     )
     assert kafka == ast.KafkaClause()
-    assert isinstance(threshold, ast.FrameClause) and threshold.kind == "threshold"
+    assert isinstance(threshold, ast.FrameClause) and threshold.rule == "threshold"
     assert threshold.condition is not None and threshold.condition.sql == "speed < 40"
     assert threshold.minimum == ast.Quantity(value=Decimal(3), unit=ast.Unit.ROWS)
-    assert delta == ast.FrameClause(kind="delta", delta=ast.Quantity(value=Decimal("2.5")), on=ast.Name(text="speed"))
+    assert delta == ast.FrameClause(rule="delta", delta=ast.Quantity(value=Decimal("2.5")), on=ast.Name(text="speed"))
     assert isinstance(delta_expr, ast.FrameClause) and isinstance(delta_expr.on, ast.Expr)
     assert delta_expr.on.sql == "a - b"
-    assert isinstance(aggregate, ast.FrameClause) and aggregate.kind == "aggregate"
+    assert isinstance(aggregate, ast.FrameClause) and aggregate.rule == "aggregate"
     assert aggregate.condition is not None and aggregate.condition.sql == "SUM(v) > 100 OR COUNT(*) >= 9"
     text = "SELECT x FROM s [FRAME THRESHOLD (speed < 40) MIN 3 ROWS]"
     (clause,) = _select(text).window.clauses  # type: ignore[union-attr]
@@ -336,6 +336,24 @@ def test_create_stream_details() -> None:
         ),
         row_num=ast.Name(text="n"),
     )
+
+
+def test_create_stream_from_a_table() -> None:
+    """FROM TABLE names a temp view or a catalog table, in parts; the column list may be left out. TABLE is a
+    keyword only there: a stream or a column may be named table."""
+    (create,) = wql.parse("CREATE STREAM s FROM TABLE cat.`my db`.events OPTIONS (a = 1)").statements
+    assert create == ast.CreateStream(
+        name=ast.Name(text="s"),
+        columns=(),
+        table=(ast.Name(text="cat"), ast.Name(text="my db"), ast.Name(text="events")),
+        options=(ast.Option(key="a", value=Decimal(1)),),
+    )
+    assert isinstance(create, ast.CreateStream) and create.path_span is not None
+    (create, select) = wql.parse(
+        "CREATE STREAM table (table INT) FROM TABLE table; SELECT table FROM table [RANGE 2 ROWS]"
+    ).statements
+    assert isinstance(create, ast.CreateStream) and create.table == (ast.Name(text="table"),)
+    assert isinstance(select, ast.Select) and select.stream.text == "table"
 
 
 def test_select_clauses() -> None:
@@ -448,6 +466,18 @@ class Bad:
 
 
 BAD: list[Bad] = [
+    Bad("table-string", "CREATE STREAM s FROM TABLE 'events'", 1, 28, "unexpected", "'events'"),
+    Bad("table-twice", "CREATE STREAM s FROM TABLE t FROM 'x.csv'", 1, 30, "FROM is given twice", "FROM 'x.csv'"),
+    Bad(
+        "table-format",
+        "CREATE STREAM s FROM TABLE t FORMAT parquet",
+        1,
+        30,
+        "FORMAT does not apply to FROM TABLE",
+        "FORMAT parquet",
+        "leave FORMAT out",
+    ),
+    Bad("table-dots", "CREATE STREAM s FROM TABLE db..t", 1, 31, "unexpected '.'", "."),
     Bad("select-typo", "SELEC x FROM s", 1, 1, "unexpected 'SELEC'", "SELEC", "did you mean 'SELECT'?"),
     Bad("create-typo", "CREATE STREM s (a INT)", 1, 8, "unexpected 'STREM'; expected STREAM", "STREM", "'STREAM'"),
     Bad("where-typo", "SELECT x FROM s WHRE x > 1", 1, 17, "unexpected 'WHRE'", "WHRE", "did you mean 'WHERE'?"),

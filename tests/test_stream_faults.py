@@ -1,7 +1,7 @@
 """Streams that lose nothing and double nothing: every window once, every late or malformed row once, at
 whatever point a trigger or a drain dies.
 
-The fault matrix stops a stream at each named point of the driver (docs/cli.md lists them) with the
+The fault matrix stops a stream at each named point of the driver (docs/design.md lists them) with the
 driver's fault hook (WQL_FAULT=POINT[@TRIGGER][:kill]), restarts it from its checkpoint, drains it, and
 compares the windows and the late-rows output with an undisturbed run's, which equals the batch result.
 Points are chained (each restart dies at the next point), so that one stream covers several; a real

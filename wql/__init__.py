@@ -10,11 +10,17 @@ these functions:
     q = wql.compile(text)            # a CompiledQuery: .code, .explain(), .run(spark, stream=df)
     run = q.start(spark, checkpoint="ck", output="out")   # the same query on a stream (.stream_code)
     spark = wql.configure(SparkSession.builder).getOrCreate()  # your own session, with WQL's kernels
+
+Inside a PySpark program: `wql.compile(text, streams={"events": df}).run(spark)` runs on the DataFrame,
+and `CREATE STREAM events FROM TABLE name` reads a temp view or a catalog table (its columns from the
+catalog of `spark=`, or of the active session).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,7 +28,7 @@ from wql.compiler.compile import Compiled, compile_query
 from wql.compiler.explain import Explanation, PlanChoice, explain_query
 from wql.compiler.program import Program, Statement, analyze_program
 from wql.compiler.schema import Catalog, Stream, schema_from_mapping
-from wql.grammar.ast import Script
+from wql.grammar.ast import CreateStream, Script
 from wql.grammar.errors import (
     WQLError,
     WQLNameError,
@@ -67,9 +73,11 @@ def read_source(path: str) -> str:
         raise WQLRuntimeError(f"cannot read {path}: {error.strerror}", path=path) from None
 
 
-def catalog(streams: StreamSchemas | None = None) -> Catalog:
-    """A catalog from {name: {column: TYPE}} (or Spark schemas/DataFrames, converted by the runtime)."""
-    result = Catalog()
+def catalog(streams: StreamSchemas | None = None, spark: Any = None) -> Catalog:
+    """A catalog from {name: {column: TYPE}} (or Spark schemas/DataFrames, converted by the runtime). With a
+    SparkSession (or a function that gives one when first needed; by default the active session of a PySpark
+    program; False for none), streams declared FROM TABLE take their columns from Spark's catalog."""
+    result = Catalog(tables=_tables(spark))
     for name, schema in (streams or {}).items():
         if isinstance(schema, Stream):
             result.add(schema)
@@ -82,24 +90,82 @@ def catalog(streams: StreamSchemas | None = None) -> Catalog:
     return result
 
 
-def analyze(text: str, path: str | None = None, *, streams: StreamSchemas | None = None) -> Program:
-    """Every statement of a script, analyzed in order; errors are recorded, not raised."""
-    return analyze_program(text, path, catalog(streams))
+def _tables(spark: Any) -> Any:
+    """Spark's catalog for FROM TABLE: the session given, or the active one of a PySpark program (there is none
+    unless pyspark was imported), or None (and with `spark=False`): then such a stream must declare its columns."""
+    if spark is False:
+        return None
+    if spark is None and "pyspark.sql" in sys.modules:
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.getActiveSession()
+    if spark is None:
+        return None
+    from wql.runtime.spark_schema import SparkTables
+
+    return SparkTables(spark)
 
 
-def load(path: str, *, streams: StreamSchemas | None = None) -> Program:
+def _frames(streams: StreamSchemas | None) -> dict[str, Any]:
+    """The DataFrames among `streams=`, by lower-case name: what a query on that stream runs on."""
+    if not streams or "pyspark.sql" not in sys.modules:
+        return {}
+    from wql.runtime.spark_schema import is_dataframe
+
+    return {name.lower(): value for name, value in streams.items() if is_dataframe(value)}
+
+
+def analyze(text: str, path: str | None = None, *, streams: StreamSchemas | None = None, spark: Any = None) -> Program:
+    """Every statement of a script, analyzed in order; errors are recorded, not raised. `streams` gives
+    streams by name (a DataFrame, a Spark schema or {column: TYPE}); a DataFrame is also what a query on that
+    stream runs on. `spark` is the session whose catalog FROM TABLE reads (see `catalog`)."""
+    program = analyze_program(text, path, catalog(streams, spark))
+    program.frames = _frames(streams)
+    return program
+
+
+def load(path: str, *, streams: StreamSchemas | None = None, spark: Any = None) -> Program:
     """Analyze a .wql file. Relative stream paths in it are relative to the file."""
-    return analyze(read_source(path), os.fspath(path), streams=streams)
+    return analyze(read_source(path), os.fspath(path), streams=streams, spark=spark)
 
 
-def check(text: str, path: str | None = None, *, streams: StreamSchemas | None = None) -> list[WQLError]:
+def check(
+    text: str, path: str | None = None, *, streams: StreamSchemas | None = None, spark: Any = None
+) -> list[WQLError]:
     """All errors in a script, each with its position; [] when it is fine."""
-    return analyze(text, path, streams=streams).errors
+    return analyze(text, path, streams=streams, spark=spark).errors
 
 
-def explain(text: str, path: str | None = None, *, streams: StreamSchemas | None = None) -> list[Explanation]:
+def missing_inputs(program: Program) -> list[WQLError]:
+    """An error, with a caret under its FROM clause, for each stream whose FROM path is a local one that is not
+    there. Not part of `check`: a program may be analyzed on one machine and run where its data is; `wql check`
+    asks, on the machine that will read it. URLs (hdfs://, s3a://) only Spark can tell about."""
+    errors: list[WQLError] = []
+    for statement in program.statements:
+        stream, node = statement.stream, statement.node
+        if stream is None or stream.path is None or not isinstance(node, CreateStream):
+            continue
+        local = stream.path.removeprefix("file://") if stream.path.startswith("file://") else stream.path
+        local = local.removeprefix("file:")
+        if "://" in local or os.path.exists(local):
+            continue
+        relative = os.path.relpath(local)
+        shown = local if relative.startswith("..") else relative
+        error = WQLRuntimeError(
+            f"stream '{stream.name}': no such file or directory: {shown}",
+            span=node.path_span or node.span,
+            hint="a relative FROM path is relative to the query file's directory; "
+            f"`wql run --input {stream.name}=PATH` reads another path",
+        )
+        errors.append(error.with_source(program.source, program.path))
+    return errors
+
+
+def explain(
+    text: str, path: str | None = None, *, streams: StreamSchemas | None = None, spark: Any = None
+) -> list[Explanation]:
     """What each query means: the window with defaults, its class and why, wids, aggregate kinds."""
-    program = analyze(text, path, streams=streams)
+    program = analyze(text, path, streams=streams, spark=spark)
     if program.errors:
         raise program.errors[0]
     return [explain_statement(s) for s in program.queries]
@@ -116,8 +182,16 @@ def explain_statement(statement: Statement, *, plan: str | None = None) -> Expla
     except WQLNotSupportedError:
         if plan not in (None, "auto"):
             raise
-        choices = tuple(PlanChoice(c.kind.value, None, c.note) for c in candidates(statement.query))
-    return explain_query(statement.query, statement.query_number or 1, statement.line, choices, chosen)
+        choices = tuple(PlanChoice(c.name.value, None, c.note) for c in candidates(statement.query))
+    explanation = explain_query(statement.query, statement.query_number or 1, statement.line, choices, chosen)
+    return _with_data(explanation, statement.query.stream)
+
+
+def _with_data(explanation: Explanation, stream: Stream) -> Explanation:
+    """The explanation, saying how much data the stream holds where this process can see it."""
+    from wql.runtime.sample import data_size
+
+    return dataclasses.replace(explanation, data=data_size(stream))
 
 
 def draw_statement(statement: Statement, *, path: str | None = None, windows: int = 12) -> Any:
@@ -139,12 +213,16 @@ class CompiledQuery:
     """One query, planned and turned into a PySpark program.
 
     `code` is the whole program (what `wql compile` prints); `run` executes
-    that same code on a SparkSession and returns the result DataFrame.
+    that same code on a SparkSession and returns the result DataFrame. A DataFrame
+    given for the stream (`wql.compile(text, streams={"events": df})`) is what it
+    runs on: handed to the program's `query` function when it runs, never part of
+    the code, which reads the stream's FROM as a standalone job does.
     """
 
-    def __init__(self, compiled: Compiled, source_path: str | None = None) -> None:
+    def __init__(self, compiled: Compiled, source_path: str | None = None, frame: Any = None) -> None:
         self._compiled = compiled
         self.source_path = source_path
+        self.frame = frame  # the DataFrame the query runs on, when one was given for its stream
         self._module: Any = None
         self._stream_module: Any = None
         self._stream_code: str | None = None
@@ -164,7 +242,7 @@ class CompiledQuery:
 
     @property
     def plan(self) -> str:
-        return self._compiled.plan.kind.value
+        return self._compiled.plan.name.value
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -179,7 +257,7 @@ class CompiledQuery:
         return self._compiled.query
 
     def explain(self) -> Explanation:
-        return self._compiled.explain()
+        return _with_data(self._compiled.explain(), self.stream)
 
     def module(self) -> Any:
         """The generated program, loaded as a module (once)."""
@@ -195,20 +273,31 @@ class CompiledQuery:
         `late`, a directory, malformed rows are kept there with the reason, as a stream keeps them."""
         from wql.runtime.errors import translate
 
+        name = self.stream.name
+        if self.frame is not None and not any(n.lower() == name.lower() for n in paths):
+            from wql.runtime.execute import check_input
+
+            check_input(self.stream, self.frame, tuple(self.query.input_columns))
+            return {name: self.frame}, []
+        if self.stream.path is not None and not paths:  # read where it is, whatever the working directory now
+            paths = {name: self.stream.path}
         module = self.module()
         try:
             frames, report = module.load_inputs(spark, module.STREAMS, paths, late)
         except Exception as error:
-            raise translate(error, f"stream {self.stream.name}") from None
+            raise translate(error, f"stream {name}") from None
         by_name = {name: frames[spec["parameter"]] for name, spec in module.STREAMS.items()}
         return by_name, report
 
-    def run(self, spark: Any, **inputs: Any) -> Any:
-        """The result DataFrame. Inputs are DataFrames by stream name; without them the declared
-        FROM paths are read (malformed rows dropped and counted, as `wql run` does)."""
+    def run(self, spark: Any = None, **inputs: Any) -> Any:
+        """The result DataFrame. Inputs are DataFrames by stream name; without them, the DataFrame given for the
+        stream at compile time, or the stream's FROM (a path: malformed rows dropped and counted, as `wql run`
+        does; a table of `spark`'s catalog)."""
         from wql.runtime.execute import check_input, run_query
 
         if not inputs:
+            if spark is None and self.frame is None:
+                raise WQLRuntimeError(f"stream '{self.stream.name}' is read by a SparkSession: pass it, q.run(spark)")
             inputs, _ = self.load_inputs(spark)
         else:
             needed = tuple(self.query.input_columns)
@@ -245,6 +334,16 @@ class CompiledQuery:
         """
         from wql.runtime.streaming import start
 
+        name = self.stream.name
+        given = any(n.lower() == name.lower() for n in paths)
+        if self.frame is not None and not given:
+            raise WQLNotSupportedError(
+                f"stream '{name}' is a DataFrame given from Python, which runs in batch (q.run)",
+                hint=f"for a streaming DataFrame, make it a view (df.createOrReplaceTempView('{name}')) and declare "
+                f"CREATE STREAM {name} FROM TABLE {name}",
+            )
+        if self.stream.path is not None and not given:  # read where it is, whatever the working directory now
+            paths = {**paths, name: self.stream.path}
         if self._stream_module is None:
             from wql.runtime.execute import load_job
 
@@ -301,7 +400,9 @@ def compile_statement(
             line=statement.line,
             source_path=program.path,
         )
-        result = CompiledQuery(compiled, program.path)
+        source = statement.query.stream
+        frame = program.frames.get(source.name.lower()) if source.source == "files" and not source.path else None
+        result = CompiledQuery(compiled, program.path, frame)
         if stream:
             result.stream_code  # noqa: B018 (generating it checks the query)
     except WQLError as error:  # planning errors are about the window: point there
@@ -319,11 +420,14 @@ def compile(  # wql.compile is the natural name, shadowing the builtin here
     plan: str | None = None,
     query: int | None = None,
     stream: bool = False,
+    spark: Any = None,
 ) -> CompiledQuery:
     """Compile the query in `text` (with its CREATE STREAMs). With several queries, `query` picks one
     (1-based among the queries). `plan` forces bucket, pane, slice, … instead of the cheapest. `stream`
-    checks now that it can also run on a stream (`CompiledQuery.stream_code`, `.start`)."""
-    program = analyze(text, path, streams=streams)
+    checks now that it can also run on a stream (`CompiledQuery.stream_code`, `.start`). `streams` and `spark`
+    are as in `analyze`: a DataFrame given for the stream is what `run` runs on; a stream FROM TABLE takes its
+    columns from `spark`'s catalog (by default the active session's)."""
+    program = analyze(text, path, streams=streams, spark=spark)
     if program.errors:
         raise program.errors[0]
     queries = program.queries
@@ -377,6 +481,7 @@ __all__ = [
     "format",
     "load",
     "load_ipython_extension",
+    "missing_inputs",
     "parse",
     "read_source",
 ]

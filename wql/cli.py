@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from typing import TextIO
 
 from rich.console import Console
 from rich.text import Text
@@ -17,14 +18,45 @@ from wql.compiler.optimizer import PLAN_CHOICES
 from wql.display import error_renderable, explanation_renderable
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+# check, explain and compile start no Spark and ask no session's catalog, whatever runs in this process: a
+# stream FROM TABLE declares its columns for them (`wql run` asks its own session).
+NO_SPARK = False
 REMOTE_HELP = "run on this Spark Connect server (default $SPARK_REMOTE, as PySpark reads it)"
 
 
+class _Unpadded:
+    """Standard output for a pipe or a file: rich pads each line of a table to the console's width, which on
+    a terminal is invisible and in a file is trailing spaces; they are dropped here, line by line."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.pending = ""
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self.stream, "encoding", None) or "utf-8"
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, text: str) -> int:
+        *lines, self.pending = (self.pending + text).split("\n")
+        for line in lines:
+            self.stream.write(line.rstrip(" ") + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.write(self.pending)
+        self.pending = ""
+        self.stream.flush()
+
+
 def _consoles() -> tuple[Console, Console]:
-    """Rich consoles; when output is not a terminal, wide enough that tables do not wrap."""
+    """Rich consoles; when output is not a terminal, wide enough that tables do not wrap, and unpadded."""
     out = Console(highlight=False)
-    if not out.is_terminal and "COLUMNS" not in os.environ:
-        out = Console(highlight=False, width=200)
+    if not out.is_terminal:
+        width = None if "COLUMNS" in os.environ else 200
+        out = Console(highlight=False, width=width, file=_Unpadded(sys.stdout))  # type: ignore[arg-type]
     return out, Console(stderr=True, highlight=False, soft_wrap=True)  # messages stay on one line
 
 
@@ -150,15 +182,16 @@ def _check(files: Sequence[str], out: Console, err: Console) -> int:
     failed = 0
     for path in files:
         try:
-            program = wql.load(path)
+            program = wql.load(path, spark=NO_SPARK)
         except wql.WQLError as error:
             err.print(error_renderable(error))
             failed += 1
             continue
-        for error in program.errors:
+        errors = sorted([*program.errors, *wql.missing_inputs(program)], key=lambda e: e.line or 0)
+        for error in errors:
             err.print(error_renderable(error))
             err.print()
-        if program.errors:
+        if errors:
             failed += 1
         else:
             count = len(program.queries)
@@ -174,7 +207,7 @@ def _chosen(program: wql.Program, number: int | None) -> list[wql.Statement]:
 
 
 def _compile(args: argparse.Namespace, out: Console, err: Console) -> int:
-    program = wql.load(args.file)
+    program = wql.load(args.file, spark=NO_SPARK)
     for error in program.errors:
         err.print(error_renderable(error))
     if program.errors:
@@ -199,7 +232,7 @@ def _compile(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _explain(path: str, as_json: bool, plan: str | None, out: Console, err: Console, draw: str | None = None) -> int:
-    program = wql.load(path)
+    program = wql.load(path, spark=NO_SPARK)
     for error in program.errors:
         err.print(error_renderable(error))
     if program.errors:

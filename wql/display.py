@@ -55,6 +55,8 @@ def explanation_renderable(explanation: Explanation) -> Group:
     facts.add_row("extent", Text(explanation.extent))
     if explanation.edges:
         facts.add_row("partial", Text(explanation.edges))
+    for index, shown in enumerate(window.get("local_windows", ())):
+        facts.add_row("windows" if index == 0 else "", Text(shown))
     if explanation.aggregates:
         for index, agg in enumerate(explanation.aggregates):
             label = "aggregates" if index == 0 else ""
@@ -77,6 +79,12 @@ def explanation_renderable(explanation: Explanation) -> Group:
             name = Text(plan.name, style="bold" if plan.chosen else "")
             plans.add_row(name, Text(cost), Text.assemble(marker, (" " if plan.chosen else "") + plan.note))
         parts.append(plans)
+        if explanation.costs:
+            costs = Table.grid(padding=(0, 2))
+            costs.add_column(style="bold cyan", no_wrap=True, min_width=10)
+            costs.add_column()
+            costs.add_row("costs", Text(explanation.costs))
+            parts.append(costs)
     if explanation.stream_facts:
         # When a stream emits this query's windows and what it keeps: the same query, run with --stream.
         stream = Table.grid(padding=(0, 2))

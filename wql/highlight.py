@@ -89,6 +89,8 @@ WINDOW_WORDS = frozenset(
         "CHANGES",
         "PUNCTUATION",
         "WHEN",
+        "TIME",
+        "ZONE",
     }
 )
 
@@ -170,6 +172,10 @@ class WQLLexer(RegexLexer):
             (
                 r"(CREATE)(\s+)(STREAM)(\s+)([A-Za-z_][A-Za-z0-9_]*)",
                 bygroups(Keyword, Whitespace, Keyword, Whitespace, Name.Class),
+            ),
+            (
+                r"(FROM)(\s+)(TABLE)(\s+)([A-Za-z_][A-Za-z0-9_]*)",
+                bygroups(Keyword, Whitespace, Keyword, Whitespace, Name),
             ),
             (r"(FROM)(\s+)([A-Za-z_][A-Za-z0-9_]*)", bygroups(Keyword, Whitespace, Name.Class)),
             # MIN and MAX are window keywords (FRAME … MIN n, SESSION … MAX m) and SQL functions.

@@ -3,7 +3,8 @@
 Streams come from CREATE STREAM statements (remembered for the kernel's
 lifetime) or from Spark DataFrames in the notebook's namespace whose variable
 name is the stream name in FROM (such a variable shadows a stream of that name
-declared in an earlier cell, not one declared in the same cell). A cell is analyzed as a whole before anything
+declared in an earlier cell, not one the same cell declares with a FROM); a stream
+FROM TABLE reads a temp view or a catalog table of the notebook's session. A cell is analyzed as a whole before anything
 runs, so a bad statement changes nothing. Queries run through
 `CompiledQuery.load_inputs`/`.run`, the path `wql run` takes, so a magic returns
 the rows `wql run` prints.
@@ -37,6 +38,7 @@ import wql
 from wql.compiler.optimizer import PLAN_CHOICES
 from wql.compiler.schema import Catalog, Stream
 from wql.display import error_renderable, explanation_renderable, plain_text, results_table
+from wql.grammar.formatter import format_table
 from wql.highlight import python_html, wql_html
 from wql.runtime.jobs import run_in_job_group
 
@@ -230,15 +232,13 @@ class WQLMagics(Magics):
         frames = self._frames(text)
         streams: dict[str, Any] = {s.name: s for s in self.catalog}
         streams.update(frames)
-        program = wql.analyze(text, SOURCE, streams=streams)
+        program = wql.analyze(text, SOURCE, streams=streams, spark=lambda: self._session(options))
         if program.errors:
             raise program.errors[0]
-        declared_here: set[str] = set()
         result = None
         for statement in program.statements:
             if statement.stream is not None:
                 self._declare(statement.stream)
-                declared_here.add(statement.stream.name.lower())
             elif statement.is_explain or options.explain:
                 explanation = wql.explain_statement(statement, plan=options.plan)
                 _publish(
@@ -255,10 +255,7 @@ class WQLMagics(Magics):
             elif options.stream:
                 result = self._start(self._compile(program, statement, options), options)
             else:
-                compiled = self._compile(program, statement, options)
-                name = compiled.stream.name.lower()
-                frame = next((f for n, f in frames.items() if n.lower() == name), None)
-                result = self._run(compiled, None if name in declared_here else frame, options)
+                result = self._run(self._compile(program, statement, options), options)
         if options.output is not None and result is not None:
             self.shell.user_ns[options.output] = result
         return result
@@ -278,6 +275,7 @@ class WQLMagics(Magics):
         self.catalog.add(stream)
         columns = ", ".join(f"{c.name} {c.type}" for c in stream.columns)
         source = f" from {stream.path} ({stream.format})" if stream.path else ""
+        source = f" from table {format_table(stream.table)}" if stream.table else source
         text = f"stream {stream.name} ({columns}){source}"
         _publish(f'<div style="color: #555; {_MONO}">✓ {html.escape(text)}</div>', f"✓ {text}")
 
@@ -287,19 +285,18 @@ class WQLMagics(Magics):
         except wql.WQLError as error:
             raise error.with_source(program.source, program.path) from None
 
-    def _run(self, compiled: wql.CompiledQuery, frame: Any, options: Options) -> Any:
+    def _run(self, compiled: wql.CompiledQuery, options: Options) -> Any:
+        """A query on its stream: a DataFrame of the notebook named like it (`compiled.frame`), or its FROM."""
         from wql.runtime.errors import translate
 
+        frame = compiled.frame
         spark = frame.sparkSession if frame is not None else self._session(options)
         if frame is not None:
             _apply_settings(spark, options)
         label = f"query on stream {compiled.stream.name}"
 
         def work() -> tuple[Any, tuple[list[tuple[Any, ...]], int, list[str]] | None]:
-            if frame is not None:
-                inputs, report = {compiled.stream.name: frame}, []
-            else:
-                inputs, report = compiled.load_inputs(spark)
+            inputs, report = compiled.load_inputs(spark)
             result = compiled.run(spark, **inputs)
             if options.quiet:
                 return result, None
@@ -420,7 +417,10 @@ class WQLMagics(Magics):
             message = "no streams declared yet: CREATE STREAM name (col TYPE, …) FROM 'file.csv';"
             _publish(f"<div>{html.escape(message)}</div>", message)
             return
-        rows = [(s.name, ", ".join(f"{c.name} {c.type}" for c in s.columns), s.path or "") for s in self.catalog]
+        rows = [
+            (s.name, ", ".join(f"{c.name} {c.type}" for c in s.columns), s.path or format_table(s.table))
+            for s in self.catalog
+        ]
         columns = ("stream", "columns", "source")
         _publish(result_html(columns, rows, len(rows)), plain_text(results_table(columns, rows)))
 

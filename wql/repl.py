@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rich.console import Console
 from rich.syntax import Syntax
@@ -36,9 +36,14 @@ from wql.compiler.optimizer import PLAN_CHOICES
 from wql.compiler.schema import Catalog, Stream
 from wql.display import error_renderable, explanation_renderable, results_table
 from wql.grammar.errors import did_you_mean
+from wql.grammar.formatter import format_table
 from wql.highlight import WQLLexer, format_names, keywords, type_names, units
 from wql.runtime.errors import locate_in
 from wql.runtime.jobs import run_in_job_group
+
+if TYPE_CHECKING:
+    from prompt_toolkit.completion import Completion
+    from prompt_toolkit.document import Document
 
 PROMPT = "wql> "
 CONTINUATION = "...> "
@@ -258,7 +263,7 @@ class Repl:
 
     def run_text(self, text: str) -> None:
         """Typed statements: relative FROM paths are relative to the current directory."""
-        self._run_program(wql.analyze(text, SOURCE, streams=self._streams()))
+        self._run_program(wql.analyze(text, SOURCE, streams=self._streams(), spark=self._catalog_session))
 
     def load(self, path: str) -> None:
         """A file's statements, as if typed, but with paths relative to the file (as wql.load does)."""
@@ -268,6 +273,10 @@ class Repl:
 
     def _streams(self) -> dict[str, Stream]:
         return {stream.name: stream for stream in self.catalog}
+
+    def _catalog_session(self) -> Any:
+        """The session whose catalog a stream FROM TABLE takes its columns from: asked for only then."""
+        return self.spark.get(self.console)
 
     def _run_program(self, program: wql.Program) -> None:
         if program.syntax_error is not None:
@@ -289,6 +298,8 @@ class Repl:
         message = Text.assemble(("✓ ", "green"), ("stream ", "dim"), (stream.name, "bold"), f" ({columns})")
         if stream.path:
             message.append(f" from {stream.path}", style="dim")
+        if stream.table:
+            message.append(f" from table {format_table(stream.table)}", style="dim")
         if replaced:
             message.append("  (replaces the earlier definition)", style="dim")
         self.console.print(message)
@@ -433,7 +444,7 @@ class Repl:
 
     def _compile_text(self, text: str) -> list[tuple[wql.Program, wql.Statement]]:
         """Queries typed after \\explain or \\code: analyzed against the catalog, not run, not declared."""
-        program = wql.analyze(text, SOURCE, streams=self._streams())
+        program = wql.analyze(text, SOURCE, streams=self._streams(), spark=self._catalog_session)
         if program.errors:
             for error in program.errors[1:]:
                 self.console.print(error_renderable(error))
@@ -631,6 +642,8 @@ class Repl:
 
 
 def _source(stream: Stream) -> str:
+    if stream.table:
+        return f"table {format_table(stream.table)}"
     if not stream.path:
         return "(no FROM path)"
     options = ", ".join(f"{k} = {str(v).lower() if isinstance(v, bool) else v}" for k, v in stream.options)
@@ -641,118 +654,148 @@ def _source(stream: Stream) -> str:
 
 
 def completer(repl: Repl) -> Any:
-    """A prompt_toolkit completer over the grammar's keywords, streams, columns and Spark functions."""
-    from prompt_toolkit.completion import Completer, Completion, PathCompleter
-    from prompt_toolkit.document import Document
+    """A prompt_toolkit completer over the grammar's keywords, streams, columns and Spark functions.
+
+    prompt_toolkit is imported only once a prompt starts, so its Completer subclass is made here; what it
+    offers is CompletionSource's."""
+    from prompt_toolkit.completion import Completer, PathCompleter
 
     from wql.compiler.aggregates import spark_functions
 
-    functions = sorted(spark_functions())
-    words = sorted(set(keywords()) | set(units()) | {"AND", "OR", "NOT", "IS", "NULL", "IN", "BETWEEN", "LIKE"})
-    types = sorted(type_names())
-    paths = PathCompleter(expanduser=True)
+    words = set(keywords()) | set(units()) | {"AND", "OR", "NOT", "IS", "NULL", "IN", "BETWEEN", "LIKE"}
+    source = CompletionSource(
+        repl, sorted(spark_functions()), sorted(words), sorted(type_names()), PathCompleter(expanduser=True)
+    )
 
     class WQLCompleter(Completer):
         def get_completions(self, document: Document, complete_event: Any) -> Iterator[Completion]:
-            text = document.text_before_cursor
-            stripped = text.lstrip()
-            if stripped.startswith("\\"):
-                yield from self._command(stripped, document, complete_event)
-                return
-            match = re.search(r"[A-Za-z_][A-Za-z0-9_]*$", text)
-            prefix = match.group() if match else ""
-            if not prefix and not complete_event.completion_requested:
-                return
-            before = text[: len(text) - len(prefix)]
-            if _naming_attribute(before):
-                yield from self._attributes(prefix, text)
-                return
-            previous = re.findall(r"[A-Za-z_]+", before[-40:])
-            after_from = bool(previous) and previous[-1].upper() in {"FROM", "STREAM", "DESCRIBE"}
-            yield from self._words(prefix, text, after_from)
-
-        def _attributes(self, prefix: str, text: str) -> Iterator[Completion]:
-            """After WATTR, RATTR, SATTR or PATTR: the columns of the stream the query reads (and row_num,
-            which orders windows), never window columns, stream names or keywords."""
-            mentioned = {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)}
-            streams = [s for s in repl.catalog if s.name.lower() in mentioned] or list(repl.catalog)
-            names = [(c.name, f"{c.type} in {s.name}") for s in streams for c in s.columns]
-            partitioning = re.search(r"\bPATTR\b([^\]]*)$", text, re.IGNORECASE)
-            if partitioning is None:
-                names.append(("row_num", "arrival position"))
-            listed = re.findall(r"[A-Za-z_][A-Za-z0-9_]*(?=\s*,)", partitioning.group(1)) if partitioning else []
-            seen: set[str] = {name.lower() for name in listed}  # PATTR names a column once
-            for name, meta in names:
-                if name.lower().startswith(prefix.lower()) and name != prefix and name.lower() not in seen:
-                    seen.add(name.lower())
-                    yield Completion(name, start_position=-len(prefix), display_meta=meta)
-
-        def _words(self, prefix: str, text: str, streams_only: bool) -> Iterator[Completion]:
-            key = prefix.lower()
-            seen: set[str] = set()
-
-            def offer(word: str, meta: str) -> Iterator[Completion]:
-                if word.lower().startswith(key) and word.lower() not in seen and word != prefix:
-                    seen.add(word.lower())
-                    yield Completion(word, start_position=-len(prefix), display_meta=meta)
-
-            for stream in repl.catalog:
-                yield from offer(stream.name, "stream")
-            if streams_only:
-                return
-            mentioned = {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)}
-            streams = sorted(repl.catalog, key=lambda s: s.name.lower() not in mentioned)
-            for stream in streams:
-                for column in stream.columns:
-                    yield from offer(column.name, f"{column.type} in {stream.name}")
-            for column in ("wid", "window_start", "window_end", "row_num"):
-                yield from offer(column, "window column")
-            lower = prefix.islower()
-            for word in words:
-                yield from offer(word.lower() if lower else word, "keyword")
-            if re.search(r"\bCREATE\s+STREAM\b", text, re.IGNORECASE):
-                for name in types:
-                    yield from offer(name.lower() if lower else name, "type")
-                for name in format_names():
-                    yield from offer(name, "format")
-            for name in functions:
-                yield from offer(name if lower or not prefix else name.upper(), "function")
-
-        def _command(self, stripped: str, document: Document, event: Any) -> Iterator[Completion]:
-            head, space, argument = stripped[1:].partition(" ")
-            if not space:
-                for name, arguments, what in COMMANDS:
-                    if name.startswith(head.lower()) and name != head:
-                        yield Completion(
-                            name, start_position=-len(head), display=f"\\{name} {arguments}", display_meta=what
-                        )
-                return
-            command = ALIASES.get(head.lower(), head.lower())
-            choices: Sequence[str] = ()
-            if command == "describe":
-                choices = [s.name for s in repl.catalog]
-            elif command == "plan":
-                choices = PLAN_CHOICES
-            elif command == "timing":
-                choices = ("on", "off")
-            elif command in {"load", "draw"}:
-                yield from paths.get_completions(Document(argument, len(argument)), event)
-                return
-            elif command in {"explain", "code"}:
-                yield from self._words_in(argument)
-                return
-            for choice in choices:
-                if choice.lower().startswith(argument.lower()) and choice != argument:
-                    yield Completion(choice, start_position=-len(argument))
-
-        def _words_in(self, text: str) -> Iterator[Completion]:
-            match = re.search(r"[A-Za-z_][A-Za-z0-9_]*$", text)
-            prefix = match.group() if match else ""
-            if prefix:
-                previous = re.findall(r"[A-Za-z_]+", text[: len(text) - len(prefix)][-40:])
-                yield from self._words(prefix, text, bool(previous) and previous[-1].upper() == "FROM")
+            return source.complete(document, complete_event)
 
     return WQLCompleter()
+
+
+@dataclasses.dataclass(frozen=True)
+class CompletionSource:
+    """What the completer offers at the cursor: a backslash command and its argument, a column after an
+    attribute clause, else streams, columns, keywords, types and functions. The session's catalog is read
+    at each keystroke (streams are declared as the session goes); the vocabularies are read once."""
+
+    repl: Repl
+    functions: list[str]  # Spark's SQL functions
+    words: list[str]  # the grammar's keywords and units, and SQL's operators
+    types: list[str]  # the column types CREATE STREAM takes
+    paths: Any  # prompt_toolkit's PathCompleter, for \load and \draw
+
+    def complete(self, document: Document, complete_event: Any) -> Iterator[Completion]:
+        text = document.text_before_cursor
+        stripped = text.lstrip()
+        if stripped.startswith("\\"):
+            yield from self.command(stripped, document, complete_event)
+            return
+        match = re.search(r"[A-Za-z_][A-Za-z0-9_]*$", text)
+        prefix = match.group() if match else ""
+        if not prefix and not complete_event.completion_requested:
+            return
+        before = text[: len(text) - len(prefix)]
+        if _naming_attribute(before):
+            yield from self.attributes(prefix, text)
+            return
+        previous = re.findall(r"[A-Za-z_]+", before[-40:])
+        after_from = bool(previous) and previous[-1].upper() in {"FROM", "STREAM", "DESCRIBE"}
+        yield from self.words_for(prefix, text, after_from)
+
+    def attributes(self, prefix: str, text: str) -> Iterator[Completion]:
+        """After WATTR, RATTR, SATTR or PATTR: the columns of the stream the query reads (and row_num,
+        which orders windows), never window columns, stream names or keywords."""
+        from prompt_toolkit.completion import Completion
+
+        mentioned = {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)}
+        streams = [s for s in self.repl.catalog if s.name.lower() in mentioned] or list(self.repl.catalog)
+        names = [(c.name, f"{c.type} in {s.name}") for s in streams for c in s.columns]
+        partitioning = re.search(r"\bPATTR\b([^\]]*)$", text, re.IGNORECASE)
+        if partitioning is None:
+            names.append(("row_num", "arrival position"))
+        listed = re.findall(r"[A-Za-z_][A-Za-z0-9_]*(?=\s*,)", partitioning.group(1)) if partitioning else []
+        seen: set[str] = {name.lower() for name in listed}  # PATTR names a column once
+        for name, meta in names:
+            if name.lower().startswith(prefix.lower()) and name != prefix and name.lower() not in seen:
+                seen.add(name.lower())
+                yield Completion(name, start_position=-len(prefix), display_meta=meta)
+
+    def words_for(self, prefix: str, text: str, streams_only: bool) -> Iterator[Completion]:
+        """Streams (only those right after FROM, STREAM or DESCRIBE), then the columns of the streams the
+        text mentions first, window columns, keywords, types and formats in CREATE STREAM, functions:
+        each word once, in the case the prefix is typed in."""
+        from prompt_toolkit.completion import Completion
+
+        key = prefix.lower()
+        seen: set[str] = set()
+
+        def offer(word: str, meta: str) -> Iterator[Completion]:
+            if word.lower().startswith(key) and word.lower() not in seen and word != prefix:
+                seen.add(word.lower())
+                yield Completion(word, start_position=-len(prefix), display_meta=meta)
+
+        for stream in self.repl.catalog:
+            yield from offer(stream.name, "stream")
+        if streams_only:
+            return
+        mentioned = {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)}
+        streams = sorted(self.repl.catalog, key=lambda s: s.name.lower() not in mentioned)
+        for stream in streams:
+            for column in stream.columns:
+                yield from offer(column.name, f"{column.type} in {stream.name}")
+        for column in ("wid", "window_start", "window_end", "row_num"):
+            yield from offer(column, "window column")
+        lower = prefix.islower()
+        for word in self.words:
+            yield from offer(word.lower() if lower else word, "keyword")
+        if re.search(r"\bCREATE\s+STREAM\b", text, re.IGNORECASE):
+            for name in self.types:
+                yield from offer(name.lower() if lower else name, "type")
+            for name in format_names():
+                yield from offer(name, "format")
+        for name in self.functions:
+            yield from offer(name if lower or not prefix else name.upper(), "function")
+
+    def command(self, stripped: str, document: Document, event: Any) -> Iterator[Completion]:
+        """A backslash command's name, then its argument: a stream, a plan, on or off, a path, a query."""
+        from prompt_toolkit.completion import Completion
+        from prompt_toolkit.document import Document
+
+        head, space, argument = stripped[1:].partition(" ")
+        if not space:
+            for name, arguments, what in COMMANDS:
+                if name.startswith(head.lower()) and name != head:
+                    yield Completion(
+                        name, start_position=-len(head), display=f"\\{name} {arguments}", display_meta=what
+                    )
+            return
+        command = ALIASES.get(head.lower(), head.lower())
+        choices: Sequence[str] = ()
+        if command == "describe":
+            choices = [s.name for s in self.repl.catalog]
+        elif command == "plan":
+            choices = PLAN_CHOICES
+        elif command == "timing":
+            choices = ("on", "off")
+        elif command in {"load", "draw"}:
+            yield from self.paths.get_completions(Document(argument, len(argument)), event)
+            return
+        elif command in {"explain", "code"}:
+            yield from self.words_in(argument)
+            return
+        for choice in choices:
+            if choice.lower().startswith(argument.lower()) and choice != argument:
+                yield Completion(choice, start_position=-len(argument))
+
+    def words_in(self, text: str) -> Iterator[Completion]:
+        """The words to complete in a query given as a command's argument."""
+        match = re.search(r"[A-Za-z_][A-Za-z0-9_]*$", text)
+        prefix = match.group() if match else ""
+        if prefix:
+            previous = re.findall(r"[A-Za-z_]+", text[: len(text) - len(prefix)][-40:])
+            yield from self.words_for(prefix, text, bool(previous) and previous[-1].upper() == "FROM")
 
 
 def _naming_attribute(before: str) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
@@ -38,6 +39,10 @@ def _preflight(compiled: list[wql.CompiledQuery], paths: dict[str, str], remote:
             raise wql.WQLRuntimeError(f"--input names stream '{name}', but the queries read {known}")
     for stream in streams.values():
         given = next((p for n, p in paths.items() if n.lower() == stream.name.lower()), None)
+        if stream.table:
+            if given is not None:
+                raise wql.WQLRuntimeError(f"--input gives files, and stream '{stream.name}' reads a table")
+            continue
         path = given or stream.path
         if path is None:
             raise wql.WQLRuntimeError(
@@ -50,12 +55,61 @@ def _preflight(compiled: list[wql.CompiledQuery], paths: dict[str, str], remote:
             raise wql.WQLRuntimeError(f"stream '{stream.name}': no such file or directory: {path} (from {where})")
 
 
-def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from wql.runtime.errors import locate_in, translate
-    from wql.runtime.progress import spark_progress
-    from wql.runtime.session import default_jvm_log, remote_url, spark_settings, start_session
+class RunSession:
+    """The run's Spark session, started at most once: while the file is analyzed when a stream FROM TABLE takes
+    its columns from Spark's catalog, else when the queries run. Stopped at the end if this run started it (an
+    embedding session, e.g. a test's, stays up; a Spark Connect session is always the run's own)."""
 
-    program = wql.load(args.file)
+    def __init__(self, args: argparse.Namespace, err: Console) -> None:
+        from wql.runtime.session import default_jvm_log, spark_settings
+
+        self.args, self.err = args, err
+        self.log = None if args.verbose else default_jvm_log()
+        self.settings = spark_settings(args.conf, args.packages, args.jars)
+        self.spark: Any = None
+        self.owned = False
+
+    def __call__(self) -> Any:
+        if self.spark is not None:
+            return self.spark
+        from wql.runtime.session import remote_url, start_session
+
+        args, remote = self.args, remote_url(getattr(self.args, "remote", None))
+        with self.err.status("starting Spark…", spinner="dots"):
+            from pyspark.sql import SparkSession
+
+            self.owned = remote is not None or SparkSession.getActiveSession() is None
+            self.spark = start_session(
+                args.master,
+                remote,
+                app_name=f"wql run {args.file}",
+                verbose=args.verbose,
+                jvm_log=self.log,
+                extra=self.settings,
+            )
+        if args.verbose and self.settings:
+            shown = ", ".join(f"{key}={self.spark.conf.get(key, None)}" for key in self.settings)
+            self.err.print(Text(f"Spark settings given: {shown}", style="dim"))
+        return self.spark
+
+    def stop(self) -> None:
+        if self.spark is not None and self.owned:
+            self.spark.stop()
+        self.spark = None
+
+
+def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
+    session = RunSession(args, err)
+    try:
+        return _run_file(args, out, err, session)
+    finally:
+        session.stop()
+
+
+def _run_file(args: argparse.Namespace, out: Console, err: Console, session: RunSession) -> int:
+    from wql.runtime.session import remote_url
+
+    program = wql.load(args.file, spark=session)
     for error in program.errors:
         err.print(error_renderable(error))
     if program.errors:
@@ -75,8 +129,8 @@ def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise wql.WQLRuntimeError(f"{option} applies to streams", hint="add --stream to run the query on a stream")
     explains = [s for s in statements if s.is_explain]
     runs = [s for s in statements if not s.is_explain]
+    remote = remote_url(getattr(args, "remote", None))
     if getattr(args, "stream", False):
-        remote = remote_url(getattr(args, "remote", None))
         if remote is not None:
             raise wql.WQLNotSupportedError(
                 f"--stream on Spark Connect ({remote}): the stream's foreachBatch step runs "
@@ -96,57 +150,61 @@ def run_file(args: argparse.Namespace, out: Console, err: Console) -> int:
     if not compiled:
         return EXIT_OK
     paths = _paths(args.input)
-    remote = remote_url(getattr(args, "remote", None))
     _preflight(compiled, paths, remote is not None)
     output = _client_path(args.output) if remote is not None and args.output else args.output
+    spark = session()
+    for index, (statement, query) in enumerate(zip(runs, compiled, strict=True), start=1):
+        label = f"query {statement.query_number} (line {statement.line}, plan {query.plan})"
+        if len(compiled) > 1 and not output:  # several tables: each says which query it is
+            if index > 1:
+                out.print()
+            out.print(Text(label, style="bold"))
+        try:
+            target = output if len(compiled) == 1 or output is None else _numbered(output, index)
+            _run_query(args, out, err, spark, query, label, _for_stream(paths, query), target)
+        except KeyboardInterrupt:
+            err.print(Text("cancelled", style="red"))
+            return 130
+        except wql.WQLError:
+            raise
+        except Exception as error:  # Spark and Py4J errors become one clear line
+            from wql.runtime.errors import locate_in, translate
 
-    log = None if args.verbose else default_jvm_log()
-    settings = spark_settings(args.conf, args.packages, args.jars)
-    with err.status("starting Spark…", spinner="dots"):
-        from pyspark.sql import SparkSession
-
-        # An embedding session (e.g. tests) stays up; a Spark Connect session is always this run's own.
-        owned = remote is not None or SparkSession.getActiveSession() is None
-        spark = start_session(
-            args.master, remote, app_name=f"wql run {args.file}", verbose=args.verbose, jvm_log=log, extra=settings
-        )
-    if args.verbose and settings:
-        shown = ", ".join(f"{key}={spark.conf.get(key, None)}" for key in settings)
-        err.print(Text(f"Spark settings given: {shown}", style="dim"))
-    try:
-        for index, (statement, query) in enumerate(zip(runs, compiled, strict=True), start=1):
-            label = f"query {statement.query_number} (line {statement.line}, plan {query.plan})"
-            try:
-                with spark_progress(spark, err, f"reading input for {label}"):
-                    inputs, report = query.load_inputs(spark, getattr(args, "late", None), **_for_stream(paths, query))
-                for line in report:
-                    style = "yellow" if ("malformed" in line or "NULL" in line) else "dim"
-                    err.print(Text(line, style=style))
-                result = query.run(spark, **inputs)
-                if output:
-                    target = output if len(compiled) == 1 else _numbered(output, index)
-                    with spark_progress(spark, err, f"running {label}"):
-                        written = query.write(result, target, args.format)
-                    err.print(Text.assemble(("✓ ", "green"), f"{label}: wrote {written}"))
-                else:
-                    with spark_progress(spark, err, f"running {label}"):
-                        result = result.cache()
-                        total = result.count()
-                        rows = query.in_window_order(result).limit(args.limit).collect()
-                    out.print(results_table(result.columns, [tuple(r) for r in rows], total))
-            except KeyboardInterrupt:
-                err.print(Text("cancelled", style="red"))
-                return 130
-            except wql.WQLError:
-                raise
-            except Exception as error:  # Spark and Py4J errors become one clear line
-                span = statement.node.span
-                locate = locate_in(program.source, span.start, span.end)
-                raise translate(error, label, locate=locate, log=log) from None
-    finally:
-        if owned:
-            spark.stop()
+            span = statement.node.span
+            locate = locate_in(program.source, span.start, span.end)
+            raise translate(error, label, locate=locate, log=session.log) from None
     return EXIT_OK
+
+
+def _run_query(
+    args: argparse.Namespace,
+    out: Console,
+    err: Console,
+    spark: Any,
+    query: wql.CompiledQuery,
+    label: str,
+    paths: dict[str, str],
+    target: str | None,
+) -> None:
+    """One query of the file: its input report, then its table, or its file (`target`)."""
+    from wql.runtime.progress import spark_progress
+
+    with spark_progress(spark, err, f"reading input for {label}"):
+        inputs, report = query.load_inputs(spark, getattr(args, "late", None), **paths)
+    for line in report:
+        style = "yellow" if ("malformed" in line or "NULL" in line) else "dim"
+        err.print(Text(line, style=style))
+    result = query.run(spark, **inputs)
+    if target is not None:
+        with spark_progress(spark, err, f"running {label}"):
+            written = query.write(result, target, args.format)
+        err.print(Text.assemble(("✓ ", "green"), f"{label}: wrote {written}"))
+        return
+    with spark_progress(spark, err, f"running {label}"):
+        result = result.cache()
+        total = result.count()
+        rows = query.in_window_order(result).limit(args.limit).collect()
+    out.print(results_table(result.columns, [tuple(r) for r in rows], total))
 
 
 def _client_path(output: str) -> str:

@@ -1,10 +1,11 @@
 """Aggregate functions: their kind and family (docs/language.md §6, docs/semantics.md §6).
 
-Kind says what a partial state must hold: distributive (a value of the same
-kind), algebraic (a fixed-size tuple), holistic (the multiset, or a sketch).
-Family says whether a value counted twice changes the result: cumulative
-(count, sum) versus selective (min, max). Plans read both: panes and slices
-share partial states only for distributive and algebraic aggregates.
+The kind (`PartialState`) says what a partial state must hold: distributive (a value of the same
+type), algebraic (a fixed-size tuple), holistic (the multiset, or a sketch). The family
+(`Duplicates`) says whether a value counted twice changes the result: cumulative (count, sum) versus
+selective (min, max). Plans read both: panes and slices share partial states only for distributive
+and algebraic aggregates. (The docs and explain call them kind and family; the code names them for
+what they say, as it keeps "kind" for window kinds and "family" for plan families.)
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from importlib import resources
 from sqlglot import exp
 
 
-class AggKind(Enum):
+class PartialState(Enum):
     DISTRIBUTIVE = "distributive"
     ALGEBRAIC = "algebraic"
     HOLISTIC = "holistic"
 
 
-class AggFamily(Enum):
+class Duplicates(Enum):
     CUMULATIVE = "cumulative"
     SELECTIVE = "selective"
 
@@ -31,18 +32,18 @@ class AggFamily(Enum):
 @dataclass(frozen=True)
 class AggregateInfo:
     name: str
-    kind: AggKind
-    family: AggFamily
+    partial_state: PartialState
+    duplicates: Duplicates
     numeric: bool = False  # its value argument must be a number
     approximate: bool = False
 
     def describe(self) -> str:
-        text = f"{self.kind.value}, {self.family.value}"
+        text = f"{self.partial_state.value}, {self.duplicates.value}"
         return text + ", approximate" if self.approximate else text
 
 
-D, A, H = AggKind.DISTRIBUTIVE, AggKind.ALGEBRAIC, AggKind.HOLISTIC
-C, S = AggFamily.CUMULATIVE, AggFamily.SELECTIVE
+D, A, H = PartialState.DISTRIBUTIVE, PartialState.ALGEBRAIC, PartialState.HOLISTIC
+C, S = Duplicates.CUMULATIVE, Duplicates.SELECTIVE
 
 _TABLE = [
     AggregateInfo("count", D, C),

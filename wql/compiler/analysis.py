@@ -30,8 +30,9 @@ from wql.compiler.aggregates import (
     unwrap,
 )
 from wql.compiler.classify import Classification, classify
+from wql.compiler.kinds import kind_of, resolve_window
 from wql.compiler.schema import ROW_NUM, WINDOW_COLUMNS, Catalog, Stream
-from wql.compiler.windows import Window, WindowKind, aggregate_test, resolve_window
+from wql.compiler.windows import Window
 from wql.grammar import ast
 from wql.grammar.errors import (
     Span,
@@ -41,7 +42,7 @@ from wql.grammar.errors import (
     WQLTypeError,
     did_you_mean,
 )
-from wql.grammar.expressions import render_sql
+from wql.grammar.expressions import parse_sql_expression, render_sql
 from wql.grammar.formatter import format_select
 
 
@@ -129,8 +130,6 @@ def expression_type(stream: Stream, sql: str) -> str | None:
     from sqlglot.optimizer.annotate_types import annotate_types
     from sqlglot.optimizer.qualify import qualify
 
-    from wql.grammar.expressions import parse_sql_expression
-
     schema = {"s": {c.name: c.type for c in stream.columns}}
     select = exp.select(parse_sql_expression(sql)).from_(exp.to_table("s"))
     try:
@@ -141,10 +140,6 @@ def expression_type(stream: Stream, sql: str) -> str | None:
     if data_type is None or data_type.this == exp.DataType.Type.UNKNOWN:
         return None
     return data_type.sql(dialect="spark").split("(")[0].upper()
-
-
-INTEGRAL_TYPES = frozenset({"TINYINT", "SMALLINT", "INT", "BIGINT"})
-FLOATING_TYPES = frozenset({"FLOAT", "DOUBLE"})
 
 
 # ------------------------------------------------------------------ positions
@@ -464,67 +459,17 @@ class _Analyzer:
         return expr.span
 
     # sessions and frames: the expressions inside the window spec ------------------------------
-    def frame_expressions(self) -> None:
-        """Resolve a frame's predicate, x or condition against the stream; the window gets their SQL."""
-        window, frame = self.window, self.window.frame
-        if frame is None or frame.source is None:
-            return
-        source = frame.source
-        if window.kind is WindowKind.THRESHOLD:
-            assert isinstance(source, ast.Expr)
-            tree = self.resolve(
-                source, "a FRAME THRESHOLD predicate", allow_aggregates=False, allow_window_columns=False
-            )
-            sql = render_sql(tree)
-            kind = expression_type(self.stream, sql)
-            if kind is not None and kind != "BOOLEAN":
-                raise WQLTypeError(
-                    f"a FRAME THRESHOLD predicate is true or false, and '{source.sql}' is {kind}",
-                    span=source.span,
-                    hint="write a condition, e.g. FRAME THRESHOLD (speed < 40)",
-                )
-            self.window = replace(window, frame=replace(frame, condition=sql))
-        elif window.kind is WindowKind.DELTA:
-            if isinstance(source, ast.Name):
-                column = self.stream.column(source.text)
-                if column is None:
-                    raise WQLNameError(
-                        f"unknown column '{source.text}' in stream '{self.stream.name}'",
-                        span=source.span,
-                        hint=did_you_mean(source.text, self.stream.column_names)
-                        or f"columns are: {', '.join(self.stream.column_names)}",
-                    )
-                self.use_input(column.name)
-                sql = quote(column.name)
-            else:
-                tree = self.resolve(source, "FRAME DELTA … ON", allow_aggregates=False, allow_window_columns=False)
-                sql = render_sql(tree)
-            kind = expression_type(self.stream, sql)
-            if kind not in INTEGRAL_TYPES | FLOATING_TYPES:
-                shown = source.text if isinstance(source, ast.Name) else source.sql
-                raise (WQLNotSupportedError if kind == "DECIMAL" else WQLTypeError)(
-                    f"FRAME DELTA follows a number, and '{shown}' is {kind or 'not a number WQL can type'}",
-                    span=source.span,
-                    hint="name an INT, BIGINT or DOUBLE column, or an expression in parentheses that gives one",
-                )
-            self.window = replace(window, frame=replace(frame, on=sql, on_integral=kind in INTEGRAL_TYPES))
-        else:
-            assert isinstance(source, ast.Expr)
-            tree = self.resolve(
-                source, "a FRAME AGGREGATE condition", allow_aggregates=True, allow_window_columns=False
-            )
-            running, test = aggregate_test(
-                tree,
-                source,
-                lambda node: node_span(node, source),
-                lambda sql: expression_type(self.stream, sql),
-            )
-            self.window = replace(window, frame=replace(frame, condition=render_sql(tree), running=running, test=test))
+    def spec_expressions(self) -> None:
+        """A frame's predicate, x or condition, resolved against the stream by its kind; the window gets their
+        SQL."""
+        window = self.window
+        if window.rule is not None and window.rule.source is not None:
+            self.window = kind_of(window).resolve_expressions(window, _SpecExpressions(self))
 
     # the query --------------------------------------------------------------------------
     def run(self) -> Query:
         select = self.select
-        self.frame_expressions()
+        self.spec_expressions()
         where = None
         if select.where is not None:
             tree = self.resolve(select.where, "WHERE", allow_aggregates=False, allow_window_columns=False)
@@ -744,3 +689,32 @@ def _transform_outer_first(tree: exp.Expression, fn: Callable[[exp.Expression], 
         if new is not child:
             child.replace(new)
     return tree
+
+
+@dataclass(frozen=True)
+class _SpecExpressions:
+    """The analysis's name resolution, lent to a window's kind for the expressions inside its spec
+    (`kinds.base.Expressions`): window columns and aggregates are not theirs to read, unless asked."""
+
+    analyzer: _Analyzer
+
+    def resolve(self, expr: ast.Expr, context: str, *, allow_aggregates: bool) -> exp.Expression:
+        return self.analyzer.resolve(expr, context, allow_aggregates=allow_aggregates, allow_window_columns=False)
+
+    def column(self, name: ast.Name) -> str:
+        stream = self.analyzer.stream
+        column = stream.column(name.text)
+        if column is None:
+            raise WQLNameError(
+                f"unknown column '{name.text}' in stream '{stream.name}'",
+                span=name.span,
+                hint=did_you_mean(name.text, stream.column_names) or f"columns are: {', '.join(stream.column_names)}",
+            )
+        self.analyzer.use_input(column.name)
+        return quote(column.name)
+
+    def type_of(self, sql: str) -> str | None:
+        return expression_type(self.analyzer.stream, sql)
+
+    def span_of(self, node: exp.Expression, source: ast.Expr) -> Span:
+        return node_span(node, source)

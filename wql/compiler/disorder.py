@@ -73,7 +73,7 @@ def cut_from_windows(query: Query) -> bool:
 def state_text(query: Query, plan: Plan) -> str:
     """What the plan keeps between triggers, and what bounds it: the open windows, never the stream."""
     kind = kind_of(query.window)
-    kept = kind.kept_text(query, plan)
+    kept = kind.kept_text(query, plan.keeps == "cells")
     stored = in_state_store(query, plan)
     if stored and query.window.is_data_driven:  # the store keeps no tuples: say both
         kept = (

@@ -9,12 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlglot import exp
+
 from wql.compiler.analysis import AggregateCall, Query
 from wql.compiler.classify import describe_kind, extent_formula, wids_formula
 from wql.compiler.disorder import stream_facts
 from wql.compiler.kinds import kind_of
-from wql.compiler.plans import Plan
+from wql.compiler.plans import Plan, Statistics
 from wql.compiler.sections import Section, sections_for
+from wql.grammar.expressions import parse_sql_expression
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,22 @@ class Explanation:
     see: tuple[Section, ...] = ()  # the docs sections that define what this explanation shows
     stream_facts: dict[str, Any] = field(default_factory=dict)  # on a stream: emit, final, punctuation, late, state
     edges: str | None = None  # which windows are partial at the data's edges (ROWS windows), said in words
+    # What the costs are estimated for: the same assumptions for every query, so that a plan never depends on
+    # the data (the job `wql compile` prints is the one `wql run` executes); and, where the runtime can see the
+    # stream's data, how much there is, in words.
+    assumed: dict[str, float] = field(default_factory=dict)
+    data: str | None = None
+
+    @property
+    def costs(self) -> str:
+        """The assumptions the estimated costs are for, and the data this query's stream holds, in words."""
+        if not self.assumed:
+            return ""
+        text = (
+            f"estimated for N = {self.assumed['rows']:,.0f} tuples, ρ = {self.assumed['rows_per_slide']:g} tuples "
+            "per slide, the same for every query: the plan does not depend on the data"
+        )
+        return text + (f"; this stream's data: {self.data}" if self.data else "")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -68,6 +87,7 @@ class Explanation:
             "notes": list(self.notes),
             "see": [section.link for section in self.see],
             "on_stream": self.stream_facts,
+            "costs": {"assumed": self.assumed, "data": self.data} if self.assumed else None,
         }
 
 
@@ -77,9 +97,6 @@ def window_facts(query: Query) -> dict[str, Any]:
 
 def _aggregate_facts(query: Query, call: AggregateCall) -> dict[str, Any]:
     """Kind and family; whether the aggregate is itself a result column, or what uses it."""
-    from sqlglot import exp
-
-    from wql.grammar.expressions import parse_sql_expression
 
     def uses(sql: str | None) -> bool:
         return sql is not None and any(str(c.name) == call.name for c in parse_sql_expression(sql).find_all(exp.Column))
@@ -95,8 +112,8 @@ def _aggregate_facts(query: Query, call: AggregateCall) -> dict[str, Any]:
         "column": call.name,
         "result": result,
         "used_by": ", ".join(used_by),
-        "kind": call.info.kind.value,
-        "family": call.info.family.value,
+        "kind": call.info.partial_state.value,
+        "family": call.info.duplicates.value,
         "approximate": "yes" if call.info.approximate else "no",
     }
 
@@ -122,10 +139,16 @@ def explain_query(
         columns=query.columns,
         plans=plans,
         plan=chosen,
-        see=sections_for(query, chosen),
+        see=sections_for(query, kind_of(query.window).cited(query.window), kind_of(query.window).retracts, chosen),
         stream_facts=stream_facts(query, plan),
         edges=partial_windows(query),
+        assumed=_assumed() if plans else {},
     )
+
+
+def _assumed() -> dict[str, float]:
+    stats = Statistics()
+    return {"rows": stats.rows, "rows_per_slide": stats.rows_per_slide}
 
 
 def partial_windows(query: Query) -> str | None:

@@ -2,8 +2,8 @@
 
 A family is a planner (`wql.compiler.plans.<name>`: the candidate plans for a query, with their costs)
 and a generator (`wql.compiler.codegen.<name>`: the stages those plans run, and on a stream the window
-rules the driver calls). A window's kind says which family computes it (`Kind.family`); the
-optimizer asks that family's planner, and the job writer the generator of the plan it chose.
+rules the driver calls). The type of a window's shape (its kind's `shape`) says which family computes
+it; the optimizer asks that family's planner, and the job writer the generator of the plan it chose.
 """
 
 from __future__ import annotations
@@ -11,13 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from wql.compiler.codegen import frames as frames_code
 from wql.compiler.codegen import grid as grid_code
 from wql.compiler.codegen import intervals as intervals_code
+from wql.compiler.codegen import runs as runs_code
 from wql.compiler.codegen import tuples as tuples_code
 from wql.compiler.kinds import kind_of
-from wql.compiler.kinds.base import Family
-from wql.compiler.plans import frames, grid, intervals, tuples
+from wql.compiler.kinds.shapes import GridShape, IntervalShape, RunShape, Shape, TupleShape
+from wql.compiler.plans import grid, intervals, runs, tuples
+from wql.compiler.plans.base import Family
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
@@ -35,14 +36,17 @@ class Planner(Protocol):
 
 class Generator(Protocol):
     """The stages of a family's plans (prepare, [lift,] windows, finish) and, for a streaming job, the
-    window rules the driver calls (is_final, retain, missed; merge and shares for cell plans) and what Spark's
-    state store keeps of it, if anything."""
+    window rules the driver calls (is_final, retain, missed; merge and shares for cell plans), what Spark's
+    state store keeps of it, if anything, and for windows that go only as far as the data (§8.10) the last
+    window the data reaches when it ends at `end`."""
 
     def generate(self, ctx: Context) -> None: ...
 
     def stream_rules(self, ctx: Context) -> None: ...
 
     def store_request(self, ctx: Context) -> StoreRequest | None: ...
+
+    def last_reached(self, ctx: Context, end: str) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -55,14 +59,23 @@ class PlanFamily:
 FAMILIES: dict[Family, PlanFamily] = {
     "grid": PlanFamily("grid", grid, grid_code),
     "tuples": PlanFamily("tuples", tuples, tuples_code),
-    "frames": PlanFamily("frames", frames, frames_code),
+    "runs": PlanFamily("runs", runs, runs_code),
     "intervals": PlanFamily("intervals", intervals, intervals_code),
 }
 
 
+# The family each shape's windows belong to.
+SHAPES: dict[type[Shape], Family] = {
+    GridShape: "grid",
+    TupleShape: "tuples",
+    RunShape: "runs",
+    IntervalShape: "intervals",
+}
+
+
 def family_of(window: Window) -> PlanFamily:
-    """The family whose plans compute this window: the one its kind names."""
-    return FAMILIES[kind_of(window).family]
+    """The family whose plans compute this window: the one its kind's shape belongs to."""
+    return FAMILIES[SHAPES[type(kind_of(window).shape(window))]]
 
 
 __all__ = ["FAMILIES", "Generator", "PlanFamily", "Planner", "family_of"]

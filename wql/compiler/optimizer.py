@@ -14,10 +14,10 @@ import math
 from wql.compiler.analysis import Query
 from wql.compiler.explain import PlanChoice
 from wql.compiler.families import family_of
-from wql.compiler.plans import Candidate, Plan, PlanKind, Statistics
+from wql.compiler.plans import Candidate, Plan, PlanName, Statistics
 from wql.grammar.errors import WQLNotSupportedError
 
-PLAN_NAMES = tuple(kind.value for kind in PlanKind)
+PLAN_NAMES = tuple(kind.value for kind in PlanName)
 PLAN_CHOICES = ("auto", *PLAN_NAMES)  # what --plan accepts
 
 
@@ -36,19 +36,19 @@ def choose(
     if not runnable and forced in (None, "auto"):
         raise WQLNotSupportedError(_no_plan(options))
     if forced not in (None, "auto"):
-        picked = next((c for c in options if c.kind.value == forced), None)
+        picked = next((c for c in options if c.name.value == forced), None)
         if picked is None:
-            known = ", ".join(c.kind.value for c in options)
+            known = ", ".join(c.name.value for c in options)
             raise WQLNotSupportedError(f"plan '{forced}' does not apply to this window", hint=f"plans for it: {known}")
         if picked.plan is None:
             raise WQLNotSupportedError(f"plan '{forced}' for this query: {picked.note}")
         best = picked
     else:
-        order = [k.value for k in PlanKind]
-        best = min(runnable, key=lambda c: (c.cost, order.index(c.kind.value)))
+        order = [k.value for k in PlanName]
+        best = min(runnable, key=lambda c: (c.cost, order.index(c.name.value)))
     choices = tuple(
         PlanChoice(
-            c.kind.value,
+            c.name.value,
             None if c.cost is None or math.isnan(c.cost) else c.cost,
             c.note,
             chosen=c is best,
@@ -64,7 +64,7 @@ def _no_plan(options: list[Candidate]) -> str:
     sees the reason of the plan they would have wanted and not only the first plan's."""
     notes: dict[str, list[str]] = {}
     for c in options:
-        notes.setdefault(c.note.removeprefix("not supported yet: "), []).append(c.kind.value)
+        notes.setdefault(c.note.removeprefix("not supported yet: "), []).append(c.name.value)
     if len(notes) == 1:
         return next(iter(notes))
     return "; ".join(f"{', '.join(plans)}: {note}" for note, plans in notes.items())

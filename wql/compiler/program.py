@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from wql.compiler.analysis import Query, analyze
 from wql.compiler.schema import Catalog, Stream, stream_from_ast
@@ -43,6 +44,9 @@ class Program:
     statements: list[Statement] = field(default_factory=list)
     catalog: Catalog = field(default_factory=Catalog)
     syntax_error: WQLError | None = None
+    # DataFrames given from Python by (lower-case) stream name: what a query on that stream runs on when the
+    # script does not say where the stream comes from (no FROM). Opaque here: the runtime binds them.
+    frames: dict[str, Any] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[WQLError]:
@@ -68,7 +72,7 @@ class Program:
 def analyze_program(source: str, path: str | None = None, catalog: Catalog | None = None) -> Program:
     """Parse and analyze every statement; never raises for a bad query, it records the error."""
     base_dir = os.path.dirname(os.path.abspath(path)) if path else None
-    program = Program(source=source, path=path, catalog=catalog.copy() if catalog else Catalog())
+    program = Program(source=source, path=path, catalog=catalog.copy() if catalog is not None else Catalog())
     try:
         script = parse(source, path)
     except WQLError as error:
@@ -87,7 +91,7 @@ def analyze_program(source: str, path: str | None = None, catalog: Catalog | Non
 def _analyze_statement(program: Program, number: int, node: ast.Statement, base_dir: str | None) -> Statement:
     try:
         if isinstance(node, ast.CreateStream):
-            stream = stream_from_ast(node, base_dir)
+            stream = stream_from_ast(node, base_dir, program.catalog.tables)
             program.catalog.add(stream)
             return Statement(number, node, stream=stream)
         select = node.select if isinstance(node, ast.Explain) else node

@@ -1,6 +1,7 @@
 """The sections of the project's docs/ that define what `wql explain` shows.
 
-The window's kind names the sections that define it (`Kind.cited`); a table says
+The window's kind names the sections that define it (`Kind.cited`), which explain hands to
+`sections_for`; this module imports no kind, so that every kind can cite its sections. A table says
 which sections its options, class and plan add, and one order says how explain
 lists them, so explain can cite, for every query, where its extent, wids, class
 and plan are defined. The sections
@@ -80,6 +81,7 @@ FRAMES = _semantics("2.17 Frames: threshold, delta and aggregate")
 SNAPSHOT = _semantics("2.18 Snapshot windows")
 CLIP = _semantics("2.19 CLIP: lifetimes clipped to the window")
 SNAP = _semantics("2.20 SNAP: snapping to boundaries")
+CALENDAR = _semantics("2.21 Calendar windows: months and local days")
 DOUBLE_EDGES = _semantics("3.3 Exact edges on integral and DOUBLE attributes")
 EMPTY = _semantics("4. Empty windows and EMIT EMPTY")
 SLACK = _semantics("8.2 Slack")
@@ -127,6 +129,7 @@ ORDER: tuple[Section, ...] = (
     SNAPSHOT,
     CLIP,
     SNAP,
+    CALENDAR,
     CUMULATE,
     KAFKA_GRID,
     ALIGN_FIRST,
@@ -146,22 +149,23 @@ OPTION_RULES: tuple[tuple[Callable[[Query], bool], Section], ...] = (
 )
 
 
-def sections_for(query: Query, plan: str | None = None) -> tuple[Section, ...]:
-    """The sections defining this query's window, its class, its plan (if chosen) and its options."""
-    from wql.compiler.kinds import kind_of
-
-    applying = {*kind_of(query.window).cited(query.window), *(s for applies, s in OPTION_RULES if applies(query))}
-    cited = [section for section in ORDER if section in applying]
-    cited.append(CLASSES[query.classification.window_class])
+def sections_for(
+    query: Query, cited: tuple[Section, ...], retracts: bool, plan: str | None = None
+) -> tuple[Section, ...]:
+    """The sections defining this query's window (`cited`: those its kind names), its class, its plan (if
+    chosen) and its options; `retracts`: whether its kind takes back versions under EMIT CHANGES."""
+    applying = {*cited, *(s for applies, s in OPTION_RULES if applies(query))}
+    cited_here = [section for section in ORDER if section in applying]
+    cited_here.append(CLASSES[query.classification.window_class])
     if plan is not None and plan in PLANS:
-        cited.append(PLANS[plan])
+        cited_here.append(PLANS[plan])
     if query.window.slack is not None:
-        cited.append(SLACK)
+        cited_here.append(SLACK)
         if query.window.slack.mode == "kafka":
-            cited.append(KAFKA_RULE)
-    if query.emit == "changes" and kind_of(query.window).retracts:
-        cited.append(CHANGES)
-    return tuple(cited)
+            cited_here.append(KAFKA_RULE)
+    if query.emit == "changes" and retracts:
+        cited_here.append(CHANGES)
+    return tuple(cited_here)
 
 
 ALL_SECTIONS: tuple[Section, ...] = (

@@ -47,13 +47,28 @@ class Unit(Enum):
     HOURS = 3_600_000_000
     DAYS = 86_400_000_000
     WEEKS = 604_800_000_000
+    # Calendar units: a number of months (28 to 31 days each), so no fixed length; negative to tell them apart.
+    MONTHS = -1
+    QUARTERS = -3
+    YEARS = -12
 
     @property
     def is_time(self) -> bool:
         return self is not Unit.ROWS
 
     @property
+    def is_calendar(self) -> bool:
+        """A month, quarter or year: as long as the calendar says, not a fixed number of microseconds."""
+        return self.value < 0
+
+    @property
+    def months(self) -> int:
+        assert self.is_calendar, self
+        return -self.value
+
+    @property
     def micros(self) -> int:
+        assert not self.is_calendar, f"{self.name} has no fixed length"
         return self.value
 
     @staticmethod
@@ -109,13 +124,14 @@ class Option(Node):
 @dataclass(frozen=True, kw_only=True)
 class CreateStream(Node):
     name: Name
-    columns: tuple[ColumnDef, ...]
+    columns: tuple[ColumnDef, ...]  # empty for FROM TABLE without a column list: the table's columns
     path: str | None = None
+    table: tuple[Name, ...] = ()  # FROM TABLE: the table's name, its parts (catalog, database, table)
     format: str | None = None
     options: tuple[Option, ...] = ()
     row_num: Name | None = None
     punctuation: Expr | None = None  # PUNCTUATION WHEN (…): rows that are punctuations, not data
-    path_span: Span | None = field(default=None, compare=False, repr=False)
+    path_span: Span | None = field(default=None, compare=False, repr=False)  # the FROM clause
 
 
 # ------------------------------------------------------------------ window spec
@@ -196,7 +212,7 @@ class SessionClause(Node):
 class FrameClause(Node):
     """FRAME THRESHOLD (p) [MIN n], FRAME DELTA d ON x, FRAME AGGREGATE (c): data-driven frames."""
 
-    kind: Literal["threshold", "delta", "aggregate"]
+    rule: Literal["threshold", "delta", "aggregate"]
     condition: Expr | None = None  # THRESHOLD's predicate, AGGREGATE's condition
     minimum: Quantity | None = None  # THRESHOLD … MIN n [ROWS | unit]
     delta: Quantity | None = None  # DELTA d
@@ -223,6 +239,13 @@ class FullClause(Node):
 
 
 @dataclass(frozen=True, kw_only=True)
+class TimeZoneClause(Node):
+    """TIME ZONE 'Area/City': the calendar days, weeks, months, quarters and years are counted in."""
+
+    zone: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class OwnEndClause(Node):
     """OWN END after landmark windows with PATTR: each partition's windows run to its own last tuple."""
 
@@ -245,6 +268,7 @@ WindowClause = (
     | KafkaClause
     | FullClause
     | OwnEndClause
+    | TimeZoneClause
 )
 
 

@@ -16,7 +16,7 @@ from wql.grammar import ast
 # Words that would lex as WQL keywords in some position; quoting them is always safe.
 KEYWORDS = frozenset(
     """CREATE STREAM FORMAT OPTIONS EXPLAIN SELECT FROM AS WHERE GROUP BY HAVING ORDER LIMIT EMIT EMPTY FINAL
-    CHANGES PUNCTUATION WHEN
+    CHANGES PUNCTUATION WHEN TABLE
     NULLS ASC DESC FIRST LAST RANGE SLIDE WATTR RATTR SATTR PATTR ALIGN SLACK UNBOUNDED KAFKA CUMULATE FULL OWN RANK
     START END TIMESTAMP CONSISTENT GENEROUS TRUE FALSE SESSION GAP MAX FRAME THRESHOLD DELTA AGGREGATE MIN ON""".split()
 )
@@ -29,6 +29,12 @@ def format_name(name: ast.Name | str) -> str:
     if _PLAIN.fullmatch(text) and text.upper() not in KEYWORDS and not _UNIT_WORD.fullmatch(text):
         return text
     return "`" + text.replace("`", "``") + "`"
+
+
+def format_table(parts: tuple[ast.Name, ...] | tuple[str, ...]) -> str:
+    """A table's name as WQL writes it: its parts (catalog, database, table) joined by dots, each quoted only
+    where it must be."""
+    return ".".join(format_name(part) for part in parts)
 
 
 def format_string(value: str) -> str:
@@ -113,16 +119,18 @@ def format_clause(clause: ast.WindowClause) -> str:
             return f"FULL {end.upper()}" if end else "FULL"
         case ast.OwnEndClause():
             return "OWN END"
+        case ast.TimeZoneClause(zone=zone):
+            return f"TIME ZONE {format_string(zone)}"
     raise TypeError(f"not a window clause: {clause!r}")
 
 
 def format_frame(clause: ast.FrameClause) -> str:
-    if clause.kind == "delta":
+    if clause.rule == "delta":
         assert clause.delta is not None and clause.on is not None
         on = format_name(clause.on) if isinstance(clause.on, ast.Name) else f"({clause.on.sql})"
         return f"FRAME DELTA {format_quantity(clause.delta)} ON {on}"
     assert clause.condition is not None
-    text = f"FRAME {clause.kind.upper()} ({clause.condition.sql})"
+    text = f"FRAME {clause.rule.upper()} ({clause.condition.sql})"
     return text + (f" MIN {format_quantity(clause.minimum)}" if clause.minimum is not None else "")
 
 
@@ -150,9 +158,11 @@ def _format_option_key(key: str) -> str:
 
 def format_create(stmt: ast.CreateStream) -> str:
     columns = ", ".join(f"{format_name(c.name)} {_format_type(c.type)}" for c in stmt.columns)
-    lines = [f"CREATE STREAM {format_name(stmt.name)} ({columns})"]
+    lines = [f"CREATE STREAM {format_name(stmt.name)}" + (f" ({columns})" if columns else "")]
     if stmt.path is not None:
         lines.append(f"  FROM {format_string(stmt.path)}")
+    if stmt.table:
+        lines.append(f"  FROM TABLE {format_table(stmt.table)}")
     if stmt.format is not None:
         lines.append(f"  FORMAT {stmt.format}")
     if stmt.options:

@@ -131,7 +131,7 @@ _READABLE = {
     "QUOTED_NAME": "a `quoted name`",
     "STRING": "a string",
     "SIGNED_NUMBER": "a number",
-    "UNIT": "a unit (ROWS, SECONDS, MINUTES, …)",
+    "UNIT": "a unit (ROWS, SECONDS, MINUTES, …, MONTHS, YEARS)",
     "OP": "an operator",
     "LPAR": "'('",
     "RPAR": "')'",
@@ -385,6 +385,10 @@ class _Builder(Transformer[Any, Any]):
         return ("path", unquote_string(str(children[0])), self._span(meta))
 
     @v_args(meta=True)
+    def source_table(self, meta: Any, children: list[ast.Name]) -> tuple[str, Any, Span]:
+        return ("table", tuple(children), self._span(meta))
+
+    @v_args(meta=True)
     def source_format(self, meta: Any, children: list[Token]) -> tuple[str, Any, Span]:
         word = str(children[0]).lower()
         if word not in FORMATS:
@@ -432,12 +436,15 @@ class _Builder(Transformer[Any, Any]):
         name = children[0]
         columns = tuple(c for c in children[1:] if isinstance(c, ast.ColumnDef))
         fields: dict[str, Any] = {}
+        spans: dict[str, Span] = {}
         for option in children[1:]:
             if isinstance(option, tuple):
                 key, value, span = option
-                if key in fields:
+                spans[key] = span
+                if key in fields or (key in ("path", "table") and "path_span" in fields):
                     clause = {
                         "path": "FROM",
+                        "table": "FROM",
                         "format": "FORMAT",
                         "options": "OPTIONS",
                         "row_num": "ROW_NUM",
@@ -445,8 +452,14 @@ class _Builder(Transformer[Any, Any]):
                     }[key]
                     raise WQLSyntaxError(f"{clause} is given twice", span=span)
                 fields[key] = value
-                if key == "path":
+                if key in ("path", "table"):
                     fields["path_span"] = span
+        if "table" in spans and "format" in spans:
+            raise WQLSyntaxError(
+                "FORMAT does not apply to FROM TABLE: Spark's catalog knows the table's format",
+                span=spans["format"],
+                hint="leave FORMAT out; OPTIONS still reach Spark's reader of the table",
+            )
         return ast.CreateStream(name=name, columns=columns, span=self._span(meta), **fields)
 
     # window spec ----------------------------------------------------------
@@ -527,13 +540,13 @@ class _Builder(Transformer[Any, Any]):
 
     def threshold_frame(self, children: list[Any]) -> ast.FrameClause:
         minimum = children[1] if len(children) > 1 else None
-        return ast.FrameClause(kind="threshold", condition=children[0], minimum=minimum)
+        return ast.FrameClause(rule="threshold", condition=children[0], minimum=minimum)
 
     def delta_frame(self, children: list[Any]) -> ast.FrameClause:
-        return ast.FrameClause(kind="delta", delta=children[0], on=children[1])
+        return ast.FrameClause(rule="delta", delta=children[0], on=children[1])
 
     def aggregate_frame(self, children: list[Any]) -> ast.FrameClause:
-        return ast.FrameClause(kind="aggregate", condition=children[0])
+        return ast.FrameClause(rule="aggregate", condition=children[0])
 
     @v_args(meta=True)
     def cumulate_clause(self, meta: Any, children: list[Any]) -> ast.CumulateClause:
@@ -551,6 +564,10 @@ class _Builder(Transformer[Any, Any]):
     @v_args(meta=True)
     def own_end_clause(self, meta: Any, children: list[Any]) -> ast.OwnEndClause:
         return ast.OwnEndClause(span=self._span(meta))
+
+    @v_args(meta=True)
+    def time_zone_clause(self, meta: Any, children: list[Any]) -> ast.TimeZoneClause:
+        return ast.TimeZoneClause(zone=unquote_string(str(children[0])), span=self._span(meta))
 
     @v_args(meta=True)
     def window(self, meta: Any, children: list[Any]) -> ast.WindowSpec:

@@ -47,11 +47,22 @@ class Drawing:
     windows: tuple[DrawnWindow, ...]
     tuples: int  # marks drawn
     source: str  # where the sample came from
-    total: int  # windows over the whole sample
+    total: int  # windows over the whole sample, in every partition
+    partitions: int = 1  # partitions in the sample
+    lanes: int = 1  # partitions drawn, the first MAX_LANES
 
     def summary(self) -> str:
-        shown = len(self.windows)
-        return f"the first {shown} of {self.total:,} window{'s' if self.total != 1 else ''} over {self.source}"
+        return f"{_shown(len(self.windows), self.total, self.partitions, self.lanes)} over {self.source}"
+
+
+def _shown(drawn: int, total: int, partitions: int, lanes: int) -> str:
+    """How many windows the picture shows of how many the query makes, and of which partitions: the lanes
+    are the first partitions only, so the windows drawn are theirs, while the count is every partition's."""
+    plural = "s" if total != 1 else ""
+    counted = f"the first {drawn} of {total:,} window{plural}" if total > drawn else f"all {total:,} window{plural}"
+    if partitions > lanes:
+        counted += f", in the first {lanes} of {partitions:,} partitions"
+    return counted
 
 
 def draw(query: Query, sample: Sample, count: int = 12) -> Drawing:
@@ -70,8 +81,10 @@ def draw(query: Query, sample: Sample, count: int = 12) -> Drawing:
         value = to_base(item.row.get(window.end_attr.name), window.end_attr.domain)
         return None if value is None else float(value)
 
-    lanes = sorted({t.partition for t in tuples if position(t) is not None}, key=_sortable)[:MAX_LANES]
-    reported = [e for e in extents if e.partition in lanes and any(m.passes for m in e.members)]
+    partitions = sorted({t.partition for t in tuples if position(t) is not None}, key=_sortable)
+    lanes = partitions[:MAX_LANES]
+    every = [e for e in extents if any(m.passes for m in e.members)]
+    reported = [e for e in every if e.partition in lanes]
     starts = [p for p in (position(t) for t in tuples) if p is not None]
     first = min(starts) if starts else 0.0
     reported.sort(key=lambda e: (_base(e.start, domain, first), _sortable(e.partition), e.order))
@@ -112,8 +125,9 @@ def draw(query: Query, sample: Sample, count: int = 12) -> Drawing:
         )
     span = hi - lo
     lo, hi = lo - span * 0.03, hi + span * 0.03
-    svg, marks = _svg(query, sample, lanes, tuples, bars, position, ending, (lo, hi), domain, len(reported))
-    return Drawing(svg, tuple(bars), marks, sample.source, len(reported))
+    shown_text = _shown(len(bars), len(every), len(partitions), len(lanes))
+    svg, marks = _svg(query, sample, lanes, tuples, bars, position, ending, (lo, hi), domain, shown_text)
+    return Drawing(svg, tuple(bars), marks, sample.source, len(every), max(1, len(partitions)), max(1, len(lanes)))
 
 
 def _base(value: Any, domain: Domain, default: float | None) -> float | None:
@@ -148,7 +162,7 @@ def _svg(
     ending: Any,
     axis: tuple[float, float],
     domain: Domain,
-    total: int,
+    shown: str,
 ) -> tuple[str, int]:
     window = query.window
     lo, hi = axis
@@ -170,7 +184,6 @@ def _svg(
     out.append(f'<rect x="0" y="0" width="{WIDTH}" height="{height}" fill="#ffffff"/>')
     title = f"{query.stream.name} {window.spec_text()}"
     out.append(_text(12, 20, title, weight="bold", size=13))
-    shown = f"the first {len(bars)} of {total:,} windows" if total > len(bars) else f"all {total:,} windows"
     out.append(_text(12, 38, f"{shown} over {sample.source}", fill="#555555"))
 
     # Tuples, one lane per partition.
@@ -226,10 +239,7 @@ def _svg(
             label += " · " + ", ".join(f"{k}={v}" for k, v in zip(keys, bar.partition, strict=False))
         if bar.partial:
             label += " · partial"
-        if right + 8 + 7 * len(label) < WIDTH:
-            out.append(_text(right + 6, y + BAR / 2 + 4, label, fill="#333333"))
-        else:
-            out.append(_text(left - 6, y + BAR / 2 + 4, label, anchor="end", fill="#333333"))
+        out.append(_bar_label(left, right, y + BAR / 2 + 4, label))
     legend_y = bars_top + BAR * max(1, len(bars)) + 26
     legend = "● tuple   ○ left out by WHERE   ▭ window, from its start to its end"
     if any(bar.partial for bar in bars):
@@ -237,6 +247,17 @@ def _svg(
     out.append(_text(12, legend_y, legend, fill="#555555"))
     out.append("</svg>")
     return "\n".join(out) + "\n", marks
+
+
+def _bar_label(left: float, right: float, y: float, label: str) -> str:
+    """A bar's label after its end, else before its start, else (a bar across the axis) over the bar itself:
+    never past the picture's edges, at the 7 pixels a character that the layout counts."""
+    width = 7 * len(label)
+    if right + 8 + width < WIDTH:
+        return _text(right + 6, y, label, fill="#333333")
+    if left - 6 - width >= 0:
+        return _text(left - 6, y, label, anchor="end", fill="#333333")
+    return _text(max(4.0, min(left + 6, WIDTH - 4 - width)), y, label, fill="#333333")
 
 
 def _text(

@@ -49,10 +49,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from wql.compiler.analysis import Query
-from wql.compiler.kernels.streaming import CHANGE
+from wql.compiler.kernels.names import CHANGE
 from wql.compiler.kinds import kind_of
 from wql.compiler.kinds.base import Extent, Member, from_base, partitions
-from wql.compiler.kinds.grid import candidates
 from wql.compiler.schema import Domain
 from wql.compiler.units import EPOCH_DATE
 from wql.compiler.windows import SlideOn, Window
@@ -155,11 +154,11 @@ def extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
 
 def _bounds(window: Window, w: int) -> tuple[Number, Number]:
     """[lo, hi) of grid window w, computed exactly as the extent formula reads."""
-    return kind_of(window).bounds(window, w)  # type: ignore[attr-defined, no-any-return]
+    return kind_of(window).bounds(window, w)
 
 
 def _grid_candidates(window: Window, values: list[Number]) -> range:
-    return candidates(window, values)
+    return kind_of(window).candidates(window, values)
 
 
 def data_driven_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
@@ -169,7 +168,7 @@ def data_driven_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:
 
 def data_driven_final(window: Window, extent: Extent, point: Number) -> bool:
     """Whether punctuation `point` makes a session or frame final on a stream (semantics.md §8.4)."""
-    return kind_of(window).final(window, extent, point)  # type: ignore[attr-defined, no-any-return]
+    return kind_of(window).final(window, extent, point)
 
 
 def _filters_first(window: Window) -> bool:

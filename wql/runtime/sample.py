@@ -150,6 +150,39 @@ def _value(column: Column, value: Any) -> Any:
     return value if isinstance(value, str) else json.dumps(value) if isinstance(value, dict | list) else str(value)
 
 
+def data_size(stream: Stream, path: str | None = None, most: int = 256 << 20) -> str | None:
+    """How much data the stream's FROM path (or `path`) holds, in words, where this process can see it: rows of
+    csv and json files (lines, without a header) and parquet (its metadata), and only its bytes past `most`
+    bytes of text; None for a table, a URL, Kafka or `rate`, or a path that is not there."""
+    where = path or stream.path
+    if stream.source != "files" or not where or "://" in where.removeprefix("file:"):
+        return None
+    local = where.removeprefix("file:")
+    files = _files(local)
+    if not files:
+        return None
+    name = os.path.basename(local.rstrip("/"))
+    fmt = (stream.format or "csv").lower()
+    count = f"{len(files):,} files in {name}" if len(files) > 1 or os.path.isdir(local) else name
+    size = sum(os.path.getsize(f) for f in files)
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+    elif size <= most:
+        header = fmt == "csv" and _options(stream).get("header", "false") == "true"
+        rows = sum(_lines(f) - header for f in files)
+    else:
+        return f"{size / (1 << 20):,.0f} MB ({count})"
+    return f"{rows:,} row{'s' if rows != 1 else ''} ({count})"
+
+
+def _lines(path: str) -> int:
+    """Non-empty lines of a text file, read in blocks."""
+    with open(path, "rb") as handle:
+        return sum(1 for line in handle if line.strip())
+
+
 # ------------------------------------------------------------------ a synthetic sample
 
 
@@ -182,8 +215,8 @@ def synthetic(query: Query, count: int = 60) -> list[Row]:
 def _step(query: Query) -> float:
     """A typical distance between windows, in the attribute's base units."""
     window = query.window
-    if window.frame is not None and window.frame.gap is not None:
-        return float(window.frame.gap)
+    if window.rule is not None and window.rule.gap is not None:
+        return float(window.rule.gap)
     if window.slide is not None and window.slide_on.value == "attribute":
         return float(window.slide)
     if window.range is not None and not window.attr.is_row_num:
@@ -213,4 +246,4 @@ def _made(column: Column, index: int, number: int, value: float, rng: random.Ran
     return keys[index % len(keys)]
 
 
-__all__ = ["Sample", "sample", "synthetic"]
+__all__ = ["Sample", "data_size", "sample", "synthetic"]

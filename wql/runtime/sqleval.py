@@ -116,112 +116,175 @@ def _cast(value: Any, to: str) -> Any:
 
 
 def _eval(node: exp.Expression, row: Row) -> Any:
-    if isinstance(node, exp.Paren):
-        return _eval(node.this, row)
-    if isinstance(node, exp.Column):
-        name = str(node.name).lower()
-        if name not in row:
-            raise KeyError(f"no column {node.name!r} in row")
-        return row[name]
-    if isinstance(node, exp.Literal):
-        if node.is_string:
-            return node.this
-        text = node.this
-        if any(c in text for c in ".eE"):
-            return float(text)
-        return int(text)
-    if isinstance(node, exp.Null):
-        return None
-    if isinstance(node, exp.Boolean):
-        return bool(node.this)
-    if isinstance(node, exp.Neg):
-        value = _eval(node.this, row)
-        return None if value is None else -_num(value)
-    if type(node) in _ARITH:
-        return _binary(node, row, _ARITH[type(node)])  # type: ignore[arg-type]
-    if type(node) in _COMPARE:
-        return _binary(node, row, _COMPARE[type(node)])  # type: ignore[arg-type]
-    if isinstance(node, exp.NullSafeEQ):
-        return _eval(node.left, row) == _eval(node.right, row)
-    if isinstance(node, exp.And):
-        left, right = _truth(_eval(node.left, row)), _truth(_eval(node.right, row))
-        if left is False or right is False:
-            return False
-        return None if left is None or right is None else True
-    if isinstance(node, exp.Or):
-        left, right = _truth(_eval(node.left, row)), _truth(_eval(node.right, row))
-        if left is True or right is True:
-            return True
-        return None if left is None or right is None else False
-    if isinstance(node, exp.Not):
-        value = _truth(_eval(node.this, row))
-        return None if value is None else not value
-    if isinstance(node, exp.Is):
-        value = _eval(node.this, row)
-        if isinstance(node.expression, exp.Null):
-            return value is None
-        raise NotImplementedError(node.sql(dialect="spark"))
-    if isinstance(node, exp.Between):
-        value, low, high = _eval(node.this, row), _eval(node.args["low"], row), _eval(node.args["high"], row)
-        if value is None or low is None or high is None:
-            return None
-        return low <= value <= high
-    if isinstance(node, exp.In):
-        value = _eval(node.this, row)
-        options = [_eval(e, row) for e in node.expressions]
-        if value is None:
-            return None
-        if value in options:
-            return True
-        return None if None in options else False
-    if isinstance(node, exp.Case):
-        subject = _eval(node.this, row) if node.this is not None else None
-        for branch in node.args.get("ifs") or []:
-            condition = _eval(branch.this, row)
-            hit = condition == subject if node.this is not None else condition is True
-            if hit:
-                return _eval(branch.args["true"], row)
-        default = node.args.get("default")
-        return _eval(default, row) if default is not None else None
-    if isinstance(node, exp.If):
-        condition = _eval(node.this, row)
-        branch = node.args.get("true") if condition is True else node.args.get("false")
-        return _eval(branch, row) if branch is not None else None
-    if isinstance(node, exp.Cast):
-        return _cast(_eval(node.this, row), node.to.sql(dialect="spark"))
-    if isinstance(node, exp.Coalesce):
-        for arg in [node.this, *node.expressions]:
-            value = _eval(arg, row)
-            if value is not None:
-                return value
-        return None
-    if isinstance(node, exp.Abs):
-        value = _eval(node.this, row)
-        return None if value is None else abs(_num(value))
-    if isinstance(node, exp.Floor | exp.Ceil):
-        value = _eval(node.this, row)
-        if value is None:
-            return None
-        return math.floor(value) if isinstance(node, exp.Floor) else math.ceil(value)
-    if isinstance(node, exp.Round):
-        value = _eval(node.this, row)
-        places = _eval(node.args["decimals"], row) if node.args.get("decimals") is not None else 0
-        if value is None:
-            return None
-        scaled = Decimal(repr(value)).quantize(Decimal(1).scaleb(-int(places)), rounding="ROUND_HALF_UP")
-        return float(scaled) if isinstance(value, float) else int(scaled)
-    if isinstance(node, exp.Upper | exp.Lower):
-        value = _eval(node.this, row)
-        if value is None:
-            return None
-        return str(value).upper() if isinstance(node, exp.Upper) else str(value).lower()
-    if isinstance(node, exp.Greatest | exp.Least):
-        values = [_eval(e, row) for e in [node.this, *node.expressions]]
-        present = [v for v in values if v is not None]
-        if not present:
-            return None
-        return max(present) if isinstance(node, exp.Greatest) else min(present)
+    """A scalar expression's value on one row. Arithmetic and comparisons are _binary over _ARITH and
+    _COMPARE; every other kind of node has a small evaluator of its own in _EVALUATORS, tried in order,
+    so each of SQL's rules (NULL propagation, three-valued logic, Spark's rounding) reads on its own."""
+    operation = _ARITH.get(type(node)) or _COMPARE.get(type(node))
+    if operation is not None:
+        return _binary(node, row, operation)  # type: ignore[arg-type]
+    for kinds, evaluator in _EVALUATORS:
+        if isinstance(node, kinds):
+            return evaluator(node, row)
     raise NotImplementedError(f"reference evaluator: {node.sql(dialect='spark')}")
+
+
+def _column(node: exp.Column, row: Row) -> Any:
+    name = str(node.name).lower()
+    if name not in row:
+        raise KeyError(f"no column {node.name!r} in row")
+    return row[name]
+
+
+def _literal(node: exp.Literal, row: Row) -> Any:
+    """A string, or a number: a float where it has a point or an exponent, as Spark reads it, else an int."""
+    if node.is_string:
+        return node.this
+    text = node.this
+    if any(c in text for c in ".eE"):
+        return float(text)
+    return int(text)
+
+
+def _negative(node: exp.Neg, row: Row) -> Any:
+    value = _eval(node.this, row)
+    return None if value is None else -_num(value)
+
+
+def _and(node: exp.And, row: Row) -> bool | None:
+    """Three-valued AND: false wins over NULL."""
+    left, right = _truth(_eval(node.left, row)), _truth(_eval(node.right, row))
+    if left is False or right is False:
+        return False
+    return None if left is None or right is None else True
+
+
+def _or(node: exp.Or, row: Row) -> bool | None:
+    """Three-valued OR: true wins over NULL."""
+    left, right = _truth(_eval(node.left, row)), _truth(_eval(node.right, row))
+    if left is True or right is True:
+        return True
+    return None if left is None or right is None else False
+
+
+def _not(node: exp.Not, row: Row) -> bool | None:
+    value = _truth(_eval(node.this, row))
+    return None if value is None else not value
+
+
+def _is(node: exp.Is, row: Row) -> bool:
+    value = _eval(node.this, row)
+    if isinstance(node.expression, exp.Null):
+        return value is None
+    raise NotImplementedError(node.sql(dialect="spark"))
+
+
+def _between(node: exp.Between, row: Row) -> bool | None:
+    value, low, high = _eval(node.this, row), _eval(node.args["low"], row), _eval(node.args["high"], row)
+    if value is None or low is None or high is None:
+        return None
+    return low <= value <= high
+
+
+def _in(node: exp.In, row: Row) -> bool | None:
+    """IN: NULL where the value is NULL, or where it is not found and a NULL is among the options."""
+    value = _eval(node.this, row)
+    options = [_eval(e, row) for e in node.expressions]
+    if value is None:
+        return None
+    if value in options:
+        return True
+    return None if None in options else False
+
+
+def _case(node: exp.Case, row: Row) -> Any:
+    """CASE x WHEN v (equal to x) or CASE WHEN condition (true, not NULL), else the default or NULL."""
+    subject = _eval(node.this, row) if node.this is not None else None
+    for branch in node.args.get("ifs") or []:
+        condition = _eval(branch.this, row)
+        hit = condition == subject if node.this is not None else condition is True
+        if hit:
+            return _eval(branch.args["true"], row)
+    default = node.args.get("default")
+    return _eval(default, row) if default is not None else None
+
+
+def _if(node: exp.If, row: Row) -> Any:
+    condition = _eval(node.this, row)
+    branch = node.args.get("true") if condition is True else node.args.get("false")
+    return _eval(branch, row) if branch is not None else None
+
+
+def _coalesce(node: exp.Coalesce, row: Row) -> Any:
+    for arg in [node.this, *node.expressions]:
+        value = _eval(arg, row)
+        if value is not None:
+            return value
+    return None
+
+
+def _absolute(node: exp.Abs, row: Row) -> Any:
+    value = _eval(node.this, row)
+    return None if value is None else abs(_num(value))
+
+
+def _floor_or_ceil(node: exp.Floor | exp.Ceil, row: Row) -> Any:
+    value = _eval(node.this, row)
+    if value is None:
+        return None
+    return math.floor(value) if isinstance(node, exp.Floor) else math.ceil(value)
+
+
+def _round(node: exp.Round, row: Row) -> Any:
+    """ROUND half up, as Spark rounds, on the value's decimal digits rather than its binary float."""
+    value = _eval(node.this, row)
+    places = _eval(node.args["decimals"], row) if node.args.get("decimals") is not None else 0
+    if value is None:
+        return None
+    scaled = Decimal(repr(value)).quantize(Decimal(1).scaleb(-int(places)), rounding="ROUND_HALF_UP")
+    return float(scaled) if isinstance(value, float) else int(scaled)
+
+
+def _upper_or_lower(node: exp.Upper | exp.Lower, row: Row) -> Any:
+    value = _eval(node.this, row)
+    if value is None:
+        return None
+    return str(value).upper() if isinstance(node, exp.Upper) else str(value).lower()
+
+
+def _greatest_or_least(node: exp.Greatest | exp.Least, row: Row) -> Any:
+    """GREATEST and LEAST skip NULLs: NULL only when every value is."""
+    values = [_eval(e, row) for e in [node.this, *node.expressions]]
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    return max(present) if isinstance(node, exp.Greatest) else min(present)
+
+
+# The evaluator of each kind of node, in the order _eval tries them.
+_EVALUATORS: tuple[tuple[type | tuple[type, ...], Callable[[Any, Row], Any]], ...] = (
+    (exp.Paren, lambda node, row: _eval(node.this, row)),
+    (exp.Column, _column),
+    (exp.Literal, _literal),
+    (exp.Null, lambda node, row: None),
+    (exp.Boolean, lambda node, row: bool(node.this)),
+    (exp.Neg, _negative),
+    (exp.NullSafeEQ, lambda node, row: _eval(node.left, row) == _eval(node.right, row)),
+    (exp.And, _and),
+    (exp.Or, _or),
+    (exp.Not, _not),
+    (exp.Is, _is),
+    (exp.Between, _between),
+    (exp.In, _in),
+    (exp.Case, _case),
+    (exp.If, _if),
+    (exp.Cast, lambda node, row: _cast(_eval(node.this, row), node.to.sql(dialect="spark"))),
+    (exp.Coalesce, _coalesce),
+    (exp.Abs, _absolute),
+    ((exp.Floor, exp.Ceil), _floor_or_ceil),
+    (exp.Round, _round),
+    ((exp.Upper, exp.Lower), _upper_or_lower),
+    ((exp.Greatest, exp.Least), _greatest_or_least),
+)
 
 
 # ------------------------------------------------------------------ aggregates

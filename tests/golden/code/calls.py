@@ -33,7 +33,7 @@ ORIGIN = 0  # 1970-01-01 00:00:00 UTC
 STREAMS = {
     "calls": {
         "parameter": "calls",
-        "path": "<root>/examples/data/calls.csv",
+        "path": "examples/data/calls.csv",
         "format": "csv",
         "schema": "`call_id` STRING, `region` STRING, `started` TIMESTAMP, `ended` TIMESTAMP, `cost` DOUBLE",
         "options": {"header": "true"},

@@ -28,7 +28,7 @@ APP_NAME = "wql: examples/concurrent_calls.wql #1"
 STREAMS = {
     "calls": {
         "parameter": "calls",
-        "path": "<root>/examples/data/calls.csv",
+        "path": "examples/data/calls.csv",
         "format": "csv",
         "schema": "`call_id` STRING, `region` STRING, `started` TIMESTAMP, `ended` TIMESTAMP, `cost` DOUBLE",
         "options": {"header": "true"},

@@ -33,7 +33,7 @@ SLIDE = 1  # rows
 STREAMS = {
     "traffic": {
         "parameter": "traffic",
-        "path": "<root>/examples/data/traffic.csv",
+        "path": "examples/data/traffic.csv",
         "format": "csv",
         "schema": "`seg_id` STRING, `speed` DOUBLE, `ts` TIMESTAMP",
         "options": {"header": "true"},

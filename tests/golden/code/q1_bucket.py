@@ -32,7 +32,7 @@ ORIGIN = 0  # 1970-01-01 00:00:00 UTC
 STREAMS = {
     "traffic": {
         "parameter": "traffic",
-        "path": "<root>/examples/data/traffic.csv",
+        "path": "examples/data/traffic.csv",
         "format": "csv",
         "schema": "`seg_id` STRING, `speed` DOUBLE, `ts` TIMESTAMP",
         "options": {"header": "true"},

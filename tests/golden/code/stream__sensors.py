@@ -39,7 +39,7 @@ PANE = 5_000_000  # gcd(RANGE, SLIDE)
 STREAMS = {
     "readings": {
         "parameter": "readings",
-        "path": "<root>/examples/streams/landing",
+        "path": "examples/streams/landing",
         "format": "csv",
         "schema": "`ts` TIMESTAMP, `sensor` STRING, `temp` DOUBLE, `marker` STRING",
         "options": {"header": "true"},

@@ -38,7 +38,7 @@ GAP = 1_800_000_000  # 30 minutes in µs
 STREAMS = {
     "clicks": {
         "parameter": "clicks",
-        "path": "<root>/examples/streams/landing",
+        "path": "examples/streams/landing",
         "format": "csv",
         "schema": "`user_id` STRING, `page` STRING, `ts` TIMESTAMP, `amount` DOUBLE",
         "options": {"header": "true"},

@@ -10,15 +10,21 @@ code generators write the stages in between.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
+from sqlglot import exp
+
 from wql.compiler.analysis import Query
+from wql.compiler.codegen.calendar_axis import cell_of_attribute
 from wql.compiler.codegen.emit import Code, col, comment, expr, number, py, spark_name
 from wql.compiler.kinds import kind_of
 from wql.compiler.plans import Plan
 from wql.compiler.schema import ROW_NUM, Domain
 from wql.compiler.units import format_date, format_timestamp, quantity_text
 from wql.compiler.windows import Window
+from wql.grammar.errors import WQLNotSupportedError
+from wql.grammar.expressions import parse_sql_expression
 
 ATTR = "_t"  # the window attribute in base units
 END_ATTR = "_e"  # interval events: the end attribute in base units
@@ -67,9 +73,9 @@ class Context:
     def window(self) -> Window:
         return self.query.window
 
-    def constant(self, name: str, value: int | float, note: str = "") -> str:
+    def constant(self, name: str, value: int | float | str, note: str = "") -> str:
         if name not in {c[0] for c in self.constants}:
-            self.constants.append((name, number(value), note))
+            self.constants.append((name, py(value) if isinstance(value, str) else number(value), note))
         return name
 
     def partition_columns(self) -> list[str]:
@@ -107,6 +113,9 @@ def origin_note(window: Window) -> str:
 
 def declare_window_constants(ctx: Context) -> None:
     window = ctx.window
+    if window.calendar is not None:
+        declare_calendar_constants(ctx)
+        return
     if window.range is not None:
         ctx.constant("RANGE", window.range, unit_note(window, window.range))
     if window.slide is not None:
@@ -114,7 +123,24 @@ def declare_window_constants(ctx: Context) -> None:
         ctx.constant("SLIDE", window.slide, note)
     if window.is_grid:
         ctx.constant("ORIGIN", window.origin, origin_note(window))
-    kind_of(window).declare(ctx)
+
+
+def declare_calendar_constants(ctx: Context) -> None:
+    """A calendar grid's numbers count cells (semantics §2.21): RANGE and ORIGIN its periods, SLIDE its cells."""
+    window = ctx.window
+    calendar = window.calendar
+    assert calendar is not None and window.range is not None and window.slide is not None
+    ctx.constant("RANGE", window.range, calendar_note(window.range, calendar.period, window.zone))
+    ctx.constant("SLIDE", window.slide, calendar_note(window.slide, calendar.cell, window.zone))
+    ctx.constant("ORIGIN", window.origin, f"{window.origin_text().split(chr(39))[1]}, counted in {calendar.period}s")
+    if window.zone is not None:
+        ctx.constant("ZONE", window.zone, "whose local days and months the cells are")
+
+
+def calendar_note(amount: int | float, unit: str, zone: str | None) -> str:
+    count = int(amount)
+    local = "local " if unit == "day" and zone else ""
+    return f"{count} {local}{unit}{'s' if count != 1 else ''}"
 
 
 def attribute_expression(ctx: Context, name: str) -> str:
@@ -140,11 +166,9 @@ def attribute_expression(ctx: Context, name: str) -> str:
 def recorded_attribute(ctx: Context) -> str:
     """The window attribute of the stream's rows, in base units; under Kafka's late-record rule NULL for a
     record WHERE filters out, which Kafka's aggregation never sees (it moves no stream time)."""
-    from wql.compiler.kinds.kafka import kafka_rule
-
     value = attribute_expression(ctx, ctx.window.attr.name)
     where = ctx.query.where
-    if kafka_rule(ctx.window) and where is not None:
+    if ctx.window.kafka_rule and where is not None:
         return f"F.when(F.coalesce({expr(where)}, F.lit(False)), {value})"
     return value
 
@@ -154,7 +178,7 @@ def window_attribute_rule(ctx: Context) -> None:
     code = ctx.rules
     code("def window_attribute(rows):")
     code.indent()
-    code(f'"""{attribute_note(ctx)}: what punctuations and lateness compare."""')
+    code(f'"""{attribute_note(ctx, raw=True)}: what punctuations and lateness compare."""')
     code(f"return {recorded_attribute(ctx)}")
     code.dedent()
     code.blank(2)
@@ -226,14 +250,20 @@ def key_items(ctx: Context) -> list[str]:
 
 def attribute_items(ctx: Context) -> list[str]:
     window = ctx.window
-    items = [f"{attribute_expression(ctx, window.attr.name)}.alias({py(ATTR)})"]
+    value = cell_of_attribute(window) if window.calendar is not None else attribute_expression(ctx, window.attr.name)
+    items = [f"{value}.alias({py(ATTR)})"]
     if window.end_attr is not None:
         items.append(f"{attribute_expression(ctx, window.end_attr.name)}.alias({py(END_ATTR)})")
     return items
 
 
-def attribute_note(ctx: Context) -> str:
+def attribute_note(ctx: Context, raw: bool = False) -> str:
+    """What `_t` holds (or with `raw` the attribute itself, in base units): on a calendar grid, a cell."""
     window = ctx.window
+    if window.calendar is not None and not raw:
+        unit = window.calendar.cell
+        what = "local day" if unit == "day" and window.zone else unit
+        return f"the {what} of {window.attr.name}, counted from 1970"
     return {
         Domain.TIMESTAMP: f"{window.attr.name} in microseconds since the epoch",
         Domain.DATE: f"{window.attr.name} in days since the epoch",
@@ -253,7 +283,7 @@ def prologue(ctx: Context) -> None:
     code(f"rows = {ctx.param}")
     flag: list[str] = []
     if flags_where(ctx):
-        for line in kind_of(window).where_flag_comment(WHERE_FLAG):
+        for line in kind_of(window).every_tuple_reason(WHERE_FLAG):
             code.comment(line)
         flag = [where_flag(query.where)]
     elif query.where is not None:
@@ -283,7 +313,7 @@ def flags_where(ctx: Context) -> bool:
     """Whether the prepared rows keep the tuples WHERE drops, flagged `_in` false: landmark grid windows are
     reported up to the window holding the stream's last value (docs/semantics.md §2.3), which WHERE does not
     move, so the plans need that value from every tuple."""
-    return kind_of(ctx.window).flags_where(ctx.query)
+    return kind_of(ctx.window).needs_every_tuple(ctx.query)
 
 
 def first_arrival(ctx: Context) -> None:
@@ -363,13 +393,6 @@ INTERNAL_COLUMNS = (
 
 def check_internal_names(query: Query) -> None:
     """Refuse, rather than mix up, a stream column named like a column the plans add."""
-    import re
-
-    from sqlglot import exp
-
-    from wql.grammar.errors import WQLNotSupportedError
-    from wql.grammar.expressions import parse_sql_expression
-
     read = set(aggregate_inputs(query))
     if query.where is not None:
         read |= {str(c.name) for c in parse_sql_expression(query.where).find_all(exp.Column)}
@@ -383,10 +406,6 @@ def check_internal_names(query: Query) -> None:
 
 def aggregate_inputs(query: Query) -> set[str]:
     """Input columns the aggregates read."""
-    from sqlglot import exp
-
-    from wql.grammar.expressions import parse_sql_expression
-
     names = {c.name.lower(): c.name for c in query.stream.columns}
     used = set()
     for call in query.aggregates:
@@ -408,47 +427,26 @@ def emit_empty(ctx: Context) -> None:
     code(f"every = span.select({selected})")
     matches = " & ".join(
         [
-            *(f"F.col({py('e.' + _q(k))}).eqNullSafe(F.col({py('w.' + _q(k))}))" for k in keys),
+            *(f"F.col({py('e.' + spark_name(k))}).eqNullSafe(F.col({py('w.' + spark_name(k))}))" for k in keys),
             '(F.col("e.wid") == F.col("w.wid"))',
         ]
     )
     code(f'joined = every.alias("e").join(windows.alias("w"), {matches}, "left")')
     filled = []
     for call in query.aggregates:
-        column = f"F.col({py('w.' + _q(call.name))})"
+        column = f"F.col({py('w.' + spark_name(call.name))})"
         if call.function in COUNT_LIKE:
             filled.append(f"F.coalesce({column}, F.lit(0)).alias({py(call.name)})")
         elif call.function in ARRAY_LIKE:
             filled.append(f"F.coalesce({column}, F.array()).alias({py(call.name)})")
         else:
             filled.append(f"{column}.alias({py(call.name)})")
-    keep = [*(f"F.col({py('e.' + _q(k))}).alias({py(k)})" for k in keys), 'F.col("e.wid").alias("wid")', *filled]
+    keep = [
+        *(f"F.col({py('e.' + spark_name(k))}).alias({py(k)})" for k in keys),
+        'F.col("e.wid").alias("wid")',
+        *filled,
+    ]
     code.call("windows", "joined.select", keep)
-
-
-def _q(name: str) -> str:
-    from wql.compiler.codegen.emit import spark_name
-
-    return spark_name(name)
-
-
-def grid_bounds(ctx: Context) -> list[str]:
-    """window_start and window_end expressions for grid windows (window w = [end − RANGE, end))."""
-    window = ctx.window
-    domain = window.attr.domain
-    convert = {
-        Domain.TIMESTAMP: "F.timestamp_micros({})",
-        Domain.DATE: "F.date_from_unix_date({})",
-    }.get(domain, "({})")
-    end = 'ORIGIN + (F.col("wid") + 1) * SLIDE'
-    bound = kind_of(window).start_bound(end)  # type: ignore[attr-defined]
-    if bound is None:  # unbounded: landmark windows
-        kind = {Domain.TIMESTAMP: "timestamp", Domain.DATE: "date", Domain.FLOAT: "double"}.get(domain, "bigint")
-        start = f'F.lit(None).cast("{kind}")'
-    else:
-        start = convert.format(from_anchor(window, bound))
-    end = convert.format(from_anchor(window, end))
-    return [f'{start}.alias("window_start")', f'{end}.alias("window_end")']
 
 
 def from_anchor(window: Window, bound: str) -> str:
@@ -502,8 +500,6 @@ def epilogue(ctx: Context, bounds: list[str], wid: str = 'F.col("wid")') -> None
 
 
 def _needs_quoting(query: Query) -> bool:
-    from wql.compiler.codegen.emit import spark_name
-
     return any(spark_name(c) != c for c in query.columns)
 
 

@@ -1,23 +1,18 @@
 """Query bodies for grid windows (CF and FCF): bucket, pane and slice plans (interval events: intervals.py).
 
-Window w is [ORIGIN + (w+1)·SLIDE − RANGE, ORIGIN + (w+1)·SLIDE) on the window
-attribute (docs/semantics.md §2.1). Integral attributes (timestamps in µs, dates,
-integers, row numbers) use exact integer arithmetic: for |t| < 2^52, floor of a
-double quotient of two integers is exact. DOUBLE attributes compare against the
-same double expressions the definition uses, correcting a floor estimate by
-one where rounding moved it (see first_window/last_window in the job).
+Window w ends on ORIGIN + (w+1)·SLIDE and starts where its grid shape says (`codegen.grid_axis`):
+[end − RANGE, end) for sliding and tumbling windows, from its period's start with CUMULATE, from the
+beginning for landmark windows (docs/semantics.md §2.1, §2.3, §2.13). What differs between them is
+read off the window's grid shape and its flags (KAFKA, FULL START/END, OWN END), never its kind.
+A streaming job's window rules are in `codegen.grid_stream`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
-
-from wql.compiler.algebra import OPERATIONS
+from wql.compiler.codegen.calendar_axis import month_first_day, month_of_day
 from wql.compiler.codegen.common import (
     ANCHOR,
     ATTR,
-    FIRST,
     IN,
     Context,
     aggregate_items,
@@ -25,23 +20,25 @@ from wql.compiler.codegen.common import (
     emit_empty,
     epilogue,
     flags_where,
-    from_anchor,
-    grid_bounds,
     prologue,
 )
-from wql.compiler.codegen.emit import col, expr, py
-from wql.compiler.kernels.contract import CellStore
-from wql.compiler.kinds import kind_of
-from wql.compiler.plans import Grid as Cells
-from wql.compiler.plans import PlanKind
-from wql.compiler.plans.grid import each_tuple_a_cell, in_state_store
-from wql.compiler.schema import Domain
+from wql.compiler.codegen.emit import Raw, col, expr, py
+from wql.compiler.codegen.grid_axis import (
+    T,
+    cell_expression,
+    first_of,
+    grid_bounds,
+    grid_shape,
+    in_windows,
+    last_of,
+    on_doubles,
+    sql_or_column,
+)
+from wql.compiler.codegen.grid_stream import MARK, last_reached, store_request, stream_rules
+from wql.compiler.plans import PlanName
 
-if TYPE_CHECKING:
-    from wql.compiler.kinds.grid import Grid
-
-T = f"F.col({py(ATTR)})"
-MARK = "_mark"  # landmarks with WHERE: the cell of the stream's last value, among the cells (not a cell itself)
+OWN_LAST = "_own_last"  # OWN END: the last window of a tuple's partition
+LAST_ROW = "_last_row"  # FULL END: the partition's last position, which its windows must end by
 
 
 def generate(ctx: Context) -> None:
@@ -49,8 +46,9 @@ def generate(ctx: Context) -> None:
     if ctx.window.align_first:
         ctx.extra_keys.append(ANCHOR)  # each partition's grid starts at its own first arrival
     declare_window_constants(ctx)
+    declare(ctx)
     prologue(ctx)
-    if ctx.plan.kind is PlanKind.BUCKET:
+    if ctx.plan.name is PlanName.BUCKET:
         bucket(ctx)
     else:
         lift(ctx)
@@ -61,25 +59,16 @@ def generate(ctx: Context) -> None:
     epilogue(ctx, grid_bounds(ctx))
 
 
-def _sql_or_column(sql: str) -> str:
-    """F.col for a bare state column, F.expr for anything else."""
-    return col(sql) if sql.isidentifier() else expr(sql)
-
-
-def on_doubles(ctx: Context) -> bool:
-    return ctx.window.attr.domain is Domain.FLOAT
-
-
-def first_of(ctx: Context, value: str = T) -> str:
-    if on_doubles(ctx):
-        return f"first_window({value})"
-    return f"F.floor(({value} - ORIGIN) / SLIDE)"
-
-
-def last_of(ctx: Context, value: str = T) -> str:
-    if on_doubles(ctx):
-        return f"last_window({value})"
-    return f"F.floor(({value} - ORIGIN + RANGE) / SLIDE) - 1"
+def declare(ctx: Context) -> None:
+    """The constants a grid reads beyond RANGE, SLIDE and ORIGIN."""
+    window = ctx.window
+    if grid_shape(ctx).reach == "period" and not month_to_date(ctx):
+        assert window.range is not None and window.slide is not None
+        ctx.constant("PERIOD", round(window.range / window.slide), "CUMULATE: windows per period of RANGE")
+    if window.first_wid is not None:
+        ctx.constant("FIRST_WID", window.first_wid, "KAFKA: the window [0, RANGE); none starts before 0")
+    if window.full_start:
+        ctx.constant("FIRST_FULL", window.first_full, "FULL START: the first window to start at row 0 or after")
 
 
 def _group_by(ctx: Context, lead: str) -> str:
@@ -87,27 +76,134 @@ def _group_by(ctx: Context, lead: str) -> str:
     return f"{lead}, {keys}" if keys else lead
 
 
+# ------------------------------------------------------------------ bucket
+
+
 def bucket(ctx: Context) -> None:
-    window = ctx.window
     code = ctx.stage(
         "windows", "rows", "One row per window and key: each tuple tagged with its window-ids, then grouped."
     )
-    assert window.slide is not None
-    kind = grid_kind(ctx)
-    kind.tag(ctx)  # `tagged`: each tuple once per window it is in, with the window-id in `wid`
+    assert ctx.window.slide is not None
+    tag(ctx)  # `tagged`: each tuple once per window it is in, with the window-id in `wid`
     group_by = _group_by(ctx, 'F.col("wid")')
     code(f"grouped = tagged.groupBy({group_by})")
     code.call("windows", "grouped.agg", aggregate_items(ctx.query))
-    kind.limit_windows(ctx)
+    limit_windows(ctx)
 
 
-def grid_kind(ctx: Context) -> Grid:
-    """The window's kind: one on a grid, whose hooks write what differs between grid kinds."""
-    from wql.compiler.kinds.grid import Grid
+def tag(ctx: Context) -> None:
+    """The bucket plan's tagging: `tagged`, each of `rows` once per window it is in, its id in `wid`."""
+    if ctx.window.full_end:
+        _last_positions(ctx)
+    reach = grid_shape(ctx).reach
+    if reach == "unbounded":
+        _tag_to_data_end(ctx)
+    elif reach == "period" and month_to_date(ctx):
+        _tag_month_to_date(ctx)
+    elif reach == "period":
+        _tag_to_period_end(ctx)
+    else:
+        _tag_range(ctx)
 
-    kind = kind_of(ctx.window)
-    assert isinstance(kind, Grid)
-    return kind
+
+def _last_positions(ctx: Context) -> None:
+    """FULL END: each partition's last position, from every tuple, before the tuples WHERE drops go."""
+    code = ctx.code
+    code.comment("FULL END: the last position of each partition (of the stream without PATTR).")
+    per_partition(ctx, "last_rows", "_last_", f"F.max({T})", LAST_ROW)
+    if flags_where(ctx):
+        code.comment("Only the tuples WHERE keeps count.")
+        code(f"rows = rows.where({IN})")
+
+
+def _tag_range(ctx: Context) -> None:
+    """Windows RANGE long: from a tuple's own window to the last one that starts at or before it."""
+    window, code = ctx.window, ctx.code
+    assert window.range is not None and window.slide is not None
+    code.comment("Bucket (WID): tag each tuple with its window-ids wids(t) = ⌊(t − o)/s⌋ … ⌊(t − o + r)/s⌋ − 1")
+    code.comment("and aggregate by window-id and key: an ordinary group-by.")
+    code(f"first = {first_of(ctx)}")
+    if window.kafka_grid:
+        code(f"last = {last_of(ctx)}")
+        code.comment("KAFKA: windows that would start before 0 do not exist (FIRST_WID is [0, RANGE)), so a")
+        code("# tuple before 0 is in none.")
+        code("first = F.greatest(first, F.lit(FIRST_WID))")
+        wid = "first" if window.range == window.slide else "F.explode(F.sequence(first, last))"
+        code(f'tagged = rows.where(first <= last).withColumn("wid", {wid})')
+    elif window.range == window.slide:
+        code.comment("Tumbling: each tuple is in exactly one window.")
+        code('tagged = rows.withColumn("wid", first)')
+    elif window.range < window.slide:
+        code(f"last = {last_of(ctx)}")
+        code.comment("SLIDE > RANGE: a tuple is in one window, or in a gap between windows and in none.")
+        code('tagged = rows.where(first <= last).withColumn("wid", first)')
+    else:
+        code(f"last = {last_of(ctx)}")
+        code('tagged = rows.withColumn("wid", F.explode(F.sequence(first, last)))')
+
+
+def _tag_to_period_end(ctx: Context) -> None:
+    """Windows from their period's start (CUMULATE): from a tuple's own window to its period's last."""
+    code = ctx.code
+    code.comment("Bucket (WID), CUMULATE: tag each tuple with its window-ids, from its own window ⌊(t − o)/s⌋ to")
+    code.comment("the last window of its period, PERIOD·(⌊(t − o)/r⌋ + 1) − 1, and aggregate by window-id and key.")
+    period = f"cell_of({T}, RANGE)" if on_doubles(ctx) else f"F.floor(({T} - ORIGIN) / RANGE)"
+    code(f"first = {first_of(ctx)}")
+    code(f"last = ({period} + 1) * PERIOD - 1")
+    code('tagged = rows.withColumn("wid", F.explode(F.sequence(first, last)))')
+
+
+def month_to_date(ctx: Context) -> bool:
+    """CUMULATE over periods of months that grow day by day (a calendar grid of day cells, month periods)."""
+    calendar = ctx.window.calendar
+    return calendar is not None and calendar.mixed
+
+
+def _tag_month_to_date(ctx: Context) -> None:
+    """Month to date: a tuple is in the windows of its own day and every later day of its period of months."""
+    code = ctx.code
+    code.comment("Bucket (WID), month to date: window w is its period's days up to day w, so a tuple is in the")
+    code.comment("windows from its own day to the last day of its period (RANGE months from ORIGIN); aggregate by")
+    code.comment("window-id and key.")
+    period = f"F.floor(({month_of_day(T)} - ORIGIN) / RANGE)"
+    code(f"last = {month_first_day(f'(ORIGIN + ({period} + 1) * RANGE)')} - 1")
+    code(f'tagged = rows.withColumn("wid", F.explode(F.sequence({T}, last)))')
+
+
+def _tag_to_data_end(ctx: Context) -> None:
+    """Windows from the beginning (landmark): from a tuple's own window to the one holding the data's last value
+    (with OWN END, its partition's)."""
+    code = ctx.code
+    landmark_limit(ctx, f"rows.agg(({first_of(ctx, f'F.max({py(ATTR)})')})")
+    if ctx.window.own_end:
+        code.comment("OWN END: each partition's last window, the one holding its largest value, WHERE or not.")
+        per_partition(ctx, "own_last", "_own_", f"({first_of(ctx, f'F.max({py(ATTR)})')})", OWN_LAST)
+    if flags_where(ctx):
+        code.comment("Only the tuples WHERE keeps count.")
+        code(f"rows = rows.where({IN})")
+    code.comment("Bucket (WID), landmark: a tuple belongs to its own window and every later one, up to the")
+    code.comment("last window of the stream; aggregate by window-id and key.")
+    code(f"first = F.greatest({first_of(ctx)}, F.lit(0))")
+    code("tagged = rows.crossJoin(F.broadcast(final_window))")
+    code('tagged = tagged.withColumn("wid", F.explode(F.sequence(first, F.col("_last"))))')
+
+
+def limit_windows(ctx: Context) -> None:
+    """After the windows stage has computed `windows` (one row per window and key, `wid` and the keys): drop
+    the windows that do not exist though tuples fall in them. FULL START: those before FIRST_FULL start before
+    row 0. FULL END: those that end after the partition's last position (`last_rows`, the bucket's tag).
+    OWN END: a partition's windows after its own last window (`own_last`, the bucket's tag)."""
+    code, window = ctx.code, ctx.window
+    if window.full_start:
+        code.comment("FULL START: windows that start before the first row (those before FIRST_FULL) do not exist.")
+        code('windows = windows.where(F.col("wid") >= FIRST_FULL)')
+    if window.full_end:
+        code.comment("FULL END: windows that end after the partition's last row do not exist.")
+        keep = f'ORIGIN + (F.col("wid") + 1) * SLIDE - 1 <= F.col({py(LAST_ROW)})'
+        limited_by_partition(ctx, "last_rows", "_last_", LAST_ROW, keep)
+    if window.own_end:
+        code.comment("OWN END: each partition's windows end at the one holding its own largest value.")
+        limited_by_partition(ctx, "own_last", "_own_", OWN_LAST, f'F.col("wid") <= F.col({py(OWN_LAST)})')
 
 
 def landmark_limit(ctx: Context, last: str) -> None:
@@ -137,57 +233,34 @@ def limited_by_partition(ctx: Context, name: str, prefix: str, alias: str, keep:
     code(f"windows = windows.drop({', '.join(py(c) for c in [alias, *(prefix + c for c in parts)])})")
 
 
-def cell_expression(ctx: Context, grid: Cells) -> str:
-    """The Spark expression for a tuple's cell index."""
-    code = ctx.code
-    if grid.kind == "slice":
-        ctx.constant("SLICE_SPLIT", grid.delta, "where in each slide the second slice starts")
-        code.comment("Slices (Pairs): two per slide, cut where windows end (at each slide) and where they start")
-        code.comment("(SLICE_SPLIT into each slide); window w is the slices between its start and end.")
-        slide_no = f"F.floor(({T} - ORIGIN) / SLIDE)"
-        if on_doubles(ctx):
-            slide_no = f"cell_of({T}, SLIDE)"
-        code(f"slide_no = {slide_no}")
-        return f"(2 * slide_no + F.when({T} - ORIGIN - slide_no * SLIDE >= SLICE_SPLIT, 1).otherwise(0))"
-    width = "SLIDE" if grid.kind in {"landmark", "cumulate"} else ctx.constant("PANE", grid.width, "gcd(RANGE, SLIDE)")
-    if on_doubles(ctx):
-        return f"cell_of({T}, {width})"
-    return f"F.floor(({T} - ORIGIN) / {width})"
-
-
-def _in_windows(ctx: Context, cell: str) -> str:
-    """The rows that fall in some window: all of them, except in the gaps between windows SLIDE > RANGE
-    leaves (the first slice of each slide)."""
-    window, grid = ctx.query.window, ctx.plan.grid
-    assert grid is not None
-    if grid.kind == "slice" and window.range is not None and window.slide is not None and window.range < window.slide:
-        ctx.code.comment("SLIDE > RANGE: the first slice of each slide is a gap between windows.")
-        return f"rows.where(F.pmod({cell}, F.lit(2)) == 1)"  # pmod: cells below zero are odd too
-    return "rows"
+# ------------------------------------------------------------------ pane and slice plans
 
 
 def lift(ctx: Context) -> None:
     """The lift stage: rows to cells, one row of partial states per (keys, cell)."""
     plan = ctx.plan
-    grid, decomposition = plan.grid, plan.decomposition
-    assert grid is not None and decomposition is not None
-    what = {
-        "landmark": "panes of one slide",
-        "cumulate": "panes of one slide",
-        "pane": "panes of PANE = gcd(RANGE, SLIDE)",
-        "slice": "slices",
-    }
-    code = ctx.stage("lift", "rows", f"Cells ({what[grid.kind]}): one row of partial states per key and cell.")
-    if grid.kind == "landmark":
+    cells, decomposition = plan.cells, plan.decomposition
+    assert cells is not None and decomposition is not None
+    if cells.sliced:
+        what = "slices"
+    elif cells.combine == "sliding":
+        what = "panes of PANE = gcd(RANGE, SLIDE)"
+    else:
+        what = "panes of one slide"
+    code = ctx.stage("lift", "rows", f"Cells ({what}): one row of partial states per key and cell.")
+    if cells.combine == "running":
         code.comment("Panes of one slide: pre-aggregate each (key, pane) once; window w is every pane up to w.")
-    elif grid.kind == "cumulate":
+    elif month_to_date(ctx):
+        code.comment("Cells of one day: pre-aggregate each (key, day) once. Window w is the days of its period of")
+        code.comment("months up to day w.")
+    elif cells.combine == "period":
         code.comment("Panes of one slide: pre-aggregate each (key, pane) once. Window w is the panes from its")
-        code.comment(f"period's first, {grid.size}·⌊w / {grid.size}⌋, up to w.")
-    elif grid.kind == "pane":
+        code.comment(f"period's first, {cells.size}·⌊w / {cells.size}⌋, up to w.")
+    elif not cells.sliced:
         code.comment("Panes of PANE = gcd(RANGE, SLIDE): pre-aggregate each (key, pane) once. Window w is the")
-        code.comment(f"{grid.size} panes ending at pane (w + 1)·{grid.step} − 1.")
-    cell = cell_expression(ctx, grid)
-    source = _in_windows(ctx, cell)
+        code.comment(f"{cells.size} panes ending at pane (w + 1)·{cells.step} − 1.")
+    cell = cell_expression(ctx, cells)
+    source = in_windows(ctx, cell)
     keys = ctx.keys()
     grouped = ", ".join([*(col(k) for k in keys), f'{cell}.alias("_cell")'])
     lifts = [
@@ -209,11 +282,11 @@ def lift(ctx: Context) -> None:
 def combine(ctx: Context) -> None:
     """The windows stage of pane and slice plans: each key's ordered cells combined into windows."""
     plan = ctx.plan
-    grid, decomposition = plan.grid, plan.decomposition
-    assert grid is not None and decomposition is not None
+    cells, decomposition = plan.cells, plan.decomposition
+    assert cells is not None and decomposition is not None
     keys = ctx.keys()
     code = ctx.stage("windows", "cells", "One row per window and key: each key's ordered cells combined into windows.")
-    if grid.kind == "landmark":
+    if cells.combine == "running":
         landmark_limit(ctx, 'cells.agg(F.max("_cell")')
         if flags_where(ctx):
             code(f"cells = cells.where(F.col({py(MARK)}).isNull()).drop({py(MARK)})")
@@ -225,27 +298,28 @@ def combine(ctx: Context) -> None:
     else:
         code("cells = cells.coalesce(1)  # no keys: all cells combine in one task")
     states = [(g.operation, list(g.columns)) for g in decomposition.groups]
-    if grid.kind == "landmark":
+    if cells.combine == "running":
         code.comment("Combine: a running combine over each key's ordered panes, one pass.")
-    elif grid.kind == "cumulate":
+    elif cells.combine == "period" and month_to_date(ctx):
+        code.comment("Combine: a running combine over each key's days, one pass, reset where each period of RANGE")
+        code.comment("months (from ORIGIN) begins; every day's running total is a window.")
+    elif cells.combine == "period":
         code.comment("Combine: a running combine over each key's ordered panes, one pass, reset where each period")
         code.comment("of PERIOD panes begins; every pane's running total is a window.")
     else:
-        code.comment(f"Combine: slide over each key's ordered cells, {grid.size} to a window; each window is a suffix")
+        code.comment(f"Combine: slide over each key's ordered cells, {cells.size} to a window; each window is a suffix")
         code.comment("combine of its older cells plus a running combine of its newer ones, so the cost does not")
         code.comment("grow with RANGE / SLIDE.")
     code.comment("In the JVM where Spark has WQL's kernels (wql-kernels.jar and its extension), else numpy via Arrow.")
-    keywords: dict[str, object] = {
-        "keys": keys,
-        "cell": "_cell",
-        "states": states,
-        "size": grid.size,
-        "step": grid.step,
-    }
-    if grid.kind == "landmark":
+    keywords: dict[str, object] = {"keys": keys, "cell": "_cell", "states": states, "size": cells.size}
+    keywords["step"] = cells.step
+    if cells.combine == "running":
         keywords["last"] = "_last"
-    if grid.kind == "cumulate":
+    if cells.combine == "period":
         keywords["cumulate"] = True
+    if month_to_date(ctx):
+        keywords["months"] = Raw("RANGE")
+        keywords["month_origin"] = Raw("ORIGIN")
     code.call("windows", "combine_cells", ["cells"], keywords=keywords)
     code("return windows")
     lower_stage(ctx)
@@ -263,200 +337,9 @@ def lower_stage(ctx: Context) -> None:
         code('windows = windows.where(F.col("wid") >= FIRST_WID)')
     keys = ctx.keys()
     items = ['F.col("wid")', *(col(k) for k in keys)]
-    items += [f"{_sql_or_column(sql)}.alias({py(name)})" for name, sql in decomposition.lowers]
+    items += [f"{sql_or_column(sql)}.alias({py(name)})" for name, sql in decomposition.lowers]
     code.call("windows", "windows.select", items)
-    grid_kind(ctx).limit_windows(ctx)
+    limit_windows(ctx)
 
 
-# ------------------------------------------------------------------ on a stream
-
-
-def store_request(ctx: Context) -> CellStore | None:
-    """What Spark's state store keeps of this query when the job runs with WQL's JVM kernels (the
-    StreamCells function of flatMapGroupsWithState): each key's open cells, for grid windows whose cells
-    are panes or slices of partial states a tuple's share of which it can merge (docs/semantics.md §8.12).
-    None where the job keeps its state in its own files: other windows and plans, row numbers, first
-    arrivals, DOUBLE attributes (Spark's watermark carries the punctuation in whole milliseconds)."""
-    plan, window = ctx.plan, ctx.window
-    grid, decomposition = plan.grid, plan.decomposition
-    if not in_state_store(ctx.query, plan):
-        return None
-    assert window.slide is not None and grid is not None and decomposition is not None
-    assert any(s.name == "shares" for s in ctx.stages), "each tuple a cell: the job has the shares stage"
-    return {
-        "kind": "cells",
-        "keys": ctx.keys(),
-        "cell": "_cell",
-        "operations": decomposition.operations,
-        "columns": decomposition.columns,
-        "size": grid.size,
-        "step": grid.step,
-        "origin": window.origin,
-        "slide": window.slide,
-        "emit": ctx.query.emit,
-        "generous": window.slack is not None and window.slack.mode == "generous",
-    }
-
-
-def final_rules(ctx: Context, final: Callable[[Context], None] | None = None) -> None:
-    """is_final and first_open: when a window of the grid is final, and the first one that is not. `final`
-    (another family's: SNAP's runs of windows) writes is_final instead."""
-    code = ctx.rules
-    if final is not None:
-        final(ctx)
-    else:
-        code("def is_final(punctuation):")
-        code.indent()
-        code('"""A window is final once the punctuation reaches its end: no tuple still to come can fall in it."""')
-        end = from_anchor(ctx.window, 'ORIGIN + (F.col("wid") + 1) * SLIDE')
-        code(f"return {end} <= punctuation")
-        code.dedent()
-        code.blank(2)
-    code("def first_open(punctuation):")
-    code.indent()
-    code('"""The first window the punctuation has not closed."""')
-    first = "F.floor((F.lit(punctuation) - ORIGIN) / SLIDE)"
-    if on_doubles(ctx):
-        code("# DOUBLE edges: one window earlier than the floor, so that rounding never drops a needed tuple.")
-        first += " - 1"
-    code(f"return {first}")
-    code.dedent()
-    code.blank(2)
-
-
-def stream_rules(ctx: Context) -> None:
-    """merge (cell plans), is_final, retain and missed: what a streaming job needs beyond the batch stages."""
-    grid = ctx.plan.grid
-    if grid is not None:
-        _merge_stage(ctx)
-        if _shares_each(ctx):
-            _shares_stage(ctx)
-    final_rules(ctx)
-    code = ctx.rules
-    kept = "cells" if grid is not None else "rows"
-    code(f"def retain({kept}, punctuation):")
-    code.indent()
-    grid_kind(ctx).retain(ctx, kept)
-    code.dedent()
-    code.blank(2)
-    missed_rule(ctx)
-
-
-def relative_punctuation(ctx: Context, anchor: str) -> None:
-    """ALIGN FIRST: each partition's grid starts at its own first arrival, so the punctuation is measured
-    from that partition's anchor (a column), as the cells' and rows' _t are."""
-    if ctx.window.align_first:
-        ctx.rules.comment("ALIGN FIRST: the punctuation measured from each partition's first arrival.")
-        ctx.rules(f"punctuation = F.lit(punctuation) - F.col({py(anchor)})")
-
-
-def _shares_each(ctx: Context) -> bool:
-    """Whether each tuple can be a cell of its own (plans.grid.each_tuple_a_cell), for merge to add, and no
-    WHERE adds its end-of-data row."""
-    return not flags_where(ctx) and each_tuple_a_cell(ctx.plan)
-
-
-def _shares_stage(ctx: Context) -> None:
-    """shares: a stream's tuples as cells of one tuple each, so that one aggregation (merge) builds a trigger's
-    cells and merges them with the open cells the state holds; lift then merge would aggregate twice, with a
-    shuffle each."""
-    grid, decomposition = ctx.plan.grid, ctx.plan.decomposition
-    assert grid is not None and decomposition is not None
-    code = ctx.stage(
-        "shares",
-        "rows",
-        "Each tuple as a cell of its own: its cell index and its share of each partial state, for merge.",
-    )
-    cell = cell_expression(ctx, grid)
-    source = _in_windows(ctx, cell)
-    keys = ctx.keys()
-    items = [*(col(k) for k in keys), f'{cell}.alias("_cell")']
-    items += [
-        f"{_sql_or_column(share)}.alias({py(column)})"
-        for g in decomposition.groups
-        for column, share in zip(g.columns, g.contributions, strict=True)
-    ]
-    items.append(col(ATTR))  # merge leaves it behind; Spark's state store says by it which tuples are late
-    code.call("cells", f"{source}.select", items)
-    code("return cells")
-
-
-def _merge_stage(ctx: Context) -> None:
-    """merge: a stream's cells of one key and index, from several triggers, combined into one."""
-    decomposition = ctx.plan.decomposition
-    assert decomposition is not None
-    code = ctx.stage(
-        "merge", "cells", "Cells of one key and index from several triggers, combined: sums add, extremes compare."
-    )
-    items = []
-    moments = []
-    for group in decomposition.groups:
-        if group.operation == "moments":
-            moments.append(group.columns)
-            n, mean, m2 = group.columns
-            items.append(f"merged_moments({py(n)}, {py(mean)}, {py(m2)}).alias({py('_m' + n)})")
-            continue
-        fold = OPERATIONS[group.operation].spark_fold  # the Spark aggregate the state algebra names
-        items += [f"F.{fold}({py(c)}).alias({py(c)})" for c in group.columns]
-    keys = ctx.keys()
-    mark = [col(MARK)] if flags_where(ctx) else []  # the end of the data's row merges with its own kind only
-    grouped = ", ".join([*(col(k) for k in keys), 'F.col("_cell")', *mark])
-    code.call("merged", f"cells.groupBy({grouped}).agg", items)
-    if moments:
-        code.comment("Moments merged pairwise with Chan's formula (merged_moments), then unpacked.")
-        for n, mean, m2 in moments:
-            packed = py("_m" + n)
-            code("merged = merged.withColumns(")
-            code.indent()
-            code("{")
-            code.indent()
-            for name, field in ((n, "n"), (mean, "mean"), (m2, "m2")):
-                code(f"{py(name)}: F.col({packed})[{py(field)}],")
-            code.dedent()
-            code("}")
-            code.dedent()
-            code(f").drop({packed})")
-    code("return merged")
-
-
-def missed_none(generous: bool) -> str:
-    """The missed text of a late tuple that missed no window: GENEROUS placed it in the open windows it
-    belongs to; under CONSISTENT it belongs to none (a gap between windows)."""
-    return "none: it joined the open windows it belongs to" if generous else "none: it belongs to no window"
-
-
-def missed_rule(ctx: Context, windows: Callable[[Context, str, bool], str] | None = None) -> None:
-    """missed: for the late-rows output, which windows a late tuple belongs to and did not reach. `windows`
-    (another family's: interval events) writes that text for grid windows from t, the closed windows and
-    whether the slack is GENEROUS."""
-    code, window = ctx.rules, ctx.window
-    generous = window.slack is not None and window.slack.mode == "generous"
-    code("def missed(late, punctuation):")
-    code.indent()
-    if generous:
-        code('"""GENEROUS: a late tuple still joins open windows; it misses those the punctuation had closed."""')
-    else:
-        code('"""CONSISTENT: a late tuple is in no window; it misses every window it belongs to."""')
-    code("t = window_attribute(late)")
-    if window.align_first:
-        code(f"t = t - F.col({py(FIRST)})")
-    if generous:
-        relative_punctuation(ctx, FIRST)
-    closed = "first_open(punctuation) - 1"
-    if on_doubles(ctx):
-        # first_open is one window early on DOUBLE edges (what to keep must never round away a window); the
-        # windows a late tuple missed are those is_final closed, so count the ones first_open left open.
-        code("opened = first_open(punctuation)")
-        code("closed = (")
-        code("    F.when(ORIGIN + (opened + 2) * SLIDE <= F.lit(punctuation), opened + 1)")
-        code("    .when(ORIGIN + (opened + 1) * SLIDE <= F.lit(punctuation), opened)")
-        code("    .otherwise(opened - 1)")
-        code(")")
-        closed = "closed"
-    if windows is not None:
-        text = windows(ctx, closed, generous)
-    else:
-        text = grid_kind(ctx).missed(ctx, closed, generous)
-    code(f'return late.withColumn("_missed", {text})')
-    code.dedent()
-    code.blank(2)
+__all__ = ["generate", "last_reached", "store_request", "stream_rules"]

@@ -40,9 +40,9 @@ from wql.compiler.codegen.common import (
     unit_note,
     where_flag,
 )
-from wql.compiler.codegen.emit import Raw, col, expr, py
-from wql.compiler.codegen.grid import final_rules, missed_none, missed_rule, relative_punctuation
-from wql.compiler.plans import ONE, PlanKind, StateGroup, fresh_name, intervals
+from wql.compiler.codegen.emit import Raw, col, expr, py, spark_name
+from wql.compiler.codegen.grid_stream import final_rules, missed_none, missed_rule, relative_punctuation
+from wql.compiler.plans import ONE, PlanName, StateGroup, fresh_name, intervals
 from wql.compiler.schema import Domain
 
 T = f"F.col({py(ATTR)})"
@@ -56,13 +56,13 @@ INF = 'F.lit(float("inf"))'
 
 def generate(ctx: Context) -> None:
     """prepare, [lift,] windows, finish."""
-    window, kind = ctx.window, ctx.plan.kind
+    window, kind = ctx.window, ctx.plan.name
     if window.align_first:
         ctx.extra_keys.append(ANCHOR)  # the grid starts at the first arrival
     _constants(ctx)
     _prepare(ctx)
     if window.is_snapshot:
-        if kind is PlanKind.BUCKET:
+        if kind is PlanName.BUCKET:
             _snapshot_bucket(ctx)
         else:
             _snapshot_difference(ctx)
@@ -72,17 +72,17 @@ def generate(ctx: Context) -> None:
         bounds = [f'{start}.alias("window_start")', f'{following}.alias("window_end")']
         epilogue(ctx, bounds, wid=f'{start}.alias("wid")')
         return
-    if kind is PlanKind.BUCKET:
+    if kind is PlanName.BUCKET:
         _bucket(ctx)
-    elif kind is PlanKind.SE_SLICES:
+    elif kind is PlanName.SE_SLICES:
         _se_slices(ctx)
-    elif kind is PlanKind.SWEEP:
+    elif kind is PlanName.SWEEP:
         _sweep(ctx)
     elif window.range is None:  # landmark windows
         _landmark_difference(ctx)
     else:
         _difference(ctx)
-    if window.snap and kind is not PlanKind.DIFFERENCE:
+    if window.snap and kind is not PlanName.DIFFERENCE:
         _snap_runs(ctx)
     if ctx.query.emit_empty:
         emit_empty(ctx)
@@ -302,10 +302,10 @@ def _typed(ctx: Context, name: str, value: str) -> str:
 
 def _cells_of_event(ctx: Context) -> tuple[str, str]:
     """The first and last slice each event overlaps (an open-ended one: the last slice of the data)."""
-    grid = ctx.plan.grid
+    grid = ctx.plan.cells
     assert grid is not None
-    if grid.kind == "slice":
-        ctx.constant("SPLIT", _base(ctx, grid.delta), "where in each slide the second slice starts")  # type: ignore[arg-type]
+    if grid.split is not None:
+        ctx.constant("SPLIT", _base(ctx, grid.split), "where in each slide the second slice starts")
         slide_of, before = _cell_of(ctx, T, "SLIDE"), _cell_before(ctx, E, "SLIDE")
         first = f"(2 * {slide_of} + F.when({T} - ORIGIN - {slide_of} * SLIDE >= SPLIT, 1).otherwise(0))"
         ended = f"(2 * {before} + F.when(ORIGIN + {before} * SLIDE + SPLIT < {E}, 1).otherwise(0))"
@@ -349,11 +349,11 @@ def _shares(ctx: Context, mask: str | None = None) -> list[tuple[StateGroup, lis
 def _se_slices(ctx: Context) -> None:
     code = ctx.stage("windows", "rows", "One row per window and key: SE-slices, each event inserted into its slices.")
     plan, keys = ctx.plan, ctx.keys()
-    grid = plan.grid
+    grid = plan.cells
     assert grid is not None
     _horizon(ctx)
     first, last = _cells_of_event(ctx)
-    shape = "two per slide (Pairs), cut where windows start and end" if grid.kind == "slice" else "one per slide"
+    shape = "two per slide (Pairs), cut where windows start and end" if grid.sliced else "one per slide"
     code.comment(f"SE-slices (Suzanne et al., TIME 2020): slices of the axis, {shape}; window w is the")
     code.comment(
         f"{grid.size} slices ending at slice (w + 1)·{grid.step} − 1. Each event is inserted into every slice it"
@@ -872,6 +872,15 @@ def _landmark_difference(ctx: Context) -> None:
 # ------------------------------------------------------------------ on a stream
 
 
+def last_reached(ctx: Context, end: str) -> str | None:
+    """Open-ended events last to the data's end, and their windows go no further (§8.10): the data's last
+    window when it ends at `end`. SNAP's runs have a rule of their own, in is_final; snapshot windows end
+    at endpoints."""
+    if ctx.window.is_snapshot or ctx.window.snap:
+        return None
+    return last_of_data(ctx, end)
+
+
 def store_request(ctx: Context) -> None:
     """None: interval events and snapshot windows keep their events in the checkpoint's files, not in Spark's state
     store (docs/semantics.md §8.12)."""
@@ -950,7 +959,7 @@ def _snap_retain(ctx: Context) -> None:
     if keys:
         on = " & ".join(_matches("r", "x", keys))
         code(f'rows = rows.alias("r").join(ends.alias("x"), {on}, "left")')
-        code(f'rows = rows.select(F.col("r.*"), F.col({py("x." + _q(reached))}))')
+        code(f'rows = rows.select(F.col("r.*"), F.col({py("x." + spark_name(reached))}))')
     else:
         code("rows = rows.crossJoin(F.broadcast(ends))")
     code(f"last = {_last_closed(ctx)}  # NULL for an open-ended event")
@@ -1066,11 +1075,11 @@ def _snap_runs(ctx: Context) -> None:
     code('moves = moves.where(F.col("_moved").isNotNull()).distinct()')
     order = f"Window.partitionBy({ctx.key_list()})" if keys else "Window"
     code(f'moves = moves.withColumn("_next", F.lead("_moved").over({order}.orderBy("_moved")))')
-    matches = [f"F.col({py('w.' + _q(k))}).eqNullSafe(F.col({py('m.' + _q(k))}))" for k in keys]
+    matches = [f"F.col({py('w.' + spark_name(k))}).eqNullSafe(F.col({py('m.' + spark_name(k))}))" for k in keys]
     matches.append('(F.col("w.wid") == F.col("m._moved"))')
     code(f'runs = windows.alias("w").join(moves.alias("m"), {" & ".join(matches)}).crossJoin(F.broadcast(horizon))')
     names = ["wid", *keys, *(a.name for a in ctx.query.aggregates), *_snap_names(ctx)[:2]]
-    kept = [f"F.col({py('w.' + _q(n))}).alias({py(n)})" for n in names]
+    kept = [f"F.col({py('w.' + spark_name(n))}).alias({py(n)})" for n in names]
     kept.append('F.coalesce(F.col("m._next") - 1, F.col("_last")).alias("_wend")')
     kept.append('F.col("_last")')
     code.call("windows", "runs.select", kept)
@@ -1091,14 +1100,8 @@ def _key_open(ctx: Context) -> None:
     code(f'opened = {opened}.groupBy({ctx.key_list()}).agg({count}).alias("o")')
     on = " & ".join(_matches("w", "o", keys))
     code(f'windows = windows.alias("w").join(opened, {on}, "left")')
-    found = f"F.coalesce(F.col({py('o.' + _q(keyed))}), F.lit(0)).alias({py(keyed)})"
+    found = f"F.coalesce(F.col({py('o.' + spark_name(keyed))}), F.lit(0)).alias({py(keyed)})"
     code(f'windows = windows.select(F.col("w.*"), {found})')
-
-
-def _q(name: str) -> str:
-    from wql.compiler.codegen.emit import spark_name
-
-    return spark_name(name)
 
 
 # ------------------------------------------------------------------ snapshots
@@ -1137,7 +1140,9 @@ def _endpoints(ctx: Context) -> None:
 
 
 def _matches(left: str, right: str, columns: list[str]) -> list[str]:
-    return [f"F.col({py(left + '.' + _q(c))}).eqNullSafe(F.col({py(right + '.' + _q(c))}))" for c in columns]
+    return [
+        f"F.col({py(left + '.' + spark_name(c))}).eqNullSafe(F.col({py(right + '.' + spark_name(c))}))" for c in columns
+    ]
 
 
 def _snapshot_bucket(ctx: Context) -> None:
@@ -1173,7 +1178,7 @@ def _snapshot_bucket(ctx: Context) -> None:
     on = " & ".join([*_matches("w", "s", parts), '(F.col("w._idx") == F.col("s._idx"))'])
     code(f'windows = windows.alias("w").join(points.alias("s"), {on})')
     names = [*keys, *(a.name for a in ctx.query.aggregates)]
-    kept = [f"F.col({py('w.' + _q(n))}).alias({py(n)})" for n in names]
+    kept = [f"F.col({py('w.' + spark_name(n))}).alias({py(n)})" for n in names]
     kept += ['F.col("s._v").alias("_p")', 'F.col("s._pnext").alias("_pnext")', 'F.col("s._v").alias("wid")']
     code.call("windows", "windows.select", kept)
 

@@ -10,6 +10,7 @@ streaming driver (`wql.compiler.codegen.stream`).
 
 from __future__ import annotations
 
+import os
 import symtable
 
 from wql.compiler.analysis import Query
@@ -23,6 +24,7 @@ from wql.compiler.families import FAMILIES
 from wql.compiler.kernels.contract import Stream as JobStream
 from wql.compiler.plans import Plan
 from wql.compiler.schema import ROW_NUM, Stream
+from wql.grammar.formatter import format_table
 
 VERSION = "0.1.0"
 
@@ -33,17 +35,36 @@ def stream_declaration(query: Query, parameter: str, *, stream: bool = False) ->
     attributes = [a.name for a in (window.attr, window.end_attr) if a is not None and not a.is_row_num]
     declaration: JobStream = {
         "parameter": parameter,
-        "path": source.path,
+        "path": job_path(source),
         "format": source.format or "csv",
         "schema": source.ddl(),
         "options": {k: _option_text(v) for k, v in source.options},
         "numbered": bool(window.numbers_rows and not source.row_num),
         "window_attributes": attributes,
     }
+    if source.table_identifier is not None:  # read with spark.table, its columns cast to the declared types
+        declaration["format"] = "table"
+        declaration["table"] = source.table_identifier
     if stream:
-        declaration["source"] = source.source
+        declaration["source"] = source.source  # type: ignore[typeddict-item]
+    if stream or source.table_identifier is not None:
         declaration["columns"] = [[c.name, c.type] for c in source.columns]
     return declaration
+
+
+def job_path(source: Stream) -> str | None:
+    """The stream's path as the job reads it: a path the query wrote relative (to the query file) relative to
+    the directory the job is compiled in, where `python job.py` runs it; an absolute path or a URL as written."""
+    if source.path is None or not source.relative:
+        return source.path
+    return shown_path(source.path)
+
+
+def shown_path(path: str) -> str:
+    """A local path relative to the working directory: what a job or its header may say of this machine."""
+    if "://" in path or not os.path.isabs(path):
+        return path
+    return os.path.relpath(path)
 
 
 def _option_text(value: object) -> str:
@@ -74,6 +95,7 @@ def generate_job(
         stream_extras(ctx)
 
     code = Code()
+    source_path = None if source_path is None else shown_path(source_path)
     _header(code, query, plan, choices, source_path, statement, line, stream)
     what = "Spark Structured Streaming job" if stream else "standalone PySpark job"
     code(f'"""A WQL window query as a {what} (see the comments above)."""')
@@ -183,7 +205,7 @@ def _header(
     code.comment(f"Class   {query.classification.window_class.value}: {query.classification.reason}")
     chosen = next((c for c in choices if c.chosen), None)
     costs = ", ".join(f"{c.name} {c.cost:,.0f}" for c in choices if c.cost is not None)
-    code.comment(f"Plan    {plan.kind.value}" + (f" (estimated costs: {costs})" if chosen and costs else ""))
+    code.comment(f"Plan    {plan.name.value}" + (f" (estimated costs: {costs})" if chosen and costs else ""))
     if chosen is not None and chosen.note:
         code.comment(f"        {chosen.note}")
     if stream:
@@ -191,12 +213,15 @@ def _header(
             code.comment(f"{label:<8}{text}")
     code("#")
     name = query.stream.name
+    given = "" if query.stream.table else f"[--input {name}={'DIR' if stream else 'PATH'}] "
     if stream:
-        code.comment(f"Run:  python job.py [--input {name}=DIR] [--output DIR --checkpoint DIR] [--late DIR]")
+        code.comment(f"Run:  python job.py {given}[--output DIR --checkpoint DIR] [--late DIR]")
         code.comment("                    [--format csv|json|parquet] [--once] [--drain] [--idle SECONDS]")
     else:
-        code.comment(f"Run:  python job.py [--input {name}=PATH] [--output PATH] [--format csv|json|parquet]")
+        code.comment(f"Run:  python job.py {given}[--output PATH] [--format csv|json|parquet]")
     code.comment("  or: spark-submit job.py …")
+    if query.stream.table:
+        code.comment(f"Reads table {format_table(query.stream.table)} from the catalog of the session it runs in.")
     code.blank()
 
 

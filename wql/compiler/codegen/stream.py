@@ -4,7 +4,7 @@ The stages (number, prepare, lift, windows, finish) are the batch job's, written
 by the plan family's generator. A stream adds `merge` (cell plans: cells of one
 key and index from several triggers into one), the window rules each family
 writes (`is_final`, `retain`, `missed`), `window_attribute` and `show_point`,
-and the driver copied from `wql.compiler.kernels.streaming`.
+and the stream driver copied from `wql.compiler.kernels` (engine.py has its protocol).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def stream_extras(ctx: Context) -> None:
     """The merge stage and the window rules, from the plan's family."""
     window_attribute_rule(ctx)
     FAMILIES[ctx.plan.family].generator.stream_rules(ctx)
-    last = kind_of(ctx.window).last_reached(ctx, "end")
+    last = FAMILIES[ctx.plan.family].generator.last_reached(ctx, "end")
     if last is not None:
         _reach_rules(ctx, last)
     if ctx.window.align_first:
@@ -142,7 +142,9 @@ def streaming_constants(ctx: Context) -> Streaming:
     }
     if retracts(query):  # a version emitted before whose session is gone is taken back, found by these columns
         constants["retracts"] = ["wid", *(ctx.key_columns[k.name] for k in query.keys)]
-    if kind_of(window).last_reached(ctx, "end") is not None:  # windows that wait for the data to reach them
+    if (
+        FAMILIES[ctx.plan.family].generator.last_reached(ctx, "end") is not None
+    ):  # windows that wait for the data to reach them
         constants["reaches"] = True
     if any(s.name == "replay" for s in ctx.stages):  # Kafka's late-record rule: the trigger's records replayed
         constants["replays"] = True

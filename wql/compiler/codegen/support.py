@@ -20,8 +20,9 @@ from functools import cache
 from importlib import resources
 
 # The kernel modules, in the order their definitions appear in a job: the state algebra (generated from
-# wql.compiler.algebra), the family kernels, the streaming driver, then what every job needs (reading,
-# writing, main).
+# wql.compiler.algebra), the family kernels, the stream driver (names a job shares with the compiler, faults,
+# checkpoint files, the source, sinks, the engine protocol and its engines, the stream's start and drain), then
+# what every job needs (reading, writing, main). A class comes after the classes it derives from.
 MODULES = (
     "state_algebra.py",
     "edges.py",
@@ -30,8 +31,18 @@ MODULES = (
     "kafka_store.py",
     "frame_windows.py",
     "interval_windows.py",
-    "streaming.py",
-    "store.py",
+    "calendar_cells.py",
+    "names.py",
+    "faults.py",
+    "stream_io.py",
+    "checkpoint.py",
+    "stream_source.py",
+    "sinks.py",
+    "session_changes.py",
+    "engine.py",
+    "files_engine.py",
+    "store_engine.py",
+    "stream_run.py",
     "job_support.py",
 )
 
@@ -122,7 +133,8 @@ def module_definitions(module: str) -> dict[str, Definition]:
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.ClassDef):
             names, reads = [node.name], global_reads(scopes[node.name])
-            reads |= {n.id for d in node.decorator_list for n in ast.walk(d) if isinstance(n, ast.Name)}
+            heads = [*node.decorator_list, *getattr(node, "bases", [])]  # read where it is defined
+            reads |= {n.id for head in heads for n in ast.walk(head) if isinstance(n, ast.Name)}
         elif isinstance(node, ast.Assign):
             names = [t.id for t in node.targets if isinstance(t, ast.Name)]
             reads = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}

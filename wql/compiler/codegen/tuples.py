@@ -13,6 +13,7 @@ from wql.compiler.aggregates import unwrap
 from wql.compiler.codegen.common import (
     ATTR,
     Context,
+    aggregate_inputs,
     attribute_items,
     attribute_note,
     declare_window_constants,
@@ -23,7 +24,7 @@ from wql.compiler.codegen.common import (
     select_rows,
 )
 from wql.compiler.codegen.emit import Raw, col, expr, py
-from wql.compiler.plans import ONE, PlanKind, fresh_name
+from wql.compiler.plans import ONE, PlanName, fresh_name
 from wql.compiler.plans.tuples import tuple_mode
 from wql.compiler.schema import ROW_NUM, Domain
 from wql.grammar.expressions import parse_sql_expression, render_sql
@@ -34,7 +35,7 @@ def generate(ctx: Context) -> None:
     window, query = ctx.window, ctx.query
     declare_window_constants(ctx)
     mode = tuple_mode(ctx.window)
-    replay = ctx.plan.kind is PlanKind.REPLAY
+    replay = ctx.plan.name is PlanName.REPLAY
     if mode == "kafka":
         ctx.constant("TICK", 1_000 if window.attr.domain is Domain.TIMESTAMP else 1, "Kafka's time resolution")
     if replay:
@@ -64,19 +65,17 @@ def generate(ctx: Context) -> None:
         ]
     if query.where is not None and mode != "kafka":
         columns.append(f'F.coalesce({expr(query.where)}, F.lit(False)).alias("_in")')
-    elif ctx.plan.kind is PlanKind.OVER:
+    elif ctx.plan.name is PlanName.OVER:
         columns.append('F.lit(True).alias("_in")')
-    if ctx.plan.kind in (PlanKind.BINS, PlanKind.PREFIX):
+    if ctx.plan.name in (PlanName.BINS, PlanName.PREFIX):
         assert ctx.plan.decomposition is not None
         for group in ctx.plan.decomposition.groups:
             for column, contribution in zip(group.columns, group.contributions, strict=True):
-                if group.operation == "moments" and ctx.plan.kind is PlanKind.PREFIX and column == group.columns[2]:
+                if group.operation == "moments" and ctx.plan.name is PlanName.PREFIX and column == group.columns[2]:
                     continue  # a single value's spread: the running sums of squared deviations give M2
-                if contribution != ONE or ctx.plan.kind is PlanKind.PREFIX:  # the bins kernel counts tuples itself
+                if contribution != ONE or ctx.plan.name is PlanName.PREFIX:  # the bins kernel counts tuples itself
                     columns.append(f"{expr(contribution)}.alias({py(column)})")
     else:
-        from wql.compiler.codegen.common import aggregate_inputs
-
         keys_in = set(ctx.key_columns.values())
         columns += [col(c) for c in query.input_columns if c in aggregate_inputs(query) and c not in keys_in]
     code.comment(f"Keys, the window attribute ({ATTR}: {attribute_note(ctx)}), WHERE as a flag (_in), and inputs.")
@@ -85,17 +84,17 @@ def generate(ctx: Context) -> None:
     if replay:
         replay_stage(ctx)
     doc = {
-        PlanKind.BINS: "each window's tuples found by binary search, aggregated from prefix sums",
-        PlanKind.PREFIX: "running totals up to w less those up to w − RANGE",
-        PlanKind.OVER: "a window frame at each window",
-        PlanKind.REPLAY: "each window's records, as the replay placed them, aggregated",
-    }[ctx.plan.kind]
+        PlanName.BINS: "each window's tuples found by binary search, aggregated from prefix sums",
+        PlanName.PREFIX: "running totals up to w less those up to w − RANGE",
+        PlanName.OVER: "a window frame at each window",
+        PlanName.REPLAY: "each window's records, as the replay placed them, aggregated",
+    }[ctx.plan.name]
     ctx.stage("windows", "rows", f"One row per window and key: {doc}.")
     if replay:
         replayed_windows(ctx)
-    elif ctx.plan.kind is PlanKind.BINS:
+    elif ctx.plan.name is PlanName.BINS:
         bins(ctx, mode)
-    elif ctx.plan.kind is PlanKind.PREFIX:
+    elif ctx.plan.name is PlanName.PREFIX:
         prefix(ctx, mode)
     else:
         over(ctx, mode)
@@ -422,8 +421,6 @@ def replayed_windows(ctx: Context) -> None:
     """A window's records are those whose _wins name it: one row per record and window, grouped."""
     code, query = ctx.code, ctx.query
     keys = [*_partitions(ctx), *_groups(ctx)]
-    from wql.compiler.codegen.common import aggregate_inputs
-
     inputs = [c for c in query.input_columns if c in aggregate_inputs(query) and c not in set(ctx.key_columns.values())]
     code.comment("One row per record and window it is in; then each window's aggregates over its records.")
     code.call("members", "rows.select", [*(col(c) for c in [*keys, *inputs]), 'F.explode("_wins").alias("wid")'])
@@ -455,6 +452,11 @@ def bounds(ctx: Context) -> list[str]:
 # ------------------------------------------------------------------ on a stream
 
 
+def last_reached(ctx: Context, end: str) -> str | None:
+    """Windows named by tuples, and runs, go as far as their tuples: none waits for the data to reach it."""
+    return None
+
+
 def store_request(ctx: Context) -> None:
     """None: windows named by tuples keep their rows (or Kafka's records) in the checkpoint's files, not in
     Spark's state store (docs/semantics.md §8.12)."""
@@ -480,7 +482,7 @@ def stream_rules(ctx: Context) -> None:
     code.indent()
     partitions = _partitions(ctx)
     by = f"Window.partitionBy({', '.join(col(p) for p in partitions)})" if partitions else "Window"
-    if ctx.plan.kind is PlanKind.REPLAY:
+    if ctx.plan.name is PlanName.REPLAY:
         code('"""Kafka\'s rule: the records of every window a record still to come can reach, which is the store the')
         code("next trigger replays after. A record that is not dropped lies at or above the punctuation − RANGE (its")
         code('close time is at least the punctuation), and reaches windows starting up to 2·RANGE before it."""')
@@ -527,7 +529,7 @@ def stream_rules(ctx: Context) -> None:
     code("def missed(late, punctuation):")
     code.indent()
     convert = _converter(ctx)
-    if ctx.plan.kind is PlanKind.REPLAY:
+    if ctx.plan.name is PlanName.REPLAY:
         replay_missed(ctx)
         return
     if mode == "kafka":

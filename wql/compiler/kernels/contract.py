@@ -24,8 +24,9 @@ class Stream(TypedDict):
     options: dict[str, str]
     numbered: bool  # the job numbers its rows (row_num) before WHERE
     window_attributes: list[str]  # the columns a window reads: a row without them is malformed
-    source: NotRequired[Literal["files", "rate", "kafka"]]  # streaming jobs only
-    columns: NotRequired[list[list[str]]]  # [name, type] pairs, as declared; streaming jobs only
+    source: NotRequired[Literal["files", "table", "rate", "kafka"]]  # streaming jobs only
+    columns: NotRequired[list[list[str]]]  # [name, type] pairs, as declared; streaming jobs and tables
+    table: NotRequired[str]  # FROM TABLE: the table's name as Spark parses it, each part backquoted
 
 
 class CellStore(TypedDict):

@@ -89,64 +89,102 @@ def walk_chunk(table, partitions, rule, carry, key=None):
     chunk: the last row's key and number, and for the run still open there its last and first `_t`
     (sessions), its first `_x` (delta) or its running aggregates (aggregate).
     """
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    chunk = FrameChunk(table, partitions, carry, key)
+    label = {
+        "session": chunk.label_sessions,
+        "threshold": chunk.label_thresholds,
+        "delta": chunk.label_deltas,
+        "aggregate": chunk.label_aggregates,
+    }.get(rule["kind"])
+    if label is None:
+        raise ValueError(f"unknown frame rule {rule['kind']!r}")
+    label(rule)
+    carry.update(key=chunk.keys.slice(table.num_rows - 1, 1), number=chunk.number, label=int(chunk.labels[-1]))
+    return chunk.key, chunk.t, chunk.labels, chunk.same, chunk.ended
 
-    n = table.num_rows
-    kind = rule["kind"]
 
-    def column(name, fill):
-        values = table.column(name)
+class FrameChunk:
+    """One chunk of walk_chunk's rows: what every rule reads (each row's `_t`, key and whether it has the
+    key of the row before, where its key's rows end, whether the window open at the chunk before's end
+    goes on) and what it fills (labels, ended, the next number, `carry`). One method per rule, each
+    numbering the chunk's windows from `number` on and leaving in `carry` what its open window needs."""
+
+    def __init__(self, table, partitions, carry, key):
+        import numpy as np
+        import pyarrow as pa
+
+        n = table.num_rows
+        self.table, self.carry = table, carry
+        self.keys = window_keys(table, partitions)
+        self.key = key_ids(self.keys, partitions) if key is None else key
+        self.t = table.column("_t").to_numpy(zero_copy_only=False)
+        same = np.zeros(n, dtype=bool)
+        same[1:] = self.key[1:] == self.key[:-1]
+        if carry.get("key") is not None:  # the first row goes on with the last key of the chunk before?
+            if partitions:
+                ids = key_ids(pa.concat_tables([carry["key"], self.keys.slice(0, 1)]), partitions)
+                same[0] = ids[0] == ids[1]
+            else:
+                same[0] = True
+        self.same = same
+        self.going = bool(same[0]) and carry["label"] >= 0  # and the last row was in a window
+        self.first = ~same
+        stops = np.flatnonzero(np.r_[self.first[1:], True]) + 1  # where each key's tuples end (or the chunk)
+        self.key_end = np.repeat(stops, np.diff(np.r_[0, stops]))
+        self.number = carry["number"]
+        self.labels = np.full(n, -1, dtype=np.int64)
+        self.ended = np.zeros(n, dtype=bool)
+
+    def column(self, name, fill):
+        """A column's values (NULL as `fill`) and where it is valued."""
+        import pyarrow.compute as pc
+
+        values = self.table.column(name)
         present = pc.is_valid(values).to_numpy(zero_copy_only=False)
         return pc.fill_null(values, fill).to_numpy(zero_copy_only=False), present
 
-    keys = window_keys(table, partitions)
-    if key is None:
-        key = key_ids(keys, partitions)
-    t = table.column("_t").to_numpy(zero_copy_only=False)
-    same = np.zeros(n, dtype=bool)
-    same[1:] = key[1:] == key[:-1]
-    if carry.get("key") is not None:  # the first row goes on with the last key of the chunk before?
-        if partitions:
-            ids = key_ids(pa.concat_tables([carry["key"], keys.slice(0, 1)]), partitions)
-            same[0] = ids[0] == ids[1]
-        else:
-            same[0] = True
-    going = bool(same[0]) and carry["label"] >= 0  # and the last row was in a window
-    first = ~same
-    stops = np.flatnonzero(np.r_[first[1:], True]) + 1  # where each key's tuples end (or the chunk)
-    key_end = np.repeat(stops, np.diff(np.r_[0, stops]))
-    number = carry["number"]
-    labels = np.full(n, -1, dtype=np.int64)
-    ended = np.zeros(n, dtype=bool)
+    def label_sessions(self, rule):
+        """Sessions: a new one wherever a key starts or the gap to the tuple before exceeds `gap`, and,
+        with `longest`, at the first tuple at or past the session's first value + `longest`. Carries the
+        last `_t` and where the open session began."""
+        import numpy as np
 
-    if kind == "session":
-        starts = first.copy()
+        t, carry = self.t, self.carry
+        starts = self.first.copy()
         starts[1:] |= (t[1:] - t[:-1]) > rule["gap"]
-        if going:
+        if self.going:
             starts[0] = (t[0] - carry["last_t"]) > rule["gap"]
         if rule.get("longest") is not None:
-            anchor = carry["anchor"] if going and not starts[0] else None
+            anchor = carry["anchor"] if self.going and not starts[0] else None
             starts = split_long_sessions(t, starts, rule["longest"], anchor)
             heads = np.flatnonzero(starts)
             carry["anchor"] = t[heads[-1]] if len(heads) else carry["anchor"]  # where the open session began
-        labels = number - 1 + np.cumsum(starts)
-        number += int(starts.sum())
+        self.labels = self.number - 1 + np.cumsum(starts)
+        self.number += int(starts.sum())
         carry["last_t"] = t[-1]
-    elif kind == "threshold":
-        holds, present = column("_p", False)
+
+    def label_thresholds(self, rule):
+        """THRESHOLD frames: runs of a key's tuples where `_p` is true; the frame open at the chunk
+        before's end goes on while it holds."""
+        import numpy as np
+
+        holds, present = self.column("_p", False)
         holds = holds & present
         starts = holds.copy()
-        starts[1:] &= ~holds[:-1] | first[1:]
-        if going:
+        starts[1:] &= ~holds[:-1] | self.first[1:]
+        if self.going:
             starts[0] = False  # the frame of the chunk before goes on
-        labels = np.where(holds, number - 1 + np.cumsum(starts), -1)
-        number += int(starts.sum())
-    elif kind == "delta":
-        x, present = column("_x", 0)
+        self.labels = np.where(holds, self.number - 1 + np.cumsum(starts), -1)
+        self.number += int(starts.sum())
+
+    def label_deltas(self, rule):
+        """DELTA frames: runs whose `_x` stays within `delta` of the run's first `_x` (walk_runs); carries
+        the open frame's first `_x`. Integers are compared exactly, as Python integers near 2**63."""
+        import numpy as np
+
+        x, present = self.column("_x", 0)
         delta = rule["delta"]
-        anchor = carry["x"] if going else None  # the open frame's first x
+        anchor = self.carry["x"] if self.going else None  # the open frame's first x
         if x.dtype.kind in "iu":
             delta = int(np.floor(delta))  # integers within a fractional delta: within its floor, exactly
             ends = [int(x.min()), int(x.max()), *([] if anchor is None else [int(anchor)])]
@@ -157,22 +195,29 @@ def walk_chunk(table, partitions, rule, carry, key=None):
             block = x[lo:hi]
             return present[lo:hi] & ((block == anchor) | (np.abs(block - anchor) <= delta))
 
-        number = walk_runs(
+        labels = self.labels
+        self.number = walk_runs(
             labels,
-            key_end,
+            self.key_end,
             lambda i: present[i],
             lambda i: lambda lo, hi: joins(lo, hi, x[i]),
             inclusive=False,
-            number=number,
+            number=self.number,
             going=None if anchor is None else (lambda lo, hi: joins(lo, hi, anchor)),
         )
         if labels[-1] >= 0:  # the last frame is open: its first x goes on
             others = np.flatnonzero(labels != labels[-1])
             head = int(others[-1]) + 1 if len(others) else 0
-            carry["x"] = anchor if going and labels[-1] == carry["label"] else x[head]
-    elif kind == "aggregate":
-        arguments = running_arguments(table, rule, None)
-        initial = carry.get("running") if going else None  # the open frame's running aggregates
+            self.carry["x"] = anchor if self.going and labels[-1] == self.carry["label"] else x[head]
+
+    def label_aggregates(self, rule):
+        """AGGREGATE frames: runs that end at the first tuple where `test` holds over the running
+        aggregates of the run so far (walk_runs); carries the open frame's running aggregates."""
+        import numpy as np
+
+        carry, labels, ended = self.carry, self.labels, self.ended
+        arguments = running_arguments(self.table, rule, None)
+        initial = carry.get("running") if self.going else None  # the open frame's running aggregates
         test, running = rule["test"], rule["running"]
 
         def ends(i):
@@ -181,13 +226,13 @@ def walk_chunk(table, partitions, rule, carry, key=None):
 
             return holds
 
-        number = walk_runs(
+        self.number = walk_runs(
             labels,
-            key_end,
+            self.key_end,
             lambda i: True,
             ends,
             inclusive=True,
-            number=number,
+            number=self.number,
             going=None if initial is None else (lambda lo, hi: running_test(test, running, arguments, 0, hi, initial)),
             ended=ended,
         )
@@ -195,11 +240,8 @@ def walk_chunk(table, partitions, rule, carry, key=None):
         if not ended[-1]:  # the last frame is open: its running aggregates go on
             head = int(np.searchsorted(labels, labels[-1], side="left"))  # every row is in a frame
             on = initial is not None and labels[-1] == carry["label"]  # the frame of the chunk before
+            n = len(labels)
             carry["running"] = running_values(running, arguments, head, n, initial if on else None)[1]
-    else:
-        raise ValueError(f"unknown frame rule {kind!r}")
-    carry.update(key=keys.slice(n - 1, 1), number=number, label=int(labels[-1]))
-    return key, t, labels, same, ended
 
 
 def window_keys(table, partitions):

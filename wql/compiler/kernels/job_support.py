@@ -8,7 +8,15 @@ CORRUPT = "_corrupt_record"
 
 
 def read_stream(spark, name, stream, path=None):
-    """Read a declared stream with its schema.
+    """Read a declared stream with its schema: its table, or its files."""
+    if stream.get("table"):
+        return read_table(spark.read, name, stream, path)
+    return load_declared(spark.read, name, stream, path)
+
+
+def load_declared(reader, name, stream, path=None, extra=None):
+    """A declared stream of files read with its schema, by a batch or a streaming reader; `extra`, reader
+    options before the stream's own (which win).
 
     Malformed csv/json lines are kept in _corrupt_record so they can be counted,
     never silently dropped. When the query numbers rows, each row also carries
@@ -21,12 +29,12 @@ def read_stream(spark, name, stream, path=None):
         raise ValueError(f"stream {name!r} has no FROM path; give one with --input {name}=PATH")
     textual = stream["format"] in ("csv", "json")
     schema = stream["schema"] + (f", `{CORRUPT}` STRING" if textual else "")
-    reader = spark.read.format(stream["format"]).schema(schema)
+    reader = reader.format(stream["format"]).schema(schema)
     if textual:
         reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
     if stream["format"] == "csv" and str(stream["options"].get("header", "false")).lower() == "true":
         reader = reader.option("enforceSchema", False)  # a file whose header differs from the declaration fails
-    for key, value in stream["options"].items():
+    for key, value in {**(extra or {}), **stream["options"]}.items():
         reader = reader.option(key, value)
     frame = reader.load(path)
     if stream["numbered"]:
@@ -36,6 +44,30 @@ def read_stream(spark, name, stream, path=None):
             F.col("_metadata.file_block_start").alias("__wql_block"),
         )
     return frame
+
+
+def read_table(reader, name, stream, path=None, streaming=False):
+    """A stream declared FROM TABLE: a temp view or a catalog table of the session, through `reader`
+    (spark.read, or spark.readStream on a stream), with the stream's OPTIONS; its columns those declared, cast
+    to the declared types (a no-op where the table's types are those, as when they were read from it)."""
+    table = stream["table"]
+    if path:
+        raise ValueError(f"stream {name!r} reads table {table}: --input gives a path of files, not a table")
+    for key, value in stream["options"].items():
+        reader = reader.option(key, value)
+    try:
+        frame = reader.table(table)
+        is_stream = frame.isStreaming
+    except spark_errors() as error:
+        if not streaming or "streaming" not in str(error).lower():
+            raise
+        raise ValueError(
+            f"table {table} is not a streaming source (a batch view, or a table whose format Spark cannot "
+            "read as a stream): run the query on it in batch"
+        ) from None
+    if is_stream and not streaming:
+        raise ValueError(f"table {table} is a stream (a view of a streaming DataFrame): run the query with --stream")
+    return frame.select(*(spark_column(column).cast(kind).alias(column) for column, kind in stream["columns"]))
 
 
 def inspect_stream(name, frame, stream, late=None):
@@ -67,10 +99,10 @@ def inspect_stream(name, frame, stream, late=None):
     if textual:
         malformed = stats["malformed"]
         if malformed:
-            sample = frame.where(F.col(CORRUPT).isNotNull()).select(CORRUPT).first()[0]
+            example = malformed_example(frame, stream)
             rows = f"{malformed:,} malformed row{'s' if malformed != 1 else ''}"
             if late is None:
-                report.append(f"{name}: {rows} skipped (e.g. {sample.strip()[:80]!r})")
+                report.append(f"{name}: {rows} skipped (e.g. {example})")
             else:
                 columns = [c for c in frame.columns if c != CORRUPT and not c.startswith("__wql_")]
                 kept = frame.where(F.col(CORRUPT).isNotNull()).select(
@@ -84,7 +116,7 @@ def inspect_stream(name, frame, stream, late=None):
                 if "://" not in late or late.startswith("file:"):
                     os.makedirs(late[len("file:") :] if late.startswith("file:") else late, exist_ok=True)
                 written = write_result(kept, f"{late.rstrip('/')}/{name}.csv", "csv")
-                report.append(f"{name}: {rows} skipped, kept in {written}")
+                report.append(f"{name}: {rows} skipped, kept in {written} (e.g. {example})")
         frame = frame.where(ok).drop(CORRUPT)
     for attribute in stream["window_attributes"]:
         nulls = stats[f"null:{attribute}"]
@@ -92,6 +124,40 @@ def inspect_stream(name, frame, stream, late=None):
             rows = f"{nulls:,} row{'s' if nulls != 1 else ''} with NULL {attribute}"
             report.append(f"{name}: {rows} belong{'s' if nulls == 1 else ''} to no window")
     return frame, report
+
+
+def malformed_example(frame, stream):
+    """The first malformed line and why it is: the first column whose text is not of its declared type, with
+    the text (Spark's try_cast of the line's own fields, split as the reader splits them), else how many fields
+    it has against the columns declared. The line is shortened to 80 characters."""
+    from pyspark.sql import functions as F
+
+    fields = [f for f in frame.schema.fields if f.name != CORRUPT and not f.name.startswith("__wql_")]
+    texts = ", ".join("`" + f.name.replace("`", "``") + "` STRING" for f in fields) + ", `__wql_more` STRING"
+    line = F.col(CORRUPT)
+    if stream["format"] == "csv":
+        raw = F.from_csv(line, texts, {k: str(v) for k, v in stream["options"].items()})
+    else:
+        raw = F.from_json(line, texts)
+    failing = [
+        F.when(raw[f.name].isNotNull() & (F.trim(raw[f.name]) != "") & raw[f.name].try_cast(f.dataType).isNull(), i)
+        for i, f in enumerate(fields)
+    ]
+    found = frame.where(line.isNotNull()).select(line, raw.alias("raw"), F.coalesce(*failing, F.lit(None))).first()
+    text, values, bad = found[0], found[1], found[2]
+    why = "it does not parse as the declared columns"
+    if bad is not None:
+        field = fields[bad]
+        why = f"{field.name} is not a {field.dataType.simpleString().upper()}: {values[field.name]!r}"
+    elif values is None:
+        why = "it is not a JSON object" if stream["format"] == "json" else why
+    elif stream["format"] == "csv":
+        given = sum(values[f.name] is not None for f in fields) + (values["__wql_more"] is not None)
+        if values["__wql_more"] is not None:
+            why = f"more fields than the {len(fields)} declared"
+        elif given < len(fields):
+            why = f"{given} field{'s' if given != 1 else ''} where {len(fields)} are declared"
+    return f"{text.strip()[:80]!r}: {why}"
 
 
 def number_rows(frame, first_row=0):
@@ -152,13 +218,8 @@ def write_result(result, path, fmt="csv"):
     import os
     import shutil
 
-    from pyspark.sql import functions as F
-
     if fmt == "csv":
-        nested = [f.name for f in result.schema.fields if f.dataType.typeName() in ("array", "map", "struct")]
-        result = result.select(
-            *(F.to_json(F.col(f"`{c}`")).alias(c) if c in nested else F.col(f"`{c}`") for c in result.columns)
-        )
+        result = for_csv(result)
     local = "://" not in path or path.startswith("file:")
     if fmt == "parquet" or not local:
         result.write.mode("overwrite").format(fmt).save(path)
@@ -185,6 +246,23 @@ def write_result(result, path, fmt="csv"):
     return target
 
 
+def for_csv(result):
+    """The rows as a csv file holds them: arrays, maps and structs as JSON, and timestamps as Spark SQL writes
+    them (`2024-03-15 07:02:00`, as a result table shows them), not in the csv writer's ISO form with its zone."""
+    from pyspark.sql import functions as F
+
+    columns = []
+    for field in result.schema.fields:
+        kind = field.dataType.typeName()
+        column = spark_column(field.name)
+        if kind in ("array", "map", "struct"):
+            column = F.to_json(column).alias(field.name)
+        elif kind in ("timestamp", "timestamp_ntz"):
+            column = column.cast("string").alias(field.name)
+        columns.append(column)
+    return result.select(*columns)
+
+
 def shown_in_order(result):
     """The rows as a person reads windows (SHOWN_IN: wid, then the keys), or the query's own ORDER BY."""
     from pyspark.sql import functions as F
@@ -209,12 +287,7 @@ def main(argv=None):
     parser.add_argument("--show", type=int, default=20, metavar="N", help="rows to print without --output")
     parser.add_argument("--late", metavar="DIR", help="keep malformed rows here, with the reason")
     args = parser.parse_args(argv)
-    paths = {}
-    for item in args.input:
-        name, sep, path = item.partition("=")
-        if not sep:
-            parser.error(f"--input takes STREAM=PATH, got {item!r}")
-        paths[name] = path
+    paths = input_paths(parser, args.input)
     builder = SparkSession.builder.appName(APP_NAME).config("spark.sql.session.timeZone", "UTC")
     SparkContext._ensure_initialized()  # the JVM's settings, so that spark-submit's --conf can be read
     if SparkConf().get("spark.log.level", None) is None:  # spark-submit --conf spark.log.level=INFO overrides
@@ -231,6 +304,17 @@ def main(argv=None):
         shown_in_order(result).show(args.show, truncate=False)
     spark.stop()
     return 0
+
+
+def input_paths(parser, items):
+    """The --input STREAM=PATH arguments of a job's command line, by stream; a usage error otherwise."""
+    paths = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep:
+            parser.error(f"--input takes STREAM=PATH, got {item!r}")
+        paths[name] = path
+    return paths
 
 
 def continue_positions(rows, offsets, partitions):

@@ -2,7 +2,7 @@
 
 Each module holds what makes its kind (see `base.Kind`): its windows' extent and wids, its class and
 description, the plan family that computes it, and its rules on a stream. Code outside this package
-asks `kind_of(window)` instead of matching on `WindowKind`.
+asks `kind_of(window)` instead of matching on `Form`.
 
 | module | windows | semantics |
 |---|---|---|
@@ -11,6 +11,7 @@ asks `kind_of(window)` instead of matching on `WindowKind`.
 | `partitioned_rows` | on each PATTR partition's arrival positions | §2.5 |
 | `landmark` | RANGE UNBOUNDED | §2.3 |
 | `cumulate` | CUMULATE | §2.13 |
+| `calendar` | grids of months or of a zone's local days (TIME ZONE), CUMULATE month to date | §2.21 |
 | `slide_by_tuple` | windows named by every (n-th) arrival | §2.6, §2.7 |
 | `rank` | windows named by every n-th tuple in value order | §2.8 |
 | `kafka` | Kafka Streams' sliding windows | §2.9 |
@@ -22,9 +23,8 @@ asks `kind_of(window)` instead of matching on `WindowKind`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from wql.compiler.kinds import (
+    calendar,
     cumulate,
     frames,
     grid,
@@ -39,9 +39,8 @@ from wql.compiler.kinds import (
     snapshot,
 )
 from wql.compiler.kinds.base import Extent, Kind, Member, Sql
-
-if TYPE_CHECKING:
-    from wql.compiler.windows import Window
+from wql.compiler.kinds.resolve import resolve_window
+from wql.compiler.windows import Window
 
 # Every kind; a window is of the one kind whose `matches` holds (they exclude each other).
 KINDS: tuple[Kind, ...] = (
@@ -50,6 +49,7 @@ KINDS: tuple[Kind, ...] = (
     partitioned_rows.KIND,
     landmark.KIND,
     cumulate.KIND,
+    calendar.KIND,
     slide_by_tuple.KIND,
     rank.KIND,
     kafka.KIND,
@@ -69,4 +69,4 @@ def kind_of(window: Window) -> Kind:
     return found[0]
 
 
-__all__ = ["KINDS", "Extent", "Kind", "Member", "Sql", "kind_of"]
+__all__ = ["KINDS", "Extent", "Kind", "Member", "Sql", "kind_of", "resolve_window"]

@@ -2,9 +2,11 @@
 
 A kind (one module of this package each) is what makes a window what it is: how its spec resolves,
 its window-ids, extent and wids (the formulas `explain` prints and the extents the reference
-evaluator computes), its class, the plan family that computes it, and its rules on a stream (when a
-window is final, what a trigger keeps, what a late tuple missed). Code outside the kinds asks the
-kind of a window (`wql.compiler.kinds.kind_of`) instead of matching on `WindowKind`.
+evaluator computes), its class, and its rules on a stream (when a window is final, what a trigger
+keeps, what a late tuple missed). It describes itself to the planner through its shape
+(`wql.compiler.kinds.shapes`), whose type names the plan family that computes it. A kind imports
+nothing from the plans or the code generators. Code outside the kinds asks the kind of a window
+(`wql.compiler.kinds.kind_of`) instead of matching on the window's shape.
 """
 
 from __future__ import annotations
@@ -13,20 +15,30 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from sqlglot import exp
 
 from wql.compiler.classes import Classification
+from wql.compiler.kinds.shapes import Shape
 from wql.compiler.schema import Domain
-from wql.compiler.units import EPOCH_DATE, Number, format_date, format_timestamp, number_text, short_text
+from wql.compiler.sections import Section
+from wql.compiler.units import (
+    EPOCH_DATE,
+    Number,
+    format_date,
+    format_timestamp,
+    number_text,
+    quantity_text,
+    short_text,
+)
+from wql.compiler.windows import Window
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
-    from wql.compiler.codegen.common import Context
-    from wql.compiler.plans.base import Plan
-    from wql.compiler.sections import Section
-    from wql.compiler.windows import Window
+    from wql.grammar import ast
+    from wql.grammar.errors import Span
 
-Family = Literal["grid", "tuples", "frames", "intervals"]
 _EPOCH = datetime(1970, 1, 1)
 
 
@@ -62,6 +74,27 @@ class Extent:
     members: list[Member]
     order: tuple[Any, ...] = ()
     closer: Member | None = None  # a frame's closing tuple, once there is one (see the frames kind's `final`)
+
+
+class Expressions(Protocol):
+    """What the analysis lends a kind to resolve the expressions inside its window spec (a frame's predicate,
+    x or condition) against the stream, with the same names, functions and errors as the rest of a query."""
+
+    def resolve(self, expr: ast.Expr, context: str, *, allow_aggregates: bool) -> exp.Expression:
+        """The expression checked and its columns in canonical case; `context` names it in errors."""
+        ...
+
+    def column(self, name: ast.Name) -> str:
+        """A bare column of the stream, as Spark SQL (an unknown one: a positioned error)."""
+        ...
+
+    def type_of(self, sql: str) -> str | None:
+        """The Spark type of resolved SQL over the stream (None: WQL cannot tell)."""
+        ...
+
+    def span_of(self, node: exp.Expression, source: ast.Expr) -> Span:
+        """Where a node of a resolved expression is in the source."""
+        ...
 
 
 class Sql(Protocol):
@@ -147,13 +180,16 @@ class Kind:
     """One kind of window. Subclasses say what differs; the defaults are those of most kinds."""
 
     name: ClassVar[str]
-    family: ClassVar[Family]  # the plan family that computes it (wql.compiler.families)
     noun: ClassVar[str] = "window"  # what a window of this kind is called in words: session, frame, …
     data_driven: ClassVar[bool] = False  # the tuples themselves decide where a window ends (§2.16, §2.17)
     retracts: ClassVar[bool] = False  # EMIT CHANGES takes back a version whose window stops existing (§8.7)
     edged: ClassVar[bool] = False  # windows can start before the data or end after it (drawn dashed)
 
     def matches(self, window: Window) -> bool:
+        raise NotImplementedError
+
+    def shape(self, window: Window) -> Shape:
+        """What the plans need to know of its windows; the shape's type names the family that computes them."""
         raise NotImplementedError
 
     # ---------------------------------------------------------------- explain
@@ -180,13 +216,11 @@ class Kind:
 
     def facts(self, window: Window) -> dict[str, Any]:
         """The window as explain's `window` object shows it."""
-        from wql.compiler.units import quantity_text
-
         domain = window.attr.domain
         range_unit, _ = window.units
         return {
             "spec": window.spec_text(),
-            "kind": window.kind.value,
+            "kind": window.form.value,
             "range": self.range_text(window),
             "slide": self.slide_text(window),
             "range_attribute": window.attr.name
@@ -202,15 +236,11 @@ class Kind:
         }
 
     def range_text(self, window: Window) -> str:
-        from wql.compiler.units import quantity_text
-
         if window.range is None:
             return "UNBOUNDED"
         return quantity_text(window.range, window.attr.domain, window.units[0])
 
     def slide_text(self, window: Window) -> str:
-        from wql.compiler.units import quantity_text
-
         assert window.slide is not None
         return quantity_text(window.slide, window.attr.domain, window.units[1])
 
@@ -226,13 +256,31 @@ class Kind:
         """Whether WHERE filters records before windows are placed (Kafka's DSL), not window contents."""
         return False
 
+    def resolve_expressions(self, window: Window, expressions: Expressions) -> Window:
+        """The window with the expressions inside its spec resolved against the stream (frames have them)."""
+        return window
+
+    def bounds(self, window: Window, w: int) -> tuple[Number, Number]:
+        """[lo, hi) of window w, for kinds on a grid, whose windows are named by their place on it."""
+        raise TypeError(f"{self.name} windows are not named by their place on a grid")
+
+    def candidates(self, window: Window, values: list[Number]) -> range:
+        """For kinds on a grid: the window-ids tuples at these values can be in, and some on either side."""
+        raise TypeError(f"{self.name} windows are not named by their place on a grid")
+
+    def final(self, window: Window, extent: Extent, point: Number) -> bool:
+        """Whether the punctuation at `point` makes a session or frame final (§8.4): the reference's rule for
+        windows whose end the data decides; the others' ends are known up front (final_text)."""
+        raise TypeError(f"{self.name} windows end where their spec says; final_text says when")
+
     # ---------------------------------------------------------------- on a stream
     def final_text(self, window: Window) -> str:
         """When one of its windows is final (§8.4), in words."""
         return "a window [start, end) once the punctuation reaches end"
 
-    def kept_text(self, query: Query, plan: Plan) -> str:
-        """What the plan keeps between triggers, and what bounds it (§8.9)."""
+    def kept_text(self, query: Query, cells: bool) -> str:
+        """What a stream keeps between triggers, its open windows' cells (`cells`) or its rows, and what
+        bounds it (§8.9)."""
         reach = "(RANGE + SLACK)" if query.window.slack is not None else "RANGE"
         return f"rows: the tuples the open windows can still hold, within {reach} of the newest"
 
@@ -244,25 +292,18 @@ class Kind:
         """What EMIT CHANGES emits each trigger, where this kind differs from a grid window (None: it does not)."""
         return None
 
-    def last_reached(self, ctx: Context, end: str) -> str | None:
-        """For a kind whose windows go only as far as the data (§8.10): the last window the data reaches when it
-        ends at `end` (a column of the grid's axis), as the windows stage finds it. None: its windows do not."""
-        return None
-
     def refuse_on_stream(self, query: Query) -> None:
         """Raise WQLNotSupportedError, with the reason, for what a stream cannot run exactly yet."""
 
-    # ---------------------------------------------------------------- code generation
-    def declare(self, ctx: Context) -> None:
-        """Constants the generated code reads beyond RANGE, SLIDE and ORIGIN (`ctx.constant`)."""
-
-    def flags_where(self, query: Query) -> bool:
-        """Whether the prepared rows keep the tuples WHERE drops, flagged `_in` false: a window that ends where
-        the data does (a landmark window) takes that end from every tuple, WHERE or not."""
+    # ---------------------------------------------------------------- what WHERE leaves
+    def needs_every_tuple(self, query: Query) -> bool:
+        """Whether the windows need the tuples WHERE drops: WHERE filters window contents, but a window that
+        ends where the data does (a landmark window) takes that end from every tuple, WHERE or not."""
         return False
 
-    def where_flag_comment(self, flag: str) -> tuple[str, ...]:
-        """The prepare stage's comment where flags_where holds: why the tuples WHERE drops stay."""
+    def every_tuple_reason(self, flag: str) -> tuple[str, ...]:
+        """Why the tuples WHERE drops stay (where needs_every_tuple holds), for the prepare stage, which keeps
+        them flagged `flag` false."""
         return (f"WHERE filters window contents, but the windows need every tuple: one WHERE drops has {flag} false.",)
 
     def cuts_from_windows(self, query: Query) -> bool:

@@ -9,27 +9,28 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from wql.compiler import sections
+from wql.compiler.kinds.clauses import Clauses
 from wql.compiler.kinds.grid import Grid
+from wql.compiler.schema import Domain
 from wql.compiler.units import Number, short_text
-from wql.compiler.windows import WindowKind
+from wql.compiler.windows import Attribute, Form, Window
+from wql.grammar import ast
+from wql.grammar.errors import WQLNotSupportedError, WQLSemanticError
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
-    from wql.compiler.codegen.common import Context
-    from wql.compiler.plans.base import Candidate, Statistics
-    from wql.compiler.plans.base import Grid as Cells
-    from wql.compiler.plans.states import Decomposition
     from wql.compiler.sections import Section
-    from wql.compiler.windows import Window
 
 
 class Cumulate(Grid):
     """Windows growing by SLIDE from the start of each period of RANGE."""
 
     name = "cumulate"
+    reach = "period"  # a window starts where its period does
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.CUMULATE
+        return window.form is Form.CUMULATE and window.calendar is None
 
     def grid_what(self, window: Window) -> str:
         return f"cumulating {super().grid_what(window)}"
@@ -54,8 +55,6 @@ class Cumulate(Grid):
         return f"extent(w) = {{ t | {start} ≤ {a} < {end} }}{where}"
 
     def cited(self, window: Window) -> tuple[Section, ...]:
-        from wql.compiler import sections
-
         if not window.is_tuple_based:
             return (sections.CUMULATE,)
         return (sections.CUMULATE, sections.PARTITIONED if window.partition_by else sections.TUPLE_BASED)
@@ -68,64 +67,42 @@ class Cumulate(Grid):
     def kept_cells(self, query: Query, per: str, reach: str) -> str:
         return f"cells of one SLIDE: {per}, those of the periods that still have an open window"
 
-    # ---------------------------------------------------------------- what the grid plans need to know
-    def cell_grid(self, window: Window) -> Cells:
-        """Panes of one slide; window w is the panes from its period's first up to w."""
-        from wql.compiler.plans.base import Grid as Cells
 
-        assert window.slide is not None
-        return Cells("cumulate", window.slide, window.windows_per_period, 1)
-
-    def fan_out(self, window: Window, stats: Statistics) -> float:
-        return (window.windows_per_period + 1) / 2  # from a tuple's own window to the end of its period
-
-    def bucket_note(self, copies: float) -> str:
-        return f"every tuple is copied into its windows up to its period's end ({copies:g} on average), then grouped"
-
-    def pane_candidate(self, window: Window, grid: Cells, decomposition: Decomposition, stats: Statistics) -> Candidate:
-        from wql.compiler.plans.base import PlanKind
-        from wql.compiler.plans.grid import cells_candidate
-
-        if grid.size == 1:
-            return super().pane_candidate(window, grid, decomposition, stats)
-        note = (
-            f"panes of one slide; each window is a running combine of its period's panes, reset every "
-            f"{grid.size} panes: cost flat in RANGE/SLIDE"
+def check_cumulate(
+    clauses: Clauses,
+    clause: ast.WindowClause,
+    slide: ast.SlideClause | None,
+    attr: Attribute,
+    end_attr: Attribute | None,
+    range_value: Number | None,
+    slide_value: Number,
+    unbounded: bool,
+) -> None:
+    """CUMULATE needs a period (RANGE) that is a whole number of steps (SLIDE), as Flink's does."""
+    if unbounded or range_value is None:
+        raise WQLSemanticError(
+            "CUMULATE needs a bounded RANGE, the period its windows grow over",
+            span=clause.span,
+            hint="RANGE UNBOUNDED is already a landmark window that cumulates forever",
         )
-        return cells_candidate(PlanKind.PANE, grid, decomposition, stats, note)
-
-    def slice_candidate(
-        self, window: Window, why_not: str | None, decomposition: Decomposition | None, stats: Statistics
-    ) -> Candidate | None:
-        from wql.compiler.plans.base import Candidate, PlanKind
-
-        return Candidate.refused(PlanKind.SLICE, "CUMULATE windows end on every slide: the panes are the slices")
-
-    # ---------------------------------------------------------------- code generation (the grid family)
-    def declare(self, ctx: Context) -> None:
-        ctx.constant("PERIOD", ctx.window.windows_per_period, "CUMULATE: windows per period of RANGE")
-        super().declare(ctx)
-
-    def start_bound(self, end: str) -> str | None:
-        return 'ORIGIN + F.floor(F.col("wid") / PERIOD) * RANGE'  # every window of a period starts where it does
-
-    def tag(self, ctx: Context) -> None:
-        from wql.compiler.codegen.grid import T, first_of, on_doubles
-
-        code = ctx.code
-        code.comment("Bucket (WID), CUMULATE: tag each tuple with its window-ids, from its own window ⌊(t − o)/s⌋ to")
-        code.comment("the last window of its period, PERIOD·(⌊(t − o)/r⌋ + 1) − 1, and aggregate by window-id and key.")
-        period = f"cell_of({T}, RANGE)" if on_doubles(ctx) else f"F.floor(({T} - ORIGIN) / RANGE)"
-        code(f"first = {first_of(ctx)}")
-        code(f"last = ({period} + 1) * PERIOD - 1")
-        code('tagged = rows.withColumn("wid", F.explode(F.sequence(first, last)))')
-
-    def retain_start(self, ctx: Context) -> None:
-        ctx.rules("# CUMULATE: the first open window starts where its period does.")
-        ctx.rules("start = ORIGIN + F.floor(first_open(punctuation) / PERIOD) * RANGE")
-
-    def missed_last(self, ctx: Context) -> str:
-        return "F.floor((t - ORIGIN) / RANGE) * PERIOD + PERIOD - 1"  # up to the last window of t's period
+    if slide is None or slide.quantity is None:
+        raise WQLSemanticError(
+            "CUMULATE needs SLIDE: the step its windows grow by",
+            span=clause.span,
+            hint="e.g. [RANGE 1 DAY SLIDE 1 HOUR CUMULATE]",
+        )
+    if slide_value > range_value or range_value % slide_value != 0:
+        raise WQLSemanticError(
+            "CUMULATE needs a RANGE that is a whole number of SLIDEs: each period ends with its last window",
+            span=slide.quantity.span,
+        )
+    if end_attr is not None:
+        raise WQLNotSupportedError("CUMULATE windows over interval events", span=clause.span)
+    if attr.domain is Domain.FLOAT and not all(float(v).is_integer() for v in (range_value, slide_value)):
+        raise WQLNotSupportedError(
+            "CUMULATE over a DOUBLE attribute with fractional RANGE or SLIDE (edges are exact for whole numbers)",
+            span=clause.span,
+        )
 
 
 KIND = Cumulate()

@@ -9,25 +9,27 @@ run ends, and when a run is final on a stream.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from wql.compiler.classes import Classification, WindowClass
 from wql.compiler.kinds.base import Extent, Kind, Member, Sql, from_base, partitions
+from wql.compiler.kinds.clauses import Clauses
+from wql.compiler.kinds.shapes import RuleName, RunShape, Shape
+from wql.compiler.schema import Domain
 from wql.compiler.units import Number, quantity_text
-from wql.grammar.errors import WQLNotSupportedError
+from wql.compiler.windows import Attribute, RunRule, Window
+from wql.grammar import ast
+from wql.grammar.errors import WQLNotSupportedError, WQLSemanticError
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
-    from wql.compiler.codegen.common import Context
-    from wql.compiler.plans.base import Plan
-    from wql.compiler.windows import Frame, Window
 
 Run = tuple[list[Member], Member | None]  # a window's tuples, and the tuple that closed it (None: the data ended)
 
 
-def frame_of(window: Window) -> Frame:
-    assert window.frame is not None
-    return window.frame
+def rule_of(window: Window) -> RunRule:
+    assert window.rule is not None
+    return window.rule
 
 
 def order(window: Window, ties: bool) -> str:
@@ -41,8 +43,6 @@ def order(window: Window, ties: bool) -> str:
 def ordering(window: Window) -> str:
     if window.attr.is_row_num:
         return "arrival-ordered"
-    from wql.compiler.schema import Domain
-
     return "time-ordered" if window.attr.domain in {Domain.TIMESTAMP, Domain.DATE} else "value-ordered"
 
 
@@ -50,7 +50,7 @@ class DataDriven(Kind):
     """A session or a frame: a maximal run of consecutive tuples."""
 
     data_driven = True
-    family = "frames"
+    rule_name: ClassVar[RuleName]  # where a run ends (the shape's rule; the window's RunRule has its numbers)
     ties = True  # whether the order of tuples with equal values matters (frames: yes; sessions: no)
     closed_by_tuple = True  # whether a window's finality depends on the tuple after it (frames; not sessions)
     start_mark = "a predicate that turns true"  # what marks a window's first tuple, for the starts plan
@@ -81,7 +81,7 @@ class DataDriven(Kind):
         domain = window.attr.domain
         return {
             "spec": window.spec_text(),
-            "kind": window.kind.value,
+            "kind": window.form.value,
             "range": None,
             "slide": None,
             "range_attribute": window.attr.name,
@@ -95,6 +95,17 @@ class DataDriven(Kind):
         }
 
     # ---------------------------------------------------------------- what the plans need to know
+    def shape(self, window: Window) -> Shape:
+        return RunShape(
+            rule=self.rule_name,
+            noun=self.noun,
+            ties=self.ties,
+            closed_by_tuple=self.closed_by_tuple,
+            start_mark=self.start_mark,
+            chained=self.chained(window),
+            merges_by_state=self.merges_by_state(window),
+        )
+
     def chained(self, window: Window) -> str | None:
         """Why the window's starts depend on earlier starts (so neighbouring tuples cannot mark them), or None:
         then only a pass that follows the chain (the fold and scan plans) finds them."""
@@ -105,50 +116,6 @@ class DataDriven(Kind):
         merge or start one, so that a stream can keep each open window as those alone (Spark's state store,
         docs/semantics.md §8.12) rather than its tuples. Frames end at tuples a condition picks: no."""
         return False
-
-    # ---------------------------------------------------------------- code generation (the frames family)
-    # The frames family (wql.compiler.codegen.frames) writes the stages and rules every session and frame
-    # shares; these hooks write what its rule is made of.
-
-    def rule_columns(self, ctx: Context) -> list[str]:
-        """The prepare stage's columns that the rule reads (a predicate, x, the running aggregates' inputs)."""
-        return []
-
-    def kernel_rule(self, window: Window) -> str:
-        """The rule as the kernels take it: a dict literal naming the job's constants."""
-        raise NotImplementedError
-
-    def mark_starts(self, ctx: Context, closes: bool) -> None:
-        """The starts plan: `_start`, 1 where a window begins, from each tuple and the one before it (`ordered`);
-        with `closes`, `_next`, the value of the tuple after, which closes a frame."""
-        raise NotImplementedError
-
-    def keep_labelled(self, ctx: Context) -> None:
-        """The starts plan, once every tuple has its window's number: drop the tuples in no window."""
-
-    def end_bound(self, window: Window) -> str:
-        """window_end in base units, from the window's first (`wid`) and last (`_last`) values."""
-        return 'F.col("_last")'
-
-    def is_final_rule(self, ctx: Context) -> None:
-        """The body of `is_final(punctuation)`, over the windows `windows` computes."""
-        raise NotImplementedError
-
-    def missed_text(self, ctx: Context, convert: str) -> str:
-        """The windows near a late tuple at `t` that it may have joined, merged or split, for the late-rows output."""
-        raise NotImplementedError
-
-    def closing_point(self, window: Window) -> list[tuple[str, str]]:
-        """GENEROUS: what a key's closing point holds beyond the value `_closed_t`: (column, "stamp" or "long")."""
-        return []
-
-    def closing_text(self, window: Window) -> str:
-        """GENEROUS: which tuple cannot change a key's last final window, in words."""
-        raise NotImplementedError
-
-    def at_or_before(self, ctx: Context) -> str:
-        """GENEROUS: whether a tuple `t` is at or before its key's closing point (joined as `_closed_*`)."""
-        raise NotImplementedError
 
     # ---------------------------------------------------------------- the reference evaluator
     def runs(self, window: Window, ordered: list[Member], sql: Sql) -> list[Run]:
@@ -195,7 +162,7 @@ class DataDriven(Kind):
         """Whether punctuation `point` makes the window final on a stream (semantics.md §8.4)."""
         raise NotImplementedError
 
-    def kept_text(self, query: Query, plan: Plan) -> str:
+    def kept_text(self, query: Query, cells: bool) -> str:
         window = query.window
         what = self.noun
         if window.slack is not None and window.slack.mode == "generous":
@@ -235,7 +202,7 @@ class DataDriven(Kind):
     def refuse_on_stream(self, query: Query) -> None:
         if query.emit == "changes":
             raise WQLNotSupportedError(
-                f"EMIT CHANGES of {query.window.kind.value} windows: a tuple that arrives out of order can split a "
+                f"EMIT CHANGES of {query.window.form.value} windows: a tuple that arrives out of order can split a "
                 "frame or move where one ends, so a frame emitted as changed could stop existing, which needs "
                 "retractions (sessions have them)",
                 hint="use EMIT FINAL",
@@ -243,6 +210,35 @@ class DataDriven(Kind):
 
 
 def gap_of(window: Window) -> Number:
-    frame = frame_of(window)
-    assert frame.gap is not None
-    return frame.gap
+    rule = rule_of(window)
+    assert rule.gap is not None
+    return rule.gap
+
+
+def order_attribute(clauses: Clauses, session: ast.SessionClause | None, frame: ast.FrameClause | None) -> Attribute:
+    """The attribute that orders the tuples: WATTR, or the default the GAP/MIN unit implies."""
+    wattr = clauses.get(ast.WattrClause)
+    if wattr is not None:
+        assert isinstance(wattr, ast.WattrClause)
+        if len(wattr.attrs) == 2:
+            raise WQLNotSupportedError(
+                "sessions and frames over interval events (WATTR (start, end))",
+                span=wattr.span,
+                hint="order the tuples by one attribute, e.g. WATTR start",
+            )
+        return clauses.attribute(wattr.attrs[0])
+    if session is not None:
+        return clauses.infer_attribute(session.gap)
+    assert frame is not None
+    minimum = frame.minimum
+    if minimum is not None and minimum.unit is not None and minimum.unit is not ast.Unit.ROWS:
+        return clauses.infer_attribute(minimum)
+    stamps = [c for c in clauses.stream.columns if c.domain is Domain.TIMESTAMP]
+    if len(stamps) == 1:
+        clauses.notes.append(f"WATTR {stamps[0].name} (the stream's only TIMESTAMP column orders the frames)")
+        return Attribute(stamps[0].name, stamps[0].domain)
+    raise WQLSemanticError(
+        "which attribute orders the tuples of these frames?",
+        span=frame.span,
+        hint="name it with WATTR: a TIMESTAMP, a number, or row_num for arrival order",
+    )

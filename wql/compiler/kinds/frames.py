@@ -11,18 +11,24 @@ Ties of the attribute are broken by row_num (arrival). The window is [u₁.a, u�
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from wql.compiler.kinds.base import Extent, Member, Sql, amount
-from wql.compiler.kinds.data_driven import DataDriven, Run, frame_of, ordering
-from wql.compiler.schema import Domain
-from wql.compiler.units import Number, number_text, quantity_text
-from wql.compiler.windows import WindowKind
+from sqlglot import exp
+
+from wql.compiler import sections
+from wql.compiler.kinds.base import Expressions, Extent, Member, Sql, amount
+from wql.compiler.kinds.conditions import aggregate_test
+from wql.compiler.kinds.data_driven import DataDriven, Run, ordering, rule_of
+from wql.compiler.schema import FLOATING_TYPES, INTEGRAL_TYPES, ROW_NUM, Domain
+from wql.compiler.units import Number, number_text, quantity_text, to_base
+from wql.compiler.windows import Attribute, Form, RunRule, Window
+from wql.grammar import ast
+from wql.grammar.errors import WQLNotSupportedError, WQLTypeError
+from wql.grammar.expressions import parse_sql_expression, render_sql
 
 if TYPE_CHECKING:
-    from wql.compiler.codegen.common import Context
     from wql.compiler.sections import Section
-    from wql.compiler.windows import Frame, Window
 
 
 class Frames(DataDriven):
@@ -39,34 +45,7 @@ class Frames(DataDriven):
         return f"extent(w) = {self.run_text(window)}, u₁.{a} = w, {rule}, maximal; window [u₁.{a}, uₙ.{a}]"
 
     def cited(self, window: Window) -> tuple[Section, ...]:
-        from wql.compiler import sections
-
         return (sections.FRAMES,)
-
-    def is_final_rule(self, ctx: Context) -> None:
-        code = ctx.rules
-        code('"""A frame is final once the punctuation is past the tuple that closed it (_close): a tuple still')
-        code('to come sorts after that one, so every tuple the frame depends on is known."""')
-        code('return F.coalesce(F.col("_close") < punctuation, F.lit(False))')
-
-    def missed_text(self, ctx: Context, convert: str) -> str:
-        from wql.compiler.codegen.emit import py
-
-        named = "the frame at %s or next to it"
-        return f"F.format_string({py(named)}, {convert.format('t')}.cast('string'))"
-
-    def closing_point(self, window: Window) -> list[tuple[str, str]]:
-        return [("_closed_pos", "long")]
-
-    def closing_text(self, window: Window) -> str:
-        return "after the tuple that closed it"
-
-    def at_or_before(self, ctx: Context) -> str:
-        from wql.compiler.codegen.emit import col
-        from wql.compiler.schema import ROW_NUM
-
-        pos = col(ctx.query.stream.row_num or ROW_NUM)
-        return f'(t < F.col("_closed_t")) | ((t == F.col("_closed_t")) & ({pos} <= F.col("_closed_pos")))'
 
     def final(self, window: Window, extent: Extent, point: Number) -> bool:
         """A frame is final once `point` is past the value of the tuple that closed it: every tuple before that
@@ -80,10 +59,11 @@ class Frames(DataDriven):
 
 class Threshold(Frames):
     name = "threshold-frames"
+    rule_name = "threshold"
     closer_text = "the tuple after it (its predicate false or NULL)"
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.THRESHOLD
+        return window.form is Form.THRESHOLD
 
     def reason(self, window: Window) -> str:
         return (
@@ -93,34 +73,49 @@ class Threshold(Frames):
         )
 
     def describe(self, window: Window) -> str:
-        frame = frame_of(window)
-        text = f"{ordering(window)} threshold frame (runs where {frame.expression_text()} holds"
-        if frame.minimum is not None:
-            size = f"{int(frame.minimum)} rows" if frame.minimum_rows else amount(frame.minimum, window.attr.domain)
+        rule = rule_of(window)
+        text = f"{ordering(window)} threshold frame (runs where {rule.expression_text()} holds"
+        if rule.minimum is not None:
+            size = f"{int(rule.minimum)} rows" if rule.minimum_rows else amount(rule.minimum, window.attr.domain)
             text += f", at least {size}"
         return text + ")" + self.partitioned(window)
 
     def extent(self, window: Window) -> str:
-        frame, a = frame_of(window), window.attr.name
-        rule = f"p(uᵢ) for p = {frame.expression_text()} (false or NULL ends the run and is in no frame)"
-        if frame.minimum is not None:
-            rule += (
-                f", n ≥ {int(frame.minimum)}"
-                if frame.minimum_rows
-                else f", uₙ.{a} − u₁.{a} ≥ {amount(frame.minimum, window.attr.domain)}"
+        rule, a = rule_of(window), window.attr.name
+        rule_text = f"p(uᵢ) for p = {rule.expression_text()} (false or NULL ends the run and is in no frame)"
+        if rule.minimum is not None:
+            rule_text += (
+                f", n ≥ {int(rule.minimum)}"
+                if rule.minimum_rows
+                else f", uₙ.{a} − u₁.{a} ≥ {amount(rule.minimum, window.attr.domain)}"
             )
-        return self.extent_text(window, rule)
+        return self.extent_text(window, rule_text)
 
     def rule(self, window: Window) -> dict[str, Any]:
-        frame = frame_of(window)
+        rule = rule_of(window)
         minimum = None
-        if frame.minimum is not None:
-            domain = Domain.ROW_NUM if frame.minimum_rows else window.attr.domain
-            minimum = quantity_text(frame.minimum, domain, frame.units[0])
-        return {"predicate": frame.condition, "minimum": minimum}
+        if rule.minimum is not None:
+            domain = Domain.ROW_NUM if rule.minimum_rows else window.attr.domain
+            minimum = quantity_text(rule.minimum, domain, rule.units[0])
+        return {"predicate": rule.condition, "minimum": minimum}
+
+    def resolve_expressions(self, window: Window, expressions: Expressions) -> Window:
+        """The predicate, resolved: a condition on one tuple's columns that is true or false."""
+        rule = rule_of(window)
+        source = rule.source
+        assert isinstance(source, ast.Expr)
+        sql = render_sql(expressions.resolve(source, "a FRAME THRESHOLD predicate", allow_aggregates=False))
+        kind = expressions.type_of(sql)
+        if kind is not None and kind != "BOOLEAN":
+            raise WQLTypeError(
+                f"a FRAME THRESHOLD predicate is true or false, and '{source.sql}' is {kind}",
+                span=source.span,
+                hint="write a condition, e.g. FRAME THRESHOLD (speed < 40)",
+            )
+        return replace(window, rule=replace(rule, condition=sql))
 
     def runs(self, window: Window, ordered: list[Member], sql: Sql) -> list[Run]:
-        condition = frame_of(window).condition
+        condition = rule_of(window).condition
         assert condition is not None
         runs: list[Run] = []
         current: list[Member] = []
@@ -134,47 +129,21 @@ class Threshold(Frames):
             runs.append((current, None))
         return runs
 
-    def rule_columns(self, ctx: Context) -> list[str]:
-        from wql.compiler.codegen.emit import expr
-
-        condition = frame_of(ctx.window).condition
-        assert condition is not None
-        return [f'{expr(condition)}.alias("_p")']
-
-    def kernel_rule(self, window: Window) -> str:
-        return '{"kind": "threshold"}'
-
-    def mark_starts(self, ctx: Context, closes: bool) -> None:
-        from wql.compiler.codegen.common import ATTR
-        from wql.compiler.codegen.emit import py
-
-        code = ctx.code
-        code.comment("A frame starts where the predicate holds and did not hold for the previous tuple (or none).")
-        code.comment("A false or NULL predicate ends the frame; that tuple is in no frame.")
-        code('rows = rows.withColumn("_p", F.coalesce(F.col("_p"), F.lit(False)))')
-        if closes:
-            code.comment(f"The next tuple's {ATTR}: after a frame's last, the tuple that closed it.")
-            code(f'rows = rows.withColumn("_next", F.lead({py(ATTR)}).over(ordered))')
-        code('began = F.col("_p") & ~F.lag("_p", 1, False).over(ordered)')
-        code('rows = rows.withColumn("_start", F.when(began, 1).otherwise(0))')
-
-    def keep_labelled(self, ctx: Context) -> None:
-        ctx.code('rows = rows.where(F.col("_p"))')
-
     def kept(self, window: Window, run: list[Member]) -> bool:
-        frame = frame_of(window)
-        if frame.minimum is None:
+        rule = rule_of(window)
+        if rule.minimum is None:
             return True
-        size = len(run) if frame.minimum_rows else run[-1].a - run[0].a  # type: ignore[operator]
-        return size >= frame.minimum  # a shorter run is no frame
+        size = len(run) if rule.minimum_rows else run[-1].a - run[0].a  # type: ignore[operator]
+        return size >= rule.minimum  # a shorter run is no frame
 
 
 class Delta(Frames):
     name = "delta-frames"
+    rule_name = "delta"
     closer_text = "the tuple after it (the next frame's first, or a NULL x)"
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.DELTA
+        return window.form is Form.DELTA
 
     def chained(self, window: Window) -> str | None:
         return "a delta frame is anchored at its first tuple, which depends on where the previous frame began"
@@ -186,51 +155,59 @@ class Delta(Frames):
         )
 
     def describe(self, window: Window) -> str:
-        frame = frame_of(window)
-        assert frame.delta is not None
+        rule = rule_of(window)
+        assert rule.delta is not None
         return (
-            f"{ordering(window)} delta frame ({frame.expression_text()} within {number_text(frame.delta)} "
+            f"{ordering(window)} delta frame ({rule.expression_text()} within {number_text(rule.delta)} "
             f"of the frame's first tuple){self.partitioned(window)}"
         )
 
     def extent(self, window: Window) -> str:
-        frame = frame_of(window)
-        assert frame.delta is not None
-        x = frame.expression_text()
-        rule = f"|uᵢ.x − u₁.x| ≤ {number_text(frame.delta)} for x = {x} (a NULL x ends the frame and is in no frame)"
-        return self.extent_text(window, rule)
+        rule = rule_of(window)
+        assert rule.delta is not None
+        x = rule.expression_text()
+        rule_text = (
+            f"|uᵢ.x − u₁.x| ≤ {number_text(rule.delta)} for x = {x} (a NULL x ends the frame and is in no frame)"
+        )
+        return self.extent_text(window, rule_text)
 
     def rule(self, window: Window) -> dict[str, Any]:
-        frame = frame_of(window)
-        return {"delta": frame.delta, "on": frame.on}
+        rule = rule_of(window)
+        return {"delta": rule.delta, "on": rule.on}
 
-    def rule_columns(self, ctx: Context) -> list[str]:
-        from wql.compiler.codegen.emit import expr
-
-        frame = frame_of(ctx.window)
-        assert frame.on is not None
-        x = expr(frame.on)
-        if frame.on_integral:
-            return [f'{x}.cast("bigint").alias("_x")']
-        return [f'F.nanvl({x}.cast("double"), F.lit(None)).alias("_x")']  # NaN: like NULL
-
-    def kernel_rule(self, window: Window) -> str:
-        return '{"kind": "delta", "delta": DELTA}'
+    def resolve_expressions(self, window: Window, expressions: Expressions) -> Window:
+        """x, resolved: a column or an expression in parentheses that gives an integer or a DOUBLE."""
+        rule = rule_of(window)
+        source = rule.source
+        if isinstance(source, ast.Name):
+            sql = expressions.column(source)
+        else:
+            assert isinstance(source, ast.Expr)
+            sql = render_sql(expressions.resolve(source, "FRAME DELTA … ON", allow_aggregates=False))
+        kind = expressions.type_of(sql)
+        if kind not in INTEGRAL_TYPES | FLOATING_TYPES:
+            shown = source.text if isinstance(source, ast.Name) else source.sql
+            raise (WQLNotSupportedError if kind == "DECIMAL" else WQLTypeError)(
+                f"FRAME DELTA follows a number, and '{shown}' is {kind or 'not a number WQL can type'}",
+                span=source.span,
+                hint="name an INT, BIGINT or DOUBLE column, or an expression in parentheses that gives one",
+            )
+        return replace(window, rule=replace(rule, on=sql, on_integral=kind in INTEGRAL_TYPES))
 
     def runs(self, window: Window, ordered: list[Member], sql: Sql) -> list[Run]:
-        frame = frame_of(window)
-        assert frame.on is not None and frame.delta is not None
+        rule = rule_of(window)
+        assert rule.on is not None and rule.delta is not None
         runs: list[Run] = []
         current: list[Member] = []
         anchor: Any = None  # the frame's first x
         for u in ordered:
-            x = sql.evaluate(frame.on, u.row)
+            x = sql.evaluate(rule.on, u.row)
             if x is None or (isinstance(x, float) and math.isnan(x)):
                 if current:  # a NULL x ends the frame, and the tuple is in no frame
                     runs.append((current, u))
                 current = []
                 continue
-            if not current or not (x == anchor or abs(x - anchor) <= frame.delta):
+            if not current or not (x == anchor or abs(x - anchor) <= rule.delta):
                 if current:
                     runs.append((current, u))
                 current = []
@@ -243,10 +220,11 @@ class Delta(Frames):
 
 class Aggregate(Frames):
     name = "aggregate-frames"
+    rule_name = "aggregate"
     closer_text = "its last tuple (where the condition held)"
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.AGGREGATE
+        return window.form is Form.AGGREGATE
 
     def chained(self, window: Window) -> str | None:
         return "an aggregate frame's running aggregate restarts after each frame, which no window function can follow"
@@ -260,53 +238,42 @@ class Aggregate(Frames):
 
     def describe(self, window: Window) -> str:
         return (
-            f"{ordering(window)} aggregate frame (until {frame_of(window).expression_text()}){self.partitioned(window)}"
+            f"{ordering(window)} aggregate frame (until {rule_of(window).expression_text()}){self.partitioned(window)}"
         )
 
     def extent(self, window: Window) -> str:
         a = window.attr.name
-        rule = (
-            f"c(u₁ … uᵢ) false for i < n and true for i = n, c = {frame_of(window).expression_text()} "
+        rule_text = (
+            f"c(u₁ … uᵢ) false for i < n and true for i = n, c = {rule_of(window).expression_text()} "
             "(the stream's last frame may end without c)"
         )
         return (
-            f"extent(w) = {self.run_text(window)}, u₁.{a} = w after the previous frame's last tuple, {rule}; "
+            f"extent(w) = {self.run_text(window)}, u₁.{a} = w after the previous frame's last tuple, {rule_text}; "
             f"window [u₁.{a}, uₙ.{a}]"
         )
 
     def rule(self, window: Window) -> dict[str, Any]:
-        frame = frame_of(window)
-        return {"condition": frame.condition, "running_aggregates": [r.sql for r in frame.running]}
+        rule = rule_of(window)
+        return {"condition": rule.condition, "running_aggregates": [r.sql for r in rule.running]}
 
-    def rule_columns(self, ctx: Context) -> list[str]:
-        from wql.compiler.codegen.emit import expr, py
-
-        columns = []
-        for index, running in enumerate(frame_of(ctx.window).running):
-            name = py(f"_c{index}")
-            if running.arg is None:
-                continue  # count(*): the kernel counts tuples
-            if running.function == "count":  # only whether a value is there
-                columns.append(f"F.when({expr(running.arg)}.isNotNull(), F.lit(1)).alias({name})")
-            else:
-                kind = "bigint" if running.integral else "double"
-                columns.append(f"{expr(running.arg)}.cast({py(kind)}).alias({name})")
-        return columns
-
-    def kernel_rule(self, window: Window) -> str:
-        from wql.compiler.codegen.emit import py
-
-        frame = frame_of(window)
-        running = [(r.function, None if r.arg is None else f"_c{i}", r.integral) for i, r in enumerate(frame.running)]
-        return f'{{"kind": "aggregate", "running": {py(running)}, "test": {py(frame.test)}}}'
+    def resolve_expressions(self, window: Window, expressions: Expressions) -> Window:
+        """The condition, resolved into running aggregates and a test over them."""
+        rule = rule_of(window)
+        source = rule.source
+        assert isinstance(source, ast.Expr)
+        tree = expressions.resolve(source, "a FRAME AGGREGATE condition", allow_aggregates=True)
+        running, test = aggregate_test(
+            tree, source, lambda node: expressions.span_of(node, source), expressions.type_of
+        )
+        return replace(window, rule=replace(rule, condition=render_sql(tree), running=running, test=test))
 
     def runs(self, window: Window, ordered: list[Member], sql: Sql) -> list[Run]:
-        frame = frame_of(window)
+        rule = rule_of(window)
         runs: list[Run] = []
         current: list[Member] = []
         for u in ordered:
             current.append(u)
-            if condition_holds(frame, current, sql):
+            if condition_holds(rule, current, sql):
                 runs.append((current, u))  # the tuple at which the condition first holds is the frame's last
                 current = []
         if current:
@@ -314,22 +281,52 @@ class Aggregate(Frames):
         return runs
 
 
-def condition_holds(frame: Frame, members: list[Member], sql: Sql) -> bool:
+def condition_holds(rule: RunRule, members: list[Member], sql: Sql) -> bool:
     """A FRAME AGGREGATE condition over the frame so far: each aggregate computed afresh, SQL's rules."""
-    from sqlglot import exp
-
-    from wql.grammar.expressions import parse_sql_expression, render_sql
-
-    assert frame.condition is not None
-    values = {f"_running{i}": sql.aggregate(r.sql, [m.row for m in members]) for i, r in enumerate(frame.running)}
-    names = {r.sql: f"_running{i}" for i, r in enumerate(frame.running)}
+    assert rule.condition is not None
+    values = {f"_running{i}": sql.aggregate(r.sql, [m.row for m in members]) for i, r in enumerate(rule.running)}
+    names = {r.sql: f"_running{i}" for i, r in enumerate(rule.running)}
 
     def swap(node: exp.Expression) -> exp.Expression:
         name = names.get(render_sql(node)) if isinstance(node, exp.AggFunc) else None
         return exp.column(name) if name else node
 
-    condition = render_sql(parse_sql_expression(frame.condition).transform(swap))
+    condition = render_sql(parse_sql_expression(rule.condition).transform(swap))
     return sql.evaluate(condition, values) is True
+
+
+def frame_rule(frame: ast.FrameClause, attr: Attribute) -> tuple[RunRule, Form]:
+    """A frame's rule from its clause: THRESHOLD's MIN, DELTA's d (its expressions resolve with the query)."""
+    if frame.rule == "threshold":
+        minimum, rows = None, False
+        if frame.minimum is not None:
+            if frame.minimum.unit is ast.Unit.ROWS:
+                minimum = to_base(frame.minimum, Domain.ROW_NUM, ROW_NUM, "MIN")
+                rows = True
+            else:
+                minimum = to_base(frame.minimum, attr.domain, attr.name, "MIN")
+        unit = frame.minimum.unit if frame.minimum is not None else None
+        return (
+            RunRule(minimum=minimum, minimum_rows=rows, source=frame.condition, units=(unit, None)),
+            Form.THRESHOLD,
+        )
+    if frame.rule == "delta":
+        assert frame.delta is not None
+        delta = frame.delta
+        if delta.unit is not None:
+            raise WQLTypeError(
+                "DELTA is in the units of the attribute after ON: drop the unit",
+                span=delta.span,
+                hint=f"e.g. FRAME DELTA {format(delta.value, 'f')} ON speed",
+            )
+        if not delta.value.is_finite() or delta.value < 0 or delta.value.adjusted() > 18:
+            raise WQLTypeError("DELTA must be a number ≥ 0", span=delta.span)
+        value: Number = int(delta.value) if delta.value == delta.value.to_integral_value() else float(delta.value)
+        return RunRule(delta=value, source=frame.on), Form.DELTA
+    return RunRule(source=frame.condition), Form.AGGREGATE
+
+
+# shared clauses ---------------------------------------------------------------------
 
 
 THRESHOLD = Threshold()

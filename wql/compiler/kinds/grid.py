@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from wql.compiler import sections
 from wql.compiler.classes import Classification, WindowClass
 from wql.compiler.kinds.base import (
     Extent,
@@ -25,28 +26,36 @@ from wql.compiler.kinds.base import (
     partitioned,
     partitions,
 )
+from wql.compiler.kinds.clauses import Clauses
+from wql.compiler.kinds.shapes import GridShape, Reach, Shape
+from wql.compiler.schema import Domain
 from wql.compiler.units import Number, number_text, short_text
-from wql.compiler.windows import WindowKind
+from wql.compiler.windows import Attribute, Form, Window
+from wql.grammar import ast
+from wql.grammar.errors import WQLNotSupportedError, WQLSemanticError, WQLTypeError
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
-    from wql.compiler.codegen.common import Context
-    from wql.compiler.plans.base import Candidate, Plan, Statistics
-    from wql.compiler.plans.base import Grid as Cells
-    from wql.compiler.plans.states import Decomposition
     from wql.compiler.sections import Section
-    from wql.compiler.windows import Window
 
 
 class Grid(Kind):
     """Sliding and tumbling windows on a time or value attribute (and the base of every grid kind)."""
 
     name = "grid"
-    family = "grid"
     edged = True
+    reach: ClassVar[Reach] = "range"  # where a window starts (kinds.shapes): RANGE before its end
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.SLIDING and window.end_attr is None and not window.attr.is_row_num
+        return (
+            window.form is Form.SLIDING
+            and window.end_attr is None
+            and not window.attr.is_row_num
+            and window.calendar is None
+        )
+
+    def shape(self, window: Window) -> Shape:
+        return GridShape(self.reach)
 
     # ---------------------------------------------------------------- explain
     def classify(self, window: Window) -> Classification:
@@ -151,13 +160,9 @@ class Grid(Kind):
         return f"extent(w) = {{ t | {end} − {r} ≤ {a} < {end} }}{where}"
 
     def cited(self, window: Window) -> tuple[Section, ...]:
-        from wql.compiler import sections
-
         return (sections.GRID, *self.gaps(window))
 
     def gaps(self, window: Window) -> tuple[Section, ...]:
-        from wql.compiler import sections
-
         gapped = window.range is not None and window.slide is not None and window.range < window.slide
         return (sections.GAPS,) if gapped else ()
 
@@ -175,6 +180,10 @@ class Grid(Kind):
     def reported(self, window: Window, w: int, lo: Number, tuples: list[Member], horizon: Number | None) -> bool:
         """Whether window w (which starts at lo) is among the windows (reported when non-empty)."""
         return not (window.kafka_grid and lo < 0)  # Kafka: no window starts before 0
+
+    def candidates(self, window: Window, values: list[Number]) -> range:
+        """Window-ids worth trying for tuples at these values."""
+        return candidates(window, values)
 
     def start_of(self, window: Window, lo: Number) -> Number | None:
         return lo
@@ -213,7 +222,7 @@ class Grid(Kind):
         well_formed = [t for t in tuples if t.a is not None and not t.shaping_only and (t.end is None or t.end >= t.a)]
         values = [t.a for t in well_formed]
         ends = [t.end for t in well_formed if t.end is not None]
-        found = candidates(window, values + ends)  # type: ignore[arg-type]
+        found = self.candidates(window, values + ends)  # type: ignore[arg-type]
         horizon = max(values + ends) if values else None  # type: ignore[type-var]
         extents = []
         for part in partitions(tuples):
@@ -226,11 +235,11 @@ class Grid(Kind):
         return extents
 
     # ---------------------------------------------------------------- on a stream
-    def kept_text(self, query: Query, plan: Plan) -> str:
+    def kept_text(self, query: Query, cells: bool) -> str:
         window = query.window
         per = "per key" if query.keys or window.partition_by else "in all"
         reach = "(RANGE + SLACK)" if window.slack is not None else "RANGE"
-        if plan.grid is not None:
+        if cells:
             return self.kept_cells(query, per, reach)
         return self.kept_rows(query, per, reach)
 
@@ -242,138 +251,47 @@ class Grid(Kind):
             return f"rows: {per}, the last RANGE rows (and the positions that keep SLIDE's multiples)"
         return f"rows: the tuples the open windows can still hold, within {reach} of the newest"
 
-    # ---------------------------------------------------------------- what the grid plans need to know
-    def cell_grid(self, window: Window) -> Cells:
-        """The cells pane plans cut the axis into: panes of gcd(RANGE, SLIDE), RANGE/g to a window."""
-        from wql.compiler.plans.base import Grid as Cells
-        from wql.compiler.plans.grid import gcd
 
-        assert window.range is not None and window.slide is not None
-        width = gcd(window.range, window.slide)
-        return Cells("pane", width, round(window.range / width), round(window.slide / width))
-
-    def fan_out(self, window: Window, stats: Statistics) -> float:
-        """Windows per tuple: the bucket plan's copies of each row."""
-        assert window.range is not None and window.slide is not None
-        return max(1.0, window.range / window.slide)
-
-    def bucket_note(self, copies: float) -> str:
-        return f"every tuple is copied into its {copies:g} window{'s' if copies != 1 else ''}, then grouped"
-
-    def pane_candidate(self, window: Window, grid: Cells, decomposition: Decomposition, stats: Statistics) -> Candidate:
-        """The pane plan over `grid`, with its cost, or why it does not run."""
-        from wql.compiler.plans.base import Candidate, PlanKind
-        from wql.compiler.plans.grid import cells_candidate
-
-        if grid.size == 1 and grid.step == 1:
-            return Candidate.refused(PlanKind.PANE, "tumbling: each window is one pane, so bucket is a plain group-by")
-        note = f"panes of gcd(RANGE, SLIDE), {grid.size} per window, combined in blocks: cost flat in RANGE/SLIDE"
-        return cells_candidate(PlanKind.PANE, grid, decomposition, stats, note)
-
-    def slice_candidate(
-        self, window: Window, why_not: str | None, decomposition: Decomposition | None, stats: Statistics
-    ) -> Candidate | None:
-        """The slice plan (Pairs: two cells per slide), or why it does not run; None where it is no option."""
-        from wql.compiler.plans.base import Candidate, PlanKind
-        from wql.compiler.plans.grid import cells_candidate, slice_grid
-
-        if why_not is not None:
-            return Candidate.refused(PlanKind.SLICE, why_not)
-        sliced = slice_grid(window)
-        if sliced is None:
-            return Candidate.refused(PlanKind.SLICE, "SLIDE divides RANGE, so slices are the panes")
-        note = f"two slices per slide (Pairs), {sliced.size} per window"
-        return cells_candidate(PlanKind.SLICE, sliced, decomposition, stats, note)
-
-    # ---------------------------------------------------------------- code generation (the grid family)
-    # The grid family (wql.compiler.codegen.grid) writes the stages every grid kind shares; these hooks
-    # write what this kind does differently: the window-ids a tuple is tagged with, where a window starts,
-    # which windows exist, what a stream keeps and what a late tuple missed.
-
-    def declare(self, ctx: Context) -> None:
-        window = ctx.window
-        if window.first_wid is not None:
-            ctx.constant("FIRST_WID", window.first_wid, "KAFKA: the window [0, RANGE); none starts before 0")
-
-    def start_bound(self, end: str) -> str | None:
-        """window_start in base units, from window_end's expression `end`; None where windows are unbounded."""
-        return f"{end} - RANGE"
-
-    def tag(self, ctx: Context) -> None:
-        """The bucket plan's tagging: `tagged`, each of `rows` once per window it is in, its id in `wid`."""
-        from wql.compiler.codegen.grid import first_of, last_of
-
-        window, code = ctx.window, ctx.code
-        assert window.range is not None and window.slide is not None
-        code.comment("Bucket (WID): tag each tuple with its window-ids wids(t) = ⌊(t − o)/s⌋ … ⌊(t − o + r)/s⌋ − 1")
-        code.comment("and aggregate by window-id and key: an ordinary group-by.")
-        code(f"first = {first_of(ctx)}")
-        if window.kafka_grid:
-            code(f"last = {last_of(ctx)}")
-            code.comment("KAFKA: windows that would start before 0 do not exist (FIRST_WID is [0, RANGE)), so a")
-            code("# tuple before 0 is in none.")
-            code("first = F.greatest(first, F.lit(FIRST_WID))")
-            wid = "first" if window.range == window.slide else "F.explode(F.sequence(first, last))"
-            code(f'tagged = rows.where(first <= last).withColumn("wid", {wid})')
-        elif window.range == window.slide:
-            code.comment("Tumbling: each tuple is in exactly one window.")
-            code('tagged = rows.withColumn("wid", first)')
-        elif window.range < window.slide:
-            code(f"last = {last_of(ctx)}")
-            code.comment("SLIDE > RANGE: a tuple is in one window, or in a gap between windows and in none.")
-            code('tagged = rows.where(first <= last).withColumn("wid", first)')
-        else:
-            code(f"last = {last_of(ctx)}")
-            code('tagged = rows.withColumn("wid", F.explode(F.sequence(first, last)))')
-
-    def limit_windows(self, ctx: Context) -> None:
-        """After the windows stage has computed `windows` (one row per window and key, `wid` and the keys):
-        drop those this kind leaves out. Every kind here keeps every window that holds a tuple."""
-
-    def retain_start(self, ctx: Context) -> None:
-        """`start`: where the first window the punctuation has not closed begins."""
-        ctx.rules("start = ORIGIN + (first_open(punctuation) + 1) * SLIDE - RANGE")
-
-    def retain(self, ctx: Context, kept: str) -> None:
-        """The body of `retain(cells | rows, punctuation)`: what windows not yet final can still need."""
-        from wql.compiler.codegen.common import ANCHOR
-        from wql.compiler.codegen.grid import T, relative_punctuation
-
-        code, grid = ctx.rules, ctx.plan.grid
-        code(
-            '"""What windows not yet final can still need: the cells (rows) from the first open window\'s start on."""'
+def check_kafka_grid(
+    clauses: Clauses,
+    clause: ast.WindowClause,
+    attr: Attribute,
+    end_attr: Attribute | None,
+    range_value: Number | None,
+    slide_value: Number,
+    form: Form,
+) -> None:
+    """Kafka's TimeWindows: a size and an advance in (0, size], whole milliseconds, on the epoch grid."""
+    if form is not Form.SLIDING or range_value is None:
+        what = "landmark" if form is Form.LANDMARK else "CUMULATE"
+        raise WQLSemanticError(f"KAFKA applies to hopping and tumbling windows, not {what} ones", span=clause.span)
+    if end_attr is not None or attr.is_row_num or attr.domain not in {Domain.TIMESTAMP, Domain.INTEGER}:
+        raise WQLTypeError(
+            "KAFKA windows need a TIMESTAMP or integer attribute, as Kafka's record timestamps are",
+            span=clause.span,
         )
-        code("if punctuation is None:")
-        code(f"    return {kept}")
-        relative_punctuation(ctx, ANCHOR)
-        self.retain_start(ctx)
-        if grid is not None and grid.kind == "cumulate":
-            code('return cells.where(F.col("_cell") >= F.floor((start - ORIGIN) / SLIDE))')
-        elif grid is not None and grid.kind == "slice":
-            code('return cells.where(F.col("_cell") >= 2 * F.floor((start - ORIGIN) / SLIDE))')
-        elif grid is not None:
-            code('return cells.where(F.col("_cell") >= F.floor((start - ORIGIN) / PANE))')
-        else:
-            code(f"return rows.where({T} >= start)")
+    if slide_value > range_value:
+        raise WQLSemanticError(
+            "KAFKA windows advance by at most their size (Kafka's advance lies within (0, size])",
+            span=clause.span,
+        )
+    if attr.domain is Domain.TIMESTAMP and (range_value % 1000 or slide_value % 1000):
+        raise WQLSemanticError("KAFKA windows are whole milliseconds, as Kafka's are", span=clause.span)
+    clauses.reject_align("Kafka's windows start on the epoch-aligned grid k·SLIDE")
 
-    def missed_last(self, ctx: Context) -> str:
-        """The last window a late tuple at `t` belongs to."""
-        from wql.compiler.codegen.grid import last_of
 
-        return last_of(ctx, "t")
-
-    def missed(self, ctx: Context, closed: str, generous: bool) -> str:
-        """The late-rows output's text for a late tuple at `t`: the windows it belongs to and missed (all of
-        them, or with GENEROUS those up to `closed`, the last window the punctuation closed)."""
-        from wql.compiler.codegen.emit import py
-        from wql.compiler.codegen.grid import first_of, missed_none
-
-        last = self.missed_last(ctx)
-        ctx.rules(f"first, last = {first_of(ctx, 't')}, {f'F.least({last}, {closed})' if generous else last}")
-        # A tuple in a gap between windows (SLIDE > RANGE) belongs to none; GENEROUS placed one whose windows
-        # are all open in them, and it missed none.
-        nothing = missed_none(generous)
-        return f'F.when(first <= last, F.format_string("windows %d to %d", first, last)).otherwise({py(nothing)})'
+def check_align_first(clauses: Clauses, clause: ast.AlignClause, end_attr: Attribute | None, form: Form) -> None:
+    """ALIGN FIRST with PATTR gives each partition its own grid; landmark windows and interval events report
+    up to the stream's last value, which the plans place on one grid only."""
+    if not clauses.partition():
+        return
+    if form is Form.LANDMARK or end_attr is not None:
+        what = "landmark windows" if form is Form.LANDMARK else "interval events"
+        raise WQLNotSupportedError(
+            f"ALIGN FIRST with PATTR for {what} (each partition's grid would end at the stream's last window)",
+            span=clause.span,
+            hint="drop PATTR (GROUP BY keeps one grid for the whole stream), or ALIGN to a value",
+        )
 
 
 def candidates(window: Window, values: list[Number]) -> range:

@@ -11,20 +11,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from wql.compiler import sections
 from wql.compiler.classes import Classification, WindowClass
 from wql.compiler.kinds.base import Member, basis
 from wql.compiler.kinds.grid import Grid
 from wql.compiler.kinds.landmark import KIND as LANDMARK
+from wql.compiler.kinds.shapes import GridShape, IntervalShape, Shape
 from wql.compiler.units import Number, short_text
-from wql.compiler.windows import WindowKind
+from wql.compiler.windows import Form, Window
 from wql.grammar.errors import WQLNotSupportedError
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
-    from wql.compiler.codegen.common import Context
-    from wql.compiler.plans.base import Plan
     from wql.compiler.sections import Section
-    from wql.compiler.windows import Window
 
 
 def variant_note(window: Window) -> str:
@@ -61,10 +60,12 @@ class Intervals(Grid):
     """Sliding, tumbling and landmark windows over interval events."""
 
     name = "intervals"
-    family = "intervals"
 
     def matches(self, window: Window) -> bool:
-        return window.end_attr is not None and window.kind in {WindowKind.SLIDING, WindowKind.LANDMARK}
+        return window.end_attr is not None and window.form in {Form.SLIDING, Form.LANDMARK}
+
+    def shape(self, window: Window) -> Shape:
+        return IntervalShape(GridShape("unbounded" if window.range is None else "range"))
 
     def classify(self, window: Window) -> Classification:
         if window.snap:
@@ -111,8 +112,6 @@ class Intervals(Grid):
         )
 
     def cited(self, window: Window) -> tuple[Section, ...]:
-        from wql.compiler import sections
-
         shape = (sections.LANDMARK,) if window.range is None else self.gaps(window)
         return (*shape, sections.INTERVALS)
 
@@ -142,17 +141,6 @@ class Intervals(Grid):
     def start_of(self, window: Window, lo: Number) -> Number | None:
         return None if window.range is None else lo
 
-    def missed(self, ctx: Context, closed: str, generous: bool) -> str:
-        """Landmark windows over events: as over tuples (grid windows over events: codegen.intervals)."""
-        return LANDMARK.missed(ctx, closed, generous)
-
-    def last_reached(self, ctx: Context, end: str) -> str | None:
-        """Open-ended events last to the data's end, and their windows go no further (SNAP's runs have a rule of
-        their own, in is_final)."""
-        from wql.compiler.codegen.intervals import last_of_data
-
-        return None if ctx.window.snap else last_of_data(ctx, end)
-
     def final_text(self, window: Window) -> str:
         if window.snap:
             return (
@@ -162,7 +150,7 @@ class Intervals(Grid):
             )
         return "a window [start, end) once the punctuation (on event starts) reaches end"
 
-    def kept_text(self, query: Query, plan: Plan) -> str:
+    def kept_text(self, query: Query, cells: bool) -> str:
         window = query.window
         if window.range is None:
             return "rows: every event (a landmark window holds every event since the stream began)"

@@ -13,18 +13,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from wql.compiler import sections
 from wql.compiler.classes import Classification, WindowClass
 from wql.compiler.kinds.base import Extent, Kind, Member, Sql, from_base, partitioned, partitions, same_partition
+from wql.compiler.kinds.clauses import Clauses
+from wql.compiler.kinds.shapes import Shape, TupleShape
 from wql.compiler.schema import Domain
-from wql.compiler.units import Number, short_text
-from wql.compiler.windows import WindowKind
-from wql.grammar.errors import WQLNotSupportedError
+from wql.compiler.units import Number, short_text, to_base
+from wql.compiler.windows import Attribute, Form, Window
+from wql.grammar import ast
+from wql.grammar.errors import WQLNotSupportedError, WQLSemanticError, WQLTypeError
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
-    from wql.compiler.plans.base import Plan
     from wql.compiler.sections import Section
-    from wql.compiler.windows import Window
 
 
 def tick(window: Window) -> int:
@@ -36,10 +38,12 @@ class Kafka(Kind):
     """Kafka Streams' sliding windows, at records and just after them."""
 
     name = "kafka"
-    family = "tuples"
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.KAFKA
+        return window.form is Form.KAFKA
+
+    def shape(self, window: Window) -> Shape:
+        return TupleShape("kafka")  # windows at records and just after them
 
     def classify(self, window: Window) -> Classification:
         a = window.attr.name
@@ -69,7 +73,7 @@ class Kafka(Kind):
         assert window.range is not None
         r = short_text(window.range, window.attr.domain)
         exact = f"{{ t | x ≤ t.{window.attr.name} ≤ x + {r} }}"
-        if kafka_rule(window):
+        if window.kafka_rule:
             return (
                 f"extent([x, x + {r}]) = the records Kafka's store holds for it after every arrival (§8.13): "
                 f"{exact} while no record is later than SLACK; a later one only in windows stored and open when "
@@ -78,8 +82,6 @@ class Kafka(Kind):
         return f"extent([x, x + {r}]) = {exact}  (both ends inclusive)"
 
     def cited(self, window: Window) -> tuple[Section, ...]:
-        from wql.compiler import sections
-
         return (sections.KAFKA,)
 
     def slide_text(self, window: Window) -> str:
@@ -87,10 +89,6 @@ class Kafka(Kind):
 
     def slide_attribute(self, window: Window) -> str | None:
         return None
-
-    def naming_mode(self, window: Window) -> str:
-        """Which tuples name windows, as the kernels call it: windows at records and just after them."""
-        return "kafka"
 
     def filters_first(self, window: Window) -> bool:
         return True
@@ -100,7 +98,7 @@ class Kafka(Kind):
         rule (`SLACK g KAFKA`), the windows Kafka's store holds after every record, in arrival order
         (`kafka_replay`)."""
         assert window.range is not None
-        if kafka_rule(window):
+        if window.kafka_rule:
             return self.replayed(window, tuples)
         domain = window.attr.domain
         out = []
@@ -144,7 +142,7 @@ class Kafka(Kind):
         return "a window [x, x + RANGE] once the punctuation is past x + RANGE"
 
     def late_text(self, query: Query, name: str) -> str | None:
-        if not kafka_rule(query.window):
+        if not query.window.kafka_rule:
             return None
         return (
             f"Kafka's rule (KAFKA): a record whose {name} is below its close time (the largest {name} arrived up "
@@ -153,20 +151,59 @@ class Kafka(Kind):
             "counted and written to the late-rows output"
         )
 
-    def kept_text(self, query: Query, plan: Plan) -> str:
-        if not kafka_rule(query.window):
-            return super().kept_text(query, plan)
+    def kept_text(self, query: Query, cells: bool) -> str:
+        if not query.window.kafka_rule:
+            return super().kept_text(query, cells)
         return (
             "rows: the records of every window a record still to come can reach (those starting up to "
             "3·RANGE before the punctuation), with the windows each is in: Kafka's store"
         )
 
     def refuse_on_stream(self, query: Query) -> None:
-        if kafka_rule(query.window) and query.stream.punctuation:
+        if query.window.kafka_rule and query.stream.punctuation:
             raise WQLNotSupportedError(
                 "PUNCTUATION WHEN with SLACK … KAFKA: Kafka's close time follows the records' own timestamps",
                 hint="drop PUNCTUATION WHEN, or use SLACK … CONSISTENT or GENEROUS",
             )
+
+
+def resolve_kafka(
+    clauses: Clauses,
+    rng: ast.RangeClause | None,
+    attr: Attribute,
+    end_attr: Attribute | None,
+    sattr: ast.SattrClause | None,
+) -> Window:
+    """Kafka Streams' sliding windows: a TIMESTAMP or integer attribute and RANGE, placed at the records."""
+    if end_attr is not None or attr.is_row_num or attr.domain not in {Domain.TIMESTAMP, Domain.INTEGER}:
+        raise WQLTypeError(
+            "SLIDE KAFKA windows need a TIMESTAMP or integer attribute, as Kafka's record timestamps are",
+            span=clauses.spec.span,
+        )
+    if sattr is not None:
+        raise WQLSemanticError("SLIDE KAFKA places its own windows; drop SATTR", span=sattr.span)
+    if rng is None or rng.quantity is None:
+        raise WQLSemanticError(
+            "SLIDE KAFKA needs RANGE: the windows' time difference",
+            span=(rng or clauses.spec).span,
+            hint="e.g. [RANGE 10 SECONDS WATTR ts SLIDE KAFKA]",
+        )
+    clauses.reject_align("Kafka sliding windows are placed at the records, so they have no grid")
+    clauses.variants(Form.KAFKA, None)
+    return Window(
+        form=Form.KAFKA,
+        attr=attr,
+        range=to_base(rng.quantity, attr.domain, attr.name, "RANGE"),
+        slide=None,
+        partition_by=clauses.partition(),
+        slack=clauses.slack(attr, kafka=True),
+        defaults=tuple(clauses.notes),
+        units=(rng.quantity.unit, None),
+        slack_unit=clauses.slack_unit(),
+    )
+
+
+# data-driven windows: sessions and frames -------------------------------------------
 
 
 def kafka_windows(times: Sequence[int], d: int, tick: int) -> list[tuple[int, int]]:
@@ -191,12 +228,6 @@ def kafka_windows(times: Sequence[int], d: int, tick: int) -> list[tuple[int, in
         if following <= p + tick + d:
             starts.add(p + tick)
     return [(s, s + d) for s in sorted(starts)]
-
-
-def kafka_rule(window: Window) -> bool:
-    """Whether a late record follows Kafka's rule (`SLACK g KAFKA`): it joins only the windows stored when it
-    arrives that are still open."""
-    return window.slack is not None and window.slack.mode == "kafka"
 
 
 def close_times(tuples: Sequence[Member], grace: Number) -> dict[int, Number]:

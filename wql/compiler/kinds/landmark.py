@@ -12,32 +12,28 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from wql.compiler import sections
 from wql.compiler.kinds.base import Extent, Member
+from wql.compiler.kinds.clauses import Clauses
 from wql.compiler.kinds.grid import Grid
 from wql.compiler.units import Number
-from wql.compiler.windows import WindowKind
+from wql.compiler.windows import Attribute, Form, Window
+from wql.grammar import ast
+from wql.grammar.errors import WQLNotSupportedError, WQLSemanticError
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
-    from wql.compiler.codegen.common import Context
-    from wql.compiler.plans.base import Candidate, Statistics
-    from wql.compiler.plans.base import Grid as Cells
-    from wql.compiler.plans.states import Decomposition
     from wql.compiler.sections import Section
-    from wql.compiler.windows import Window
-
-
-OWN_END_PANES = "OWN END: the panes' running combine runs every key to the stream's last window (not supported yet)"
-OWN_LAST = "_own_last"  # OWN END: the last window of a tuple's partition
 
 
 class Landmark(Grid):
     """Windows from the beginning of the stream to each point of the grid."""
 
     name = "landmark"
+    reach = "unbounded"  # a window holds every value before its end, up to the window holding the data's last
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.LANDMARK and window.end_attr is None
+        return window.form is Form.LANDMARK and window.end_attr is None
 
     def describe_grid(self, window: Window, basis: str, partitioned: str) -> str:
         return f"{basis}{partitioned} landmark window"
@@ -46,8 +42,6 @@ class Landmark(Grid):
         return f"extent(w) = {{ t | {a} < {end} }},  w ≥ 0{where}"
 
     def cited(self, window: Window) -> tuple[Section, ...]:
-        from wql.compiler import sections
-
         if not window.is_tuple_based:
             return (sections.LANDMARK,)
         return (sections.LANDMARK, sections.PARTITIONED if window.partition_by else sections.TUPLE_BASED)
@@ -85,8 +79,6 @@ class Landmark(Grid):
     def refuse_on_stream(self, query: Query) -> None:
         """OWN END over an attribute: a partition's window exists only once that partition's data reaches it,
         which on a stream is known only from the partition's next tuple, however late it comes."""
-        from wql.grammar.errors import WQLNotSupportedError
-
         window = query.window
         if window.own_end and not window.attr.is_row_num:
             raise WQLNotSupportedError(
@@ -103,134 +95,30 @@ class Landmark(Grid):
     def kept_rows(self, query: Query, per: str, reach: str) -> str:
         return "rows: every tuple (a landmark window's aggregate without partial states needs them all)"
 
-    # ---------------------------------------------------------------- what the grid plans need to know
-    def cell_grid(self, window: Window) -> Cells:
-        """Panes of one slide; window w is every pane up to w."""
-        from wql.compiler.plans.base import Grid as Cells
-
-        assert window.slide is not None
-        return Cells("landmark", window.slide, 1, 1)
-
-    def fan_out(self, window: Window, stats: Statistics) -> float:
-        return max(1.0, stats.rows / stats.rows_per_slide / 2)
-
-    def bucket_note(self, copies: float) -> str:
-        return "every tuple is copied into each later window (landmark), then grouped"
-
-    def pane_candidate(self, window: Window, grid: Cells, decomposition: Decomposition, stats: Statistics) -> Candidate:
-        from wql.compiler.plans.base import Candidate, PlanKind
-        from wql.compiler.plans.grid import cells_candidate
-
-        if window.own_end:
-            return Candidate.refused(PlanKind.PANE, OWN_END_PANES)
-        note = "panes of one slide; each window is a running combine of every pane before it"
-        return cells_candidate(PlanKind.PANE, grid, decomposition, stats, note)
-
-    def slice_candidate(
-        self, window: Window, why_not: str | None, decomposition: Decomposition | None, stats: Statistics
-    ) -> Candidate | None:
-        return None  # landmark windows end on every slide: the panes are the slices
-
-    # ---------------------------------------------------------------- code generation (the grid family)
-    def flags_where(self, query: Query) -> bool:
+    def needs_every_tuple(self, query: Query) -> bool:
         """Landmark windows are reported up to the window holding the stream's last value (§2.3), which WHERE
         does not move: the plans need that value from every tuple."""
         return query.where is not None
 
-    def where_flag_comment(self, flag: str) -> tuple[str, ...]:
+    def every_tuple_reason(self, flag: str) -> tuple[str, ...]:
         return (
             "WHERE filters window contents, but landmark windows go on to the window holding the stream's",
             f"last value, WHERE or not: a tuple WHERE drops stays, flagged {flag} false, to say so.",
         )
 
-    def start_bound(self, end: str) -> str | None:
-        return None
 
-    def tag(self, ctx: Context) -> None:
-        from wql.compiler.codegen.common import ATTR, IN, flags_where
-        from wql.compiler.codegen.emit import py
-        from wql.compiler.codegen.grid import first_of, landmark_limit, per_partition
-
-        code = ctx.code
-        landmark_limit(ctx, f"rows.agg(({first_of(ctx, f'F.max({py(ATTR)})')})")
-        if ctx.window.own_end:
-            code.comment("OWN END: each partition's last window, the one holding its largest value, WHERE or not.")
-            per_partition(ctx, "own_last", "_own_", f"({first_of(ctx, f'F.max({py(ATTR)})')})", OWN_LAST)
-        if flags_where(ctx):
-            code.comment("Only the tuples WHERE keeps count.")
-            code(f"rows = rows.where({IN})")
-        code.comment("Bucket (WID), landmark: a tuple belongs to its own window and every later one, up to the")
-        code.comment("last window of the stream; aggregate by window-id and key.")
-        code(f"first = F.greatest({first_of(ctx)}, F.lit(0))")
-        code("tagged = rows.crossJoin(F.broadcast(final_window))")
-        code('tagged = tagged.withColumn("wid", F.explode(F.sequence(first, F.col("_last"))))')
-
-    def last_reached(self, ctx: Context, end: str) -> str | None:
-        """Landmark windows go to the one holding the stream's largest value (over row numbers, which only grow
-        and always pass the punctuation, they need no rule)."""
-        from wql.compiler.codegen.grid import first_of
-
-        return None if ctx.window.is_tuple_based else first_of(ctx, end)
-
-    def limit_windows(self, ctx: Context) -> None:
-        """OWN END: a partition's windows up to its own last window (`own_last`, from the bucket plan's tag)."""
-        from wql.compiler.codegen.emit import py
-        from wql.compiler.codegen.grid import limited_by_partition
-
-        if not ctx.window.own_end:
-            return
-        ctx.code.comment("OWN END: each partition's windows end at the one holding its own largest value.")
-        limited_by_partition(ctx, "own_last", "_own_", OWN_LAST, f'F.col("wid") <= F.col({py(OWN_LAST)})')
-
-    def retain(self, ctx: Context, kept: str) -> None:
-        from wql.compiler.codegen.common import ANCHOR, ATTR, IN, flags_where
-        from wql.compiler.codegen.emit import col, py
-        from wql.compiler.codegen.grid import relative_punctuation
-
-        code = ctx.rules
-        if ctx.plan.grid is not None:
-            code(
-                '"""Landmark panes: each key\'s panes up to the last final window fold into one (its running combine),'
-            )
-            code("the key's last of them, not the last final window: the panes also say where the data ends, and a")
-            code("window the punctuation passed beyond the data's end comes out once the data reaches it. Later panes")
-            code('stay as they are."""')
-            code("if punctuation is None:")
-            code("    return cells")
-            relative_punctuation(ctx, ANCHOR)
-            code("last_final = first_open(punctuation) - 1")
-            code('folded = cells.where(F.col("_cell") <= last_final)')
-            code(f'folded = folded.withColumn("_cell", F.max("_cell").over(Window.partitionBy({ctx.key_list()})))')
-            code('return merge(folded.unionByName(cells.where(F.col("_cell") > last_final)))')
-        elif flags_where(ctx) and ctx.window.own_end:
-            code('"""A landmark window holds every tuple since the stream began: all rows WHERE keeps stay (a')
-            code("holistic aggregate since the beginning needs them all); of the others, each partition's with the")
-            code('largest value, which may say where its windows end (OWN END)."""')
-            by = ", ".join(col(p) for p in ctx.partition_columns())
-            code(f"newest = F.row_number().over(Window.partitionBy({by}).orderBy(F.col({py(ATTR)}).desc()))")
-            code(f'last = rows.where(~{IN}).withColumn("_newest", newest).where(F.col("_newest") == 1)')
-            code(f'return rows.where({IN}).unionByName(last.drop("_newest"))')
-        elif flags_where(ctx):
-            code('"""A landmark window holds every tuple since the stream began: all rows WHERE keeps stay (a')
-            code("holistic aggregate since the beginning needs them all); of the others, the one with the largest")
-            code('value, which may say where the data ends."""')
-            code(f"last = rows.where(~{IN}).orderBy(F.col({py(ATTR)}).desc()).limit(1)")
-            code(f"return rows.where({IN}).unionByName(last)")
-        else:
-            code('"""A landmark window holds every tuple since the stream began: all rows stay (a holistic aggregate')
-            code('since the beginning needs them all)."""')
-            code("return rows")
-
-    def missed(self, ctx: Context, closed: str, generous: bool) -> str:
-        from wql.compiler.codegen.emit import py
-        from wql.compiler.codegen.grid import first_of, missed_none
-
-        first = f"F.greatest({first_of(ctx, 't')}, F.lit(0))"
-        if not generous:
-            return f'F.format_string("windows %d and every later one", {first})'
-        ctx.rules(f"first, last = {first}, {closed}")
-        nothing = missed_none(generous)
-        return f'F.when(first <= last, F.format_string("windows %d to %d", first, last)).otherwise({py(nothing)})'
+def check_own_end(clauses: Clauses, clause: ast.WindowClause, form: Form, end_attr: Attribute | None) -> None:
+    """OWN END: landmark windows whose partitions each end at their own last tuple; PATTR says which."""
+    if form is not Form.LANDMARK:
+        raise WQLSemanticError("OWN END applies to landmark windows (RANGE UNBOUNDED)", span=clause.span)
+    if not clauses.partition():
+        raise WQLSemanticError(
+            "OWN END needs PATTR: it ends each partition's landmark windows at that partition's last tuple",
+            span=clause.span,
+            hint="e.g. [RANGE UNBOUNDED SLIDE 2 ROWS PATTR user_id OWN END]",
+        )
+    if end_attr is not None:
+        raise WQLNotSupportedError("OWN END over interval events", span=clause.span)
 
 
 KIND = Landmark()

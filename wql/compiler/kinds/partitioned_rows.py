@@ -8,13 +8,8 @@ count is its own punctuation.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from wql.compiler.kinds.rows import Rows
-from wql.compiler.windows import WindowKind
-
-if TYPE_CHECKING:
-    from wql.compiler.windows import Window
+from wql.compiler.windows import Form, Window
 
 
 class PartitionedRows(Rows):
@@ -23,7 +18,7 @@ class PartitionedRows(Rows):
     name = "partitioned-rows"
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.SLIDING and window.per_partition_rows
+        return window.form is Form.SLIDING and window.per_partition_rows
 
 
 KIND = PartitionedRows()

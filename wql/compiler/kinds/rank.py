@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from wql.compiler import sections
 from wql.compiler.classes import Classification, WindowClass, ordinal
 from wql.compiler.kinds.base import partitioned
 from wql.compiler.kinds.slide_by_tuple import SlideByTuple
-from wql.compiler.windows import WindowKind
+from wql.compiler.windows import Form, Window
 from wql.grammar.errors import WQLNotSupportedError
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
     from wql.compiler.sections import Section
-    from wql.compiler.windows import Window
 
 
 class Rank(SlideByTuple):
@@ -28,7 +28,7 @@ class Rank(SlideByTuple):
     name = "rank"
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.SLIDE_BY_RANK
+        return window.form is Form.SLIDE_BY_RANK
 
     def classify(self, window: Window) -> Classification:
         assert window.slide is not None
@@ -51,8 +51,6 @@ class Rank(SlideByTuple):
         return f"slide-by-{window.slide}-rows over rank({window.attr.name}){partitioned(window)} window"
 
     def cited(self, window: Window) -> tuple[Section, ...]:
-        from wql.compiler import sections
-
         return (sections.SLIDE_BY_RANK,)
 
     def refuse_on_stream(self, query: Query) -> None:

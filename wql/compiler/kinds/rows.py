@@ -12,30 +12,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from wql.compiler import sections
 from wql.compiler.kinds.base import Extent, Member
+from wql.compiler.kinds.clauses import Clauses
 from wql.compiler.kinds.grid import Grid
 from wql.compiler.units import Number
-from wql.compiler.windows import WindowKind
+from wql.compiler.windows import Attribute, Form, Window
+from wql.grammar import ast
+from wql.grammar.errors import WQLSemanticError
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
-    from wql.compiler.codegen.common import Context
-    from wql.compiler.plans.base import Candidate, Statistics
-    from wql.compiler.plans.base import Grid as Cells
-    from wql.compiler.plans.states import Decomposition
     from wql.compiler.sections import Section
-    from wql.compiler.windows import Window
-
-LAST_ROW = "_last_row"  # FULL END: the partition's last position, which its windows must end by
-
-
-FULL_END_CELLS = "FULL END needs each partition's last position, which the cells do not keep (not supported yet)"
-
-
-def first_full(window: Window) -> int:
-    """FULL START: the first window that starts at or after position 0, the least w with o + (w+1)·m − n ≥ 0."""
-    assert window.range is not None and window.slide is not None
-    return -(-(int(window.range) - int(window.origin)) // int(window.slide)) - 1
 
 
 class Rows(Grid):
@@ -44,14 +32,12 @@ class Rows(Grid):
     name = "rows"
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.SLIDING and window.attr.is_row_num and not window.per_partition_rows
+        return window.form is Form.SLIDING and window.attr.is_row_num and not window.per_partition_rows
 
     def cited(self, window: Window) -> tuple[Section, ...]:
         return (*self.axis(window), *self.gaps(window))
 
     def axis(self, window: Window) -> tuple[Section, ...]:
-        from wql.compiler import sections
-
         return (sections.PARTITIONED if window.partition_by else sections.TUPLE_BASED,)
 
     def variant_note(self, window: Window) -> str:
@@ -66,14 +52,14 @@ class Rows(Grid):
     def wids_range(self, window: Window, a: str, o: str, first: str) -> str:
         formula = super().wids_range(window, a, o, first)
         if window.full_start:
-            formula = formula.replace(f"wids(t) = {first}", f"wids(t) = max({first}, {first_full(window)})", 1)
-            formula += f"  (window {first_full(window)} is the first to start at or after row 0)"
+            formula = formula.replace(f"wids(t) = {first}", f"wids(t) = max({first}, {window.first_full})", 1)
+            formula += f"  (window {window.first_full} is the first to start at or after row 0)"
         return formula
 
     def extent_of(self, window: Window, a: str, end: str, o: str, where: str) -> str:
         formula = super().extent_of(window, a, end, o, where)
         if window.full_start:
-            formula = formula.replace(" }", f" }},  w ≥ {first_full(window)}", 1)
+            formula = formula.replace(" }", f" }},  w ≥ {window.first_full}", 1)
         if window.full_end:
             last = "the partition's last position" if window.partition_by else "the last row_num"
             formula = formula.replace(" }", f" }},  {end} − 1 ≤ {last}", 1)
@@ -95,68 +81,16 @@ class Rows(Grid):
     def reported(self, window: Window, w: int, lo: Number, tuples: list[Member], horizon: Number | None) -> bool:
         return super().reported(window, w, lo, tuples, horizon) and not (window.full_start and lo < 0)
 
-    def declare(self, ctx: Context) -> None:
-        super().declare(ctx)
-        if ctx.window.full_start:
-            ctx.constant(
-                "FIRST_FULL", first_full(ctx.window), "FULL START: the first window to start at row 0 or after"
-            )
-
-    def limit_windows(self, ctx: Context) -> None:
-        """FULL START: the windows before FIRST_FULL start before row 0, so they do not exist. FULL END: nor do
-        those that end after the partition's last position, `last_rows` (the bucket plan's tag)."""
-        from wql.compiler.codegen.emit import py
-        from wql.compiler.codegen.grid import limited_by_partition
-
-        code = ctx.code
-        if ctx.window.full_start:
-            code.comment("FULL START: windows that start before the first row (those before FIRST_FULL) do not exist.")
-            code('windows = windows.where(F.col("wid") >= FIRST_FULL)')
-        if ctx.window.full_end:
-            code.comment("FULL END: windows that end after the partition's last row do not exist.")
-            keep = f'ORIGIN + (F.col("wid") + 1) * SLIDE - 1 <= F.col({py(LAST_ROW)})'
-            limited_by_partition(ctx, "last_rows", "_last_", LAST_ROW, keep)
-
-    def flags_where(self, query: Query) -> bool:
+    def needs_every_tuple(self, query: Query) -> bool:
         """FULL END: a window ends by the partition's last position, which WHERE does not move (it never
         renumbers rows): the bucket plan needs the positions of the tuples WHERE drops too."""
         return query.window.full_end and query.where is not None
 
-    def where_flag_comment(self, flag: str) -> tuple[str, ...]:
+    def every_tuple_reason(self, flag: str) -> tuple[str, ...]:
         return (
             "WHERE filters window contents, but with FULL END windows end by the partition's last position,",
             f"WHERE or not: a tuple WHERE drops stays, flagged {flag} false, to say so.",
         )
-
-    def tag(self, ctx: Context) -> None:
-        """FULL END: each partition's last position, from every tuple, before the tuples WHERE drops go."""
-        from wql.compiler.codegen.common import IN, flags_where
-        from wql.compiler.codegen.grid import T, per_partition
-
-        if ctx.window.full_end:
-            code = ctx.code
-            code.comment("FULL END: the last position of each partition (of the stream without PATTR).")
-            per_partition(ctx, "last_rows", "_last_", f"F.max({T})", LAST_ROW)
-            if flags_where(ctx):
-                code.comment("Only the tuples WHERE keeps count.")
-                code(f"rows = rows.where({IN})")
-        super().tag(ctx)
-
-    def pane_candidate(self, window: Window, grid: Cells, decomposition: Decomposition, stats: Statistics) -> Candidate:
-        from wql.compiler.plans.base import Candidate, PlanKind
-
-        if window.full_end:
-            return Candidate.refused(PlanKind.PANE, FULL_END_CELLS)
-        return super().pane_candidate(window, grid, decomposition, stats)
-
-    def slice_candidate(
-        self, window: Window, why_not: str | None, decomposition: Decomposition | None, stats: Statistics
-    ) -> Candidate | None:
-        from wql.compiler.plans.base import Candidate, PlanKind
-
-        if window.full_end:
-            return Candidate.refused(PlanKind.SLICE, FULL_END_CELLS)
-        return super().slice_candidate(window, why_not, decomposition, stats)
 
     def edges(self, query: Query) -> str | None:
         """The first windows start before the first row and the last run past the last row, so they hold
@@ -191,6 +125,17 @@ class Rows(Grid):
         return (
             f"{counted}{where} start before {whose} first row and the last ones run past its last row: they "
             f"hold fewer than {rows:,} rows, and are reported like every non-empty window"
+        )
+
+
+def check_full(clauses: Clauses, clause: ast.FullClause, attr: Attribute, form: Form, kafka: bool) -> None:
+    """FULL [START | END]: count windows without the partial ones at a partition's start (TDengine's
+    count_window), at its end (Flink's countWindow), or at either."""
+    if not attr.is_row_num or form is not Form.SLIDING or kafka:
+        what = {Form.LANDMARK: "landmark", Form.CUMULATE: "CUMULATE"}.get(form, "time or value")
+        raise WQLSemanticError(
+            f"FULL applies to count windows ([RANGE n ROWS SLIDE m ROWS]), not {'KAFKA' if kafka else what} ones",
+            span=clause.span,
         )
 
 

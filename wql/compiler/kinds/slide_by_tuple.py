@@ -10,26 +10,29 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from wql.compiler import sections
 from wql.compiler.classes import Classification, WindowClass, ordinal
 from wql.compiler.kinds.base import Extent, Kind, Member, Sql, from_base, partitioned, partitions, same_partition
-from wql.compiler.schema import Domain
-from wql.compiler.units import quantity_text, short_text
-from wql.compiler.windows import SlideOn, WindowKind
+from wql.compiler.kinds.clauses import Clauses
+from wql.compiler.kinds.shapes import Shape, TupleShape
+from wql.compiler.schema import ROW_NUM, Domain
+from wql.compiler.units import quantity_text, short_text, to_base
+from wql.compiler.windows import Attribute, Form, SlideOn, Window
+from wql.grammar import ast
+from wql.grammar.errors import WQLSemanticError, WQLTypeError
 
 if TYPE_CHECKING:
     from wql.compiler.sections import Section
-    from wql.compiler.windows import Window
 
 
 class SlideByTuple(Kind):
     """Windows ending at the values of every tuple, or of every n-th arrival."""
 
     name = "slide-by-tuple"
-    family = "tuples"
     edged = True
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.SLIDE_BY_TUPLE
+        return window.form is Form.SLIDE_BY_TUPLE
 
     def classify(self, window: Window) -> Classification:
         assert window.slide is not None
@@ -51,11 +54,11 @@ class SlideByTuple(Kind):
             f"(a window at every {ordinal(int(window.slide))} arrival)"
         )
 
-    def naming_mode(self, window: Window) -> str:
-        """Which tuples name windows, as the kernels call it: every, row_num or rank."""
+    def shape(self, window: Window) -> Shape:
+        """Which tuples name windows: every tuple, every n-th arrival, or every n-th in value order."""
         if window.slide == 1:
-            return "every"
-        return "row_num" if window.slide_on is SlideOn.ROW_NUM else "rank"
+            return TupleShape("every")
+        return TupleShape("row_num" if window.slide_on is SlideOn.ROW_NUM else "rank")
 
     def naming(self, window: Window) -> str:
         """Which tuples name windows, as the formula of `windows` says it."""
@@ -82,8 +85,6 @@ class SlideByTuple(Kind):
         return f"extent(w) = {{ u | w − {short_text(window.range, window.attr.domain)} < u.{window.attr.name} ≤ w }}"
 
     def cited(self, window: Window) -> tuple[Section, ...]:
-        from wql.compiler import sections
-
         return (sections.SLIDE_BY_TUPLE if window.slide == 1 else sections.SLIDE_BY_ROWS,)
 
     def slide_text(self, window: Window) -> str:
@@ -116,6 +117,53 @@ class SlideByTuple(Kind):
 
     def final_text(self, window: Window) -> str:
         return "the window named by value w, (w − RANGE, w], once the punctuation is past w"
+
+
+def resolve_by_tuple(
+    clauses: Clauses,
+    rng: ast.RangeClause | None,
+    slide: ast.SlideClause | None,
+    attr: Attribute,
+    slide_on: SlideOn,
+    end_attr: Attribute | None,
+) -> Window:
+    """Windows named by every n-th arrival or rank: a bounded RANGE, a SLIDE in rows, no grid."""
+    if end_attr is not None:
+        raise WQLSemanticError("interval events slide on their own attribute, not on rows", span=clauses.spec.span)
+    if rng is None or rng.quantity is None:
+        raise WQLSemanticError(
+            "a window that slides by rows needs a bounded RANGE",
+            span=(rng or clauses.spec).span,
+            hint=f"e.g. [RANGE 5 MINUTES RATTR {attr.name} SLIDE 1 ROW]",
+        )
+    range_value = to_base(rng.quantity, attr.domain, attr.name, "RANGE")
+    if slide is None:
+        rows = 1
+        clauses.notes.append("SLIDE 1 ROW (SATTR without SLIDE)")
+    else:
+        assert slide.quantity is not None
+        if slide.quantity.unit not in (None, ast.Unit.ROWS):
+            raise WQLTypeError(
+                f"SLIDE over {slide_on.value} counts rows, not time",
+                span=slide.quantity.span,
+                hint="write SLIDE n ROWS",
+            )
+        rows = int(to_base(slide.quantity, Domain.ROW_NUM, ROW_NUM, "SLIDE"))
+    clauses.reject_align("windows that slide by rows are named by their last tuple, so they have no grid")
+    clauses.variants(Form.SLIDE_BY_TUPLE, None)
+    form = Form.SLIDE_BY_TUPLE if slide_on is SlideOn.ROW_NUM else Form.SLIDE_BY_RANK
+    return Window(
+        form=form,
+        attr=attr,
+        range=range_value,
+        slide=rows,
+        slide_on=slide_on,
+        partition_by=clauses.partition(),
+        slack=clauses.slack(attr),
+        defaults=tuple(clauses.notes),
+        units=(rng.quantity.unit, ast.Unit.ROWS),
+        slack_unit=clauses.slack_unit(),
+    )
 
 
 KIND = SlideByTuple()

@@ -7,30 +7,36 @@ event only the snapshot that starts at it. WHERE filters contents, not the endpo
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from wql.compiler import sections
 from wql.compiler.classes import Classification, WindowClass
 from wql.compiler.kinds.base import Extent, Kind, Member, Sql, basis, from_base, partitioned, partitions
+from wql.compiler.kinds.clauses import Clauses, scaled
 from wql.compiler.kinds.intervals import refuse_generous, snap_note, variant_note
+from wql.compiler.kinds.shapes import IntervalShape, Shape
+from wql.compiler.schema import Domain
 from wql.compiler.units import Number
-from wql.compiler.windows import WindowKind
-from wql.grammar.errors import WQLNotSupportedError
+from wql.compiler.windows import Form, Window
+from wql.grammar import ast
+from wql.grammar.errors import WQLNotSupportedError, WQLSemanticError
 
 if TYPE_CHECKING:
     from wql.compiler.analysis import Query
-    from wql.compiler.plans.base import Plan
     from wql.compiler.sections import Section
-    from wql.compiler.windows import Window
 
 
 class Snapshot(Kind):
     """Windows between consecutive endpoints of a partition's events."""
 
     name = "snapshot"
-    family = "intervals"
 
     def matches(self, window: Window) -> bool:
-        return window.kind is WindowKind.SNAPSHOT
+        return window.form is Form.SNAPSHOT
+
+    def shape(self, window: Window) -> Shape:
+        return IntervalShape(None)
 
     def classify(self, window: Window) -> Classification:
         s, e = window.attr.name, window.end_attr.name if window.end_attr else "end"
@@ -70,8 +76,6 @@ class Snapshot(Kind):
         return self.formulas(window)[1] + snap_note(window)
 
     def cited(self, window: Window) -> tuple[Section, ...]:
-        from wql.compiler import sections
-
         return (sections.INTERVALS, sections.SNAPSHOT)
 
     def range_text(self, window: Window) -> str:
@@ -113,7 +117,7 @@ class Snapshot(Kind):
             "can add an endpoint before it or be alive in it; a partition's last snapshot (no end) once drained"
         )
 
-    def kept_text(self, query: Query, plan: Plan) -> str:
+    def kept_text(self, query: Query, cells: bool) -> str:
         return (
             "rows: per partition, every open-ended event and those that end at or after x0, the partition's "
             "largest start or end at or before the punctuation: they hold every snapshot not yet final"
@@ -133,6 +137,49 @@ class Snapshot(Kind):
             "a late event starts before the punctuation, inside snapshots already emitted, which its start (and end) "
             "would cut in two",
         )
+
+
+def resolve_snapshot(clauses: Clauses, clause: ast.SnapshotClause, wattr: ast.WattrClause | None) -> Window:
+    """SNAPSHOT WATTR (start, end): windows between consecutive endpoints of the partition's events."""
+    if wattr is None or len(wattr.attrs) != 2:
+        raise WQLSemanticError(
+            "snapshot windows need interval events: name their start and end",
+            span=(wattr or clause).span,
+            hint="e.g. [SNAPSHOT WATTR (started, ended) PATTR caller]",
+        )
+    for kind, why in (
+        (ast.RangeClause, "RANGE"),
+        (ast.SlideClause, "SLIDE"),
+        (ast.AlignClause, "ALIGN"),
+        (ast.CumulateClause, "CUMULATE"),
+        (ast.KafkaClause, "KAFKA"),
+        (ast.FullClause, "FULL"),
+        (ast.OwnEndClause, "OWN END"),
+        (ast.TimeZoneClause, "TIME ZONE"),
+    ):
+        found = clauses.get(kind)
+        if found is not None:
+            raise WQLSemanticError(
+                f"{why} does not apply to SNAPSHOT: the events' starts and ends cut the windows",
+                span=found.span,
+            )
+    clauses.reject_variant(ast.SnapClause, "snapshot windows already change only where their events do")
+    attr = clauses.attribute(wattr.attrs[0], interval=True)
+    end_attr = clauses.interval_end(wattr, attr)
+    attr, end_attr = scaled(attr, end_attr, ())
+    return Window(
+        form=Form.SNAPSHOT,
+        attr=attr,
+        end_attr=end_attr,
+        range=None,
+        slide=None,
+        partition_by=clauses.partition(),
+        origin=Decimal(0) if attr.domain is Domain.DECIMAL else 0,
+        slack=clauses.slack(attr),
+        defaults=tuple(clauses.notes),
+        slack_unit=clauses.slack_unit(),
+        clip=clauses.get(ast.ClipClause) is not None,
+    )
 
 
 def alive(item: Member, p: Number, following: Number | None) -> bool:

@@ -5,26 +5,26 @@
 - `grid`: bucket, pane and slice plans for grid windows;
 - `tuples`: bins, prefix and over plans for windows named by tuples;
 - `intervals`: bucket, se-slices and difference plans for interval events and snapshot windows.
-- `frames`: fold, starts and scan plans for sessions and frames (data-driven windows).
+- `runs`: fold, starts and scan plans for sessions and frames (windows the data cuts: runs of tuples).
 
 Every family offers `candidates(query, stats)` (the `Planner` protocol of
 `wql.compiler.families`, the table planning and code generation share); the
-optimizer asks the family the window's kind names and ranks what it offers.
+optimizer asks the family of the window's shape (its kind's) and ranks what it offers.
 """
 
 from __future__ import annotations
 
-from wql.compiler.plans.base import Candidate, Family, Grid, Plan, PlanKind, Statistics
+from wql.compiler.plans.base import Candidate, Cells, Family, Plan, PlanName, Statistics
 from wql.compiler.plans.states import ONE, Decomposition, StateGroup, decompose, fresh_name
 
 __all__ = [
     "ONE",
     "Candidate",
+    "Cells",
     "Decomposition",
     "Family",
-    "Grid",
     "Plan",
-    "PlanKind",
+    "PlanName",
     "StateGroup",
     "Statistics",
     "decompose",

@@ -25,7 +25,7 @@ from typing import Literal
 from wql.compiler.plans.states import Decomposition
 
 
-class PlanKind(Enum):
+class PlanName(Enum):
     BUCKET = "bucket"
     PANE = "pane"
     SLICE = "slice"
@@ -41,35 +41,42 @@ class PlanKind(Enum):
     REPLAY = "replay"
 
 
-Family = Literal["grid", "tuples", "frames", "intervals"]
+Family = Literal["grid", "tuples", "runs", "intervals"]
 
 
 @dataclass(frozen=True)
-class Grid:
-    """How pane and slice plans cut the attribute axis into cells.
+class Cells:
+    """How pane and slice plans cut the attribute axis into cells, and which cells make window w.
 
-    A value a lies in cell ⌊(a − o)/width⌋ (panes), or for slices in cell 2j or
-    2j + 1 of slide j = ⌊(a − o)/s⌋ depending on whether it lies before or after
-    `delta` into the slide. Window w is the `size` cells ending at cell
-    (w + 1)·step − 1; landmark windows are every cell up to w; cumulate
-    windows (cells of one slide, step 1) are the cells from the start of w's
-    period, cell size·⌊w/size⌋, up to w.
+    Panes: a value a lies in cell ⌊(a − o)/width⌋. Slices (`split` set, `width` the slide s): two cells
+    per slide, cell 2j or 2j + 1 of slide j = ⌊(a − o)/s⌋ by whether a lies before or after `split` into
+    it. `combine` says which cells make window w:
+
+    - "sliding": the `size` cells ending at cell (w + 1)·step − 1;
+    - "running": every cell up to w (landmark windows, on cells of one slide);
+    - "period": the cells from the start of w's period, cell size·⌊w/size⌋, up to w (CUMULATE, on cells
+      of one slide, `size` of them a period).
     """
 
-    kind: Literal["pane", "slice", "landmark", "cumulate"]
-    width: int | float  # pane width g, or the slide s for slices and landmarks
+    width: int | float
     size: int
     step: int
-    delta: int | float = 0  # slices: where in each slide the second cell starts
+    combine: Literal["sliding", "running", "period"] = "sliding"
+    split: int | float | None = None
+
+    @property
+    def sliced(self) -> bool:
+        """Two cells per slide (Pairs), rather than panes."""
+        return self.split is not None
 
 
 @dataclass(frozen=True)
 class Plan:
-    """One physical plan: its family (which code generator writes it), its kind, and its parameters."""
+    """One physical plan: its family (which code generator writes it), its name, and its parameters."""
 
     family: Family
-    kind: PlanKind
-    grid: Grid | None = None
+    name: PlanName
+    cells: Cells | None = None
     decomposition: Decomposition | None = None
 
     @property
@@ -77,7 +84,7 @@ class Plan:
         """What a streaming job keeps between triggers: the cells the plan lifts rows into, or rows."""
         if self.family == "intervals":
             return "rows"  # each trigger recomputes the open windows from the events that reach them
-        return "cells" if self.grid is not None else "rows"
+        return "cells" if self.cells is not None else "rows"
 
 
 @dataclass(frozen=True)
@@ -97,11 +104,11 @@ class Statistics:
 class Candidate:
     """A plan a family offers for a query, with its estimated cost, or why it cannot run (plan None)."""
 
-    kind: PlanKind
+    name: PlanName
     plan: Plan | None
     cost: float | None
     note: str
 
     @staticmethod
-    def refused(kind: PlanKind, note: str) -> Candidate:
-        return Candidate(kind, None, None, note)
+    def refused(name: PlanName, note: str) -> Candidate:
+        return Candidate(name, None, None, note)

@@ -80,15 +80,15 @@ from decimal import Decimal
 from sqlglot import exp
 
 from wql.compiler.analysis import Query
-from wql.compiler.plans.base import Candidate, Grid, Plan, PlanKind, Statistics
-from wql.compiler.plans.grid import grid_exact, pane_grid, slice_grid
+from wql.compiler.plans.base import Candidate, Cells, Plan, PlanName, Statistics
+from wql.compiler.plans.grid import grid_exact, pane_cells, slice_cells
 from wql.compiler.plans.states import Decomposition, decompose, state_names, why_not_shared
 from wql.compiler.schema import Domain
 from wql.compiler.windows import Window
 from wql.grammar.expressions import parse_sql_expression
 
 
-def slices(window: Window) -> Grid:
+def slices(window: Window) -> Cells:
     """The SE-slices grid: Pairs (two slices per slide) unless SLIDE divides RANGE, then one per slide.
 
     DECIMAL attributes are cut in their base units (exact integers of 10^-scale), as the job compares them.
@@ -100,9 +100,9 @@ def slices(window: Window) -> Grid:
             if isinstance(value := getattr(window, name), Decimal)
         }
         window = replace(window, **scaled)
-    grid = slice_grid(window) or pane_grid(window)
-    assert grid is not None
-    return grid
+    cells = slice_cells(window) or pane_cells(window)
+    assert cells is not None
+    return cells
 
 
 def clipped_reads(query: Query) -> list[str]:
@@ -144,17 +144,17 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     out = []
     if window.range is None:  # landmark windows
         note = "every event is copied into each later window (landmark), then grouped"
-        out.append(Candidate(PlanKind.BUCKET, Plan("intervals", PlanKind.BUCKET), n * (1 + n / rho / 2), note))
-        out.append(Candidate.refused(PlanKind.SE_SLICES, "landmark windows keep growing: a running combine adds up"))
+        out.append(Candidate(PlanName.BUCKET, Plan("intervals", PlanName.BUCKET), n * (1 + n / rho / 2), note))
+        out.append(Candidate.refused(PlanName.SE_SLICES, "landmark windows keep growing: a running combine adds up"))
         if shared_blocker is not None:
-            out.append(Candidate.refused(PlanKind.DIFFERENCE, shared_blocker))
+            out.append(Candidate.refused(PlanName.DIFFERENCE, shared_blocker))
         else:
             note = "a running combine of each key's events by their first window: landmark windows only add"
-            plan = Plan("intervals", PlanKind.DIFFERENCE, decomposition=decomposition)
-            out.append(Candidate(PlanKind.DIFFERENCE, plan, 1.2 * n + 4 * n / rho, note))
+            plan = Plan("intervals", PlanName.DIFFERENCE, decomposition=decomposition)
+            out.append(Candidate(PlanName.DIFFERENCE, plan, 1.2 * n + 4 * n / rho, note))
         out.append(
             Candidate.refused(
-                PlanKind.SWEEP, "landmark windows only add: the difference plan's running combine keeps min and max"
+                PlanName.SWEEP, "landmark windows only add: the difference plan's running combine keeps min and max"
             )
         )
         return out
@@ -163,14 +163,14 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     fan = float(window.range / window.slide)
     copies = 1 + length + fan
     note = f"every event is copied into the ~{copies:g} windows it overlaps (λ = {length:g} slides assumed), grouped"
-    out.append(Candidate(PlanKind.BUCKET, Plan("intervals", PlanKind.BUCKET), n * copies, note))
+    out.append(Candidate(PlanName.BUCKET, Plan("intervals", PlanName.BUCKET), n * copies, note))
 
     if shared_blocker is not None:
-        out.append(Candidate.refused(PlanKind.SE_SLICES, shared_blocker))
+        out.append(Candidate.refused(PlanName.SE_SLICES, shared_blocker))
     elif not grid_exact(window):
         out.append(
             Candidate.refused(
-                PlanKind.SE_SLICES,
+                PlanName.SE_SLICES,
                 "RANGE, SLIDE and ALIGN must be whole numbers for exact slice edges on a DOUBLE attribute",
             )
         )
@@ -182,28 +182,28 @@ def candidates(query: Query, stats: Statistics) -> list[Candidate]:
         kinds = {g.operation for g in decomposition.groups}
         how = "plain slices for min/max, (ϕ, φ) slices for cumulative states" if kinds & {"min", "max"} else None
         how = how or "(ϕ, φ) slices: an event counts once in the slice it ends in, then in the last slice of a window"
-        shape = "Pairs, two per slide" if grid.kind == "slice" else "one per slide"
+        shape = "Pairs, two per slide" if grid.sliced else "one per slide"
         note = f"each event inserted into every slice it overlaps ({shape}, {grid.size} per window) in a kernel; {how}"
-        plan = Plan("intervals", PlanKind.SE_SLICES, grid, decomposition)
-        out.append(Candidate(PlanKind.SE_SLICES, plan, cost, note))
+        plan = Plan("intervals", PlanName.SE_SLICES, grid, decomposition)
+        out.append(Candidate(PlanName.SE_SLICES, plan, cost, note))
 
     blocker = shared_blocker
     if blocker is None:
         assert decomposition is not None
         blocker = _cumulative_only(decomposition)
     if blocker is not None:
-        out.append(Candidate.refused(PlanKind.DIFFERENCE, blocker))
+        out.append(Candidate.refused(PlanName.DIFFERENCE, blocker))
     else:
         how = "delta rows grouped by Spark (SNAP)" if window.snap else "added into per-key arrays in a kernel"
         note = (
             f"two signed deltas per event (its first window, one past its last), {how}, a running combine per "
             "key: cost flat in event length"
         )
-        plan = Plan("intervals", PlanKind.DIFFERENCE, decomposition=decomposition)
-        out.append(Candidate(PlanKind.DIFFERENCE, plan, (2.4 if window.snap else 1.4) * n + 4 * n / rho, note))
+        plan = Plan("intervals", PlanName.DIFFERENCE, decomposition=decomposition)
+        out.append(Candidate(PlanName.DIFFERENCE, plan, (2.4 if window.snap else 1.4) * n + 4 * n / rho, note))
 
     if shared_blocker is not None:
-        out.append(Candidate.refused(PlanKind.SWEEP, shared_blocker))
+        out.append(Candidate.refused(PlanName.SWEEP, shared_blocker))
     else:
         assert decomposition is not None
         out.append(_sweep_candidate(decomposition, stats, fan))
@@ -229,8 +229,8 @@ def _sweep_candidate(decomposition: Decomposition, stats: Statistics, fan: float
         f"each key's windows swept in order in a kernel, events entering at their first window and leaving after "
         f"their last: running states, {how}; cost flat in event length"
     )
-    plan = Plan("intervals", PlanKind.SWEEP, decomposition=decomposition)
-    return Candidate(PlanKind.SWEEP, plan, cost, note)
+    plan = Plan("intervals", PlanName.SWEEP, decomposition=decomposition)
+    return Candidate(PlanName.SWEEP, plan, cost, note)
 
 
 def _snapshot_candidates(query: Query, stats: Statistics) -> list[Candidate]:
@@ -240,8 +240,8 @@ def _snapshot_candidates(query: Query, stats: Statistics) -> list[Candidate]:
         f"every event is copied into the ~{spanned + 1:g} snapshots it is alive in (endpoints numbered per "
         "partition, then joined), then grouped"
     )
-    out = [Candidate(PlanKind.BUCKET, Plan("intervals", PlanKind.BUCKET), n * (6 + spanned), note)]
-    out.append(Candidate.refused(PlanKind.SE_SLICES, "snapshot windows have no grid to slice"))
+    out = [Candidate(PlanName.BUCKET, Plan("intervals", PlanName.BUCKET), n * (6 + spanned), note)]
+    out.append(Candidate.refused(PlanName.SE_SLICES, "snapshot windows have no grid to slice"))
     decomposition = decompose(query, state_names(query))
     clipped = clipped_reads(query)
     if clipped:
@@ -253,13 +253,13 @@ def _snapshot_candidates(query: Query, stats: Statistics) -> list[Candidate]:
     if blocker is None and any(k.origin == "group" for k in query.keys):
         blocker = "GROUP BY inside a partition: other groups' endpoints cut this group's snapshots too"
     if blocker is not None:
-        out.append(Candidate.refused(PlanKind.DIFFERENCE, blocker))
+        out.append(Candidate.refused(PlanName.DIFFERENCE, blocker))
     else:
         note = (
             "signed deltas at each event's start and end, a running combine over each partition's endpoints: "
             "cost flat in event length"
         )
-        plan = Plan("intervals", PlanKind.DIFFERENCE, decomposition=decomposition)
-        out.append(Candidate(PlanKind.DIFFERENCE, plan, 6.0 * n, note))
-    out.append(Candidate.refused(PlanKind.SWEEP, "not supported yet: the sweep walks grid windows, not snapshots"))
+        plan = Plan("intervals", PlanName.DIFFERENCE, decomposition=decomposition)
+        out.append(Candidate(PlanName.DIFFERENCE, plan, 6.0 * n, note))
+    out.append(Candidate.refused(PlanName.SWEEP, "not supported yet: the sweep walks grid windows, not snapshots"))
     return out

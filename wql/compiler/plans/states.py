@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wql.compiler.aggregates import AggKind
+from wql.compiler.aggregates import PartialState
 from wql.compiler.algebra import OperationName
-from wql.compiler.analysis import FLOATING_TYPES, INTEGRAL_TYPES, AggregateCall, Query, expression_type
+from wql.compiler.analysis import AggregateCall, Query, expression_type
+from wql.compiler.schema import FLOATING_TYPES, INTEGRAL_TYPES
 
 Operation = OperationName  # the state algebra's operations (wql.compiler.algebra): identity and combine
 
@@ -140,7 +141,7 @@ class _Decomposer:
     def add(self, call: AggregateCall) -> bool:
         self.condition = call.filter
         info = call.info
-        if info.kind is AggKind.HOLISTIC or call.function in {"min_by", "max_by"}:
+        if info.partial_state is PartialState.HOLISTIC or call.function in {"min_by", "max_by"}:
             return False
         base = "_" + _clean(call.args[0]) if call.args else f"_{call.name}"
         if call.star:
@@ -236,7 +237,7 @@ class _Decomposer:
 
 def why_not_shared(query: Query) -> str:
     """Why cells cannot share partial states for this query's aggregates."""
-    kinds = [(a, a.info.kind is AggKind.HOLISTIC) for a in query.aggregates]
+    kinds = [(a, a.info.partial_state is PartialState.HOLISTIC) for a in query.aggregates]
     sketches = [a.sql for a, holistic in kinds if holistic and a.info.approximate]
     holistic = [a.sql for a, is_holistic in kinds if is_holistic and not a.info.approximate]
     by = [a.sql for a in query.aggregates if a.function in {"min_by", "max_by"}]

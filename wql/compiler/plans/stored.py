@@ -7,7 +7,7 @@ never disagree; each family that has a state-store engine says when its plans fi
 from __future__ import annotations
 
 from wql.compiler.analysis import Query
-from wql.compiler.plans import frames, grid
+from wql.compiler.plans import grid, runs
 from wql.compiler.plans.base import Plan
 
 
@@ -16,6 +16,6 @@ def in_state_store(query: Query, plan: Plan) -> bool:
     kernels: grid cells (StreamCells) or sessions (StreamSessions); every other plan keeps it in files."""
     if plan.family == "grid":
         return grid.in_state_store(query, plan)
-    if plan.family == "frames":
-        return frames.in_state_store(query, plan)
+    if plan.family == "runs":
+        return runs.in_state_store(query, plan)
     return False

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from wql.compiler.analysis import Query
 from wql.compiler.kinds import kind_of
-from wql.compiler.kinds.kafka import kafka_rule
-from wql.compiler.plans.base import Candidate, Plan, PlanKind, Statistics
+from wql.compiler.kinds.shapes import TupleShape
+from wql.compiler.plans.base import Candidate, Plan, PlanName, Statistics
 from wql.compiler.plans.states import Decomposition, decompose, state_names, why_not_shared
 from wql.compiler.schema import Domain
 from wql.compiler.windows import SlideOn, Window
@@ -69,8 +69,10 @@ def prefix_blocker(query: Query, decomposition: Decomposition) -> str | None:
 
 
 def tuple_mode(window: Window) -> str:
-    """Which tuples name windows, as the kernels call it: every, row_num, rank or kafka (the kind says)."""
-    return kind_of(window).naming_mode(window)  # type: ignore[attr-defined, no-any-return]
+    """Which tuples name windows, as the kernels call it: every, row_num, rank or kafka (the kind's shape)."""
+    shape = kind_of(window).shape(window)
+    assert isinstance(shape, TupleShape), "windows named by tuples"
+    return shape.naming
 
 
 def in_jvm(query: Query) -> bool:
@@ -82,38 +84,38 @@ def in_jvm(query: Query) -> bool:
 def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     n = stats.rows
     per_window = stats.rows_per_window
-    if kafka_rule(query.window):
+    if query.window.kafka_rule:
         return replay_candidates(n, per_window)
     decomposition = decompose(query, state_names(query))
     out = []
     if decomposition is None:
-        out.append(Candidate.refused(PlanKind.BINS, why_not_shared(query)))
+        out.append(Candidate.refused(PlanName.BINS, why_not_shared(query)))
     elif in_jvm(query):
         note = (
             "one pass in the JVM: tuples shuffled as columnar batches per key, each key's windows computed "
             "with two stacks over arrays"
         )
-        out.append(Candidate(PlanKind.BINS, Plan("tuples", PlanKind.BINS, decomposition=decomposition), 0.6 * n, note))
+        out.append(Candidate(PlanName.BINS, Plan("tuples", PlanName.BINS, decomposition=decomposition), 0.6 * n, note))
     else:
         note = (
             "numpy walks each partition sorted by value in Spark (its sort spills) a chunk at a time, holding "
             "the windows in flight: each window found by binary search, aggregated from prefix sums and sparse tables"
         )
-        out.append(Candidate(PlanKind.BINS, Plan("tuples", PlanKind.BINS, decomposition=decomposition), 4.3 * n, note))
+        out.append(Candidate(PlanName.BINS, Plan("tuples", PlanName.BINS, decomposition=decomposition), 4.3 * n, note))
     if decomposition is None:
-        out.append(Candidate.refused(PlanKind.PREFIX, why_not_shared(query)))
+        out.append(Candidate.refused(PlanName.PREFIX, why_not_shared(query)))
     elif (blocker := prefix_blocker(query, decomposition)) is not None:
-        out.append(Candidate.refused(PlanKind.PREFIX, blocker))
+        out.append(Candidate.refused(PlanName.PREFIX, blocker))
     else:
         note = "one sort by value, then running sums in Spark frames: a window is the total to w less that to w − RANGE"
-        plan = Plan("tuples", PlanKind.PREFIX, decomposition=decomposition)
-        out.append(Candidate(PlanKind.PREFIX, plan, 2.0 * n, note))
+        plan = Plan("tuples", PlanName.PREFIX, decomposition=decomposition)
+        out.append(Candidate(PlanName.PREFIX, plan, 2.0 * n, note))
     blocker = over_blocker(query)
     if blocker is not None:
-        out.append(Candidate.refused(PlanKind.OVER, blocker))
+        out.append(Candidate.refused(PlanName.OVER, blocker))
     else:
         note = f"Spark's RANGE BETWEEN frame, re-aggregating ~{per_window:g} tuples per window"
-        out.append(Candidate(PlanKind.OVER, Plan("tuples", PlanKind.OVER), n * (2 + per_window / 10), note))
+        out.append(Candidate(PlanName.OVER, Plan("tuples", PlanName.OVER), n * (2 + per_window / 10), note))
     return out
 
 
@@ -129,10 +131,10 @@ def replay_candidates(n: float, per_window: float) -> list[Candidate]:
         "window's records aggregated by Spark"
     )
     return [
-        Candidate.refused(PlanKind.BINS, why),
-        Candidate.refused(PlanKind.PREFIX, why),
-        Candidate.refused(PlanKind.OVER, why),
-        Candidate(PlanKind.REPLAY, Plan("tuples", PlanKind.REPLAY), n * (20 + 2 * per_window), note),
+        Candidate.refused(PlanName.BINS, why),
+        Candidate.refused(PlanName.PREFIX, why),
+        Candidate.refused(PlanName.OVER, why),
+        Candidate(PlanName.REPLAY, Plan("tuples", PlanName.REPLAY), n * (20 + 2 * per_window), note),
     ]
 
 

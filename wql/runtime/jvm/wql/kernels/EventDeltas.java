@@ -1,6 +1,5 @@
 package wql.kernels;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -20,7 +19,6 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.types.DataTypeUtils;
 import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.execution.SparkPlan;
-import org.apache.spark.sql.execution.adaptive.LogicalQueryStage;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.execution.metric.SQLMetrics$;
 import org.apache.spark.sql.internal.SQLConf;
@@ -57,9 +55,6 @@ import org.apache.spark.unsafe.Platform;
  * <p>Output rows have the input's schema, with {@code first} and {@code last} holding the window-id.
  */
 public final class EventDeltas {
-  static final int SIGNED = 0;
-  static final int START = 1;
-  static final int END = 2;
   /** The most window-ids one shipped row holds. */
   static final int CHUNK = 1 << 15;
   private static final String LO = "__wql_lo";
@@ -71,82 +66,9 @@ public final class EventDeltas {
   private EventDeltas() {}
 
   /** The request a job's `difference_windows` sends, or {@link KernelRequest.Refused}: then numpy runs. */
-  static KernelRequest request(JsonNode request, StructType input) {
-    List<String> keys = KernelRequest.strings(request.path("keys"));
-    String first = request.path("first").asText();
-    String last = request.path("last").asText();
-    String horizon = request.path("horizon").asText();
-    List<String> operations = KernelRequest.strings(request.path("operations"));
-    List<String> columns = KernelRequest.strings(request.path("columns"));
-    List<String> placements = KernelRequest.strings(request.path("placements"));
-    spec(input, keys, first, last, horizon, operations, columns, placements); // refuses what it cannot compute
-    return new Request(keys, first, last, horizon, operations, columns, placements, input);
-  }
-
-  /** What the operators know of the events, the shipped arrays and the windows, from the events' schema. */
-  static Spec spec(
-      StructType input,
-      List<String> keys,
-      String first,
-      String last,
-      String horizon,
-      List<String> operations,
-      List<String> columns,
-      List<String> placements) {
-    List<String> names = List.of(input.fieldNames());
-    for (String column : List.of(first, last, horizon)) {
-      if (!names.contains(column) || !(input.apply(column).dataType() instanceof LongType)) {
-        throw new KernelRequest.Refused("the window column " + column + " is not a BIGINT");
-      }
-    }
-    States states = States.of(input, operations, columns);
-    Keys keyFields = names.containsAll(keys) ? Keys.of(input, keys) : null;
-    if (states == null || keyFields == null || states.hasAbsentColumn() || placements.size() != columns.size()) {
-      throw new KernelRequest.Refused("a key or state column has a type only the numpy kernel handles");
-    }
-    Spec spec = new Spec();
-    spec.input = input;
-    spec.states = states;
-    spec.keys = keyFields;
-    spec.firstField = input.fieldIndex(first);
-    spec.lastField = input.fieldIndex(last);
-    spec.horizonField = input.fieldIndex(horizon);
-    spec.longPlace = new int[states.longs()];
-    spec.doublePlace = new int[states.doubles()];
-    for (int i = 0; i < columns.size(); i++) {
-      int place = List.of("signed", "start", "end").indexOf(placements.get(i));
-      if (place < 0 || (place == SIGNED && operations.get(i).equals("moments"))) {
-        throw new KernelRequest.Refused("a state's placement is not signed, start or end (moments: not signed)");
-      }
-      int slot = Arrays.asList(states.longName).indexOf(columns.get(i));
-      if (slot >= 0) {
-        spec.longPlace[slot] = place;
-      } else {
-        spec.doublePlace[Arrays.asList(states.doubleName).indexOf(columns.get(i))] = place;
-      }
-    }
-    if (spec.longPlace[states.firstSlot] != SIGNED) {
-      throw new KernelRequest.Refused("the first state must be a signed count");
-    }
-    StructType partials = new StructType();
-    for (String key : keys) {
-      partials = partials.add(input.apply(key));
-    }
-    partials = partials.add(LO, DataTypes.LongType, false).add(HORIZON, DataTypes.LongType, false);
-    partials = partials.add(array(CELLS, DataTypes.LongType));
-    for (int s = 0; s < states.longs(); s++) {
-      partials = partials.add(array(LONG + s, DataTypes.LongType));
-    }
-    for (int s = 0; s < states.doubles(); s++) {
-      partials = partials.add(array(DOUBLE + s, DataTypes.DoubleType));
-    }
-    spec.partials = partials;
-    spec.partialKeys = Keys.of(partials, keys);
-    spec.keyOut = new int[keys.size()];
-    for (int i = 0; i < keys.size(); i++) {
-      spec.keyOut[i] = input.fieldIndex(keys.get(i));
-    }
-    return spec;
+  static KernelRequest request(RequestJson request, StructType input) {
+    Spec spec = new Spec(request, input); // refuses what it cannot compute
+    return new Request(request, spec.keyNames, input);
   }
 
   private static StructField array(String name, DataType element) {
@@ -159,70 +81,53 @@ public final class EventDeltas {
    */
   static final String MEMORY_LIMIT = "spark.wql.difference.memoryLimit";
 
-  static final class Spec implements java.io.Serializable {
+  /** What the operators know of the events, the shipped arrays and the windows, from the events' schema. */
+  static final class Spec extends EventColumns {
     private static final long serialVersionUID = 1L;
     long memoryLimit = -1;
-    StructType input; // the events, and the windows' schema too
-    States states;
-    Keys keys;
-    int firstField;
-    int lastField;
-    int horizonField;
-    int[] longPlace;
-    int[] doublePlace;
-    StructType partials;
-    Keys partialKeys;
-    int[] keyOut;
+    final Placements places;
+    final StructType partials; // the shipped rows: the keys, the first window-id, the data's last, the arrays
+    final Keys partialKeys;
+
+    Spec(RequestJson request, StructType input) {
+      super(request, input, "window");
+      places = new Placements(request, states, false);
+      StructType shipped = new StructType();
+      for (String key : keyNames) {
+        shipped = shipped.add(input.apply(key));
+      }
+      shipped = shipped.add(LO, DataTypes.LongType, false).add(HORIZON, DataTypes.LongType, false);
+      shipped = shipped.add(array(CELLS, DataTypes.LongType));
+      for (int s = 0; s < states.longs(); s++) {
+        shipped = shipped.add(array(LONG + s, DataTypes.LongType));
+      }
+      for (int s = 0; s < states.doubles(); s++) {
+        shipped = shipped.add(array(DOUBLE + s, DataTypes.DoubleType));
+      }
+      partials = shipped;
+      partialKeys = Keys.of(partials, keyNames);
+    }
   }
 
   /** Events to windows: each partition's deltas as per-key arrays before the shuffle, then each key's windows. */
   static final class Request extends KernelRequest {
     private static final long serialVersionUID = 1L;
+    private final RequestJson request; // read again over the schema each operator is planned on
     private final List<String> keys;
-    private final String first;
-    private final String last;
-    private final String horizon;
-    private final List<String> operations;
-    private final List<String> columns;
-    private final List<String> placements;
-    private final StructType output;
 
-    Request(
-        List<String> keys,
-        String first,
-        String last,
-        String horizon,
-        List<String> operations,
-        List<String> columns,
-        List<String> placements,
-        StructType output) {
+    Request(RequestJson request, List<String> keys, StructType output) {
+      super("DifferenceWindows", output);
+      this.request = request;
       this.keys = List.copyOf(keys);
-      this.first = first;
-      this.last = last;
-      this.horizon = horizon;
-      this.operations = List.copyOf(operations);
-      this.columns = List.copyOf(columns);
-      this.placements = List.copyOf(placements);
-      this.output = output;
     }
 
     Spec spec(StructType input) {
-      return EventDeltas.spec(input, keys, first, last, horizon, operations, columns, placements);
-    }
-
-    @Override
-    String name() {
-      return "DifferenceWindows";
-    }
-
-    @Override
-    StructType output() {
-      return output;
+      return new Spec(request, input);
     }
 
     /**
      * The windows read the shipped arrays, a logical node of their own ({@link Partials}), for the
-     * reason {@link TupleWindows.Request#input} gives: adaptive execution replaces a materialized
+     * reason {@link BatchedRequest#input} gives: adaptive execution replaces a materialized
      * shuffle stage's logical node, and that must be the arrays' node, not the windows'.
      */
     @Override
@@ -238,11 +143,7 @@ public final class EventDeltas {
 
     @Override
     SparkPlan plan(KernelNode node, KernelStrategy strategy) {
-      LogicalPlan partials = node.child instanceof LogicalQueryStage ? ((LogicalQueryStage) node.child).logicalPlan() : node.child;
-      if (!(partials instanceof KernelNode) || !(((KernelNode) partials).request instanceof Partials)) {
-        throw new IllegalStateException("the windows' input is not their deltas: " + node.child.nodeName());
-      }
-      Spec spec = spec(((KernelNode) partials).child.schema());
+      Spec spec = spec(KernelPlan.inputNode(node, Partials.class).child.schema());
       List<String> order = new ArrayList<>(keys);
       order.add(LO);
       KernelSpec windowing = new KernelSpec("DifferenceWindows", keys, order, shipped -> new Windows(shipped, spec));
@@ -261,17 +162,8 @@ public final class EventDeltas {
     private final Request windows;
 
     Partials(Request windows) {
+      super("EventDeltas", windows.spec(windows.output()).partials);
       this.windows = windows;
-    }
-
-    @Override
-    String name() {
-      return "EventDeltas";
-    }
-
-    @Override
-    StructType output() {
-      return windows.spec(windows.output()).partials;
     }
 
     @Override
@@ -528,11 +420,7 @@ public final class EventDeltas {
     }
 
     private Cells newKey(InternalRow row) {
-      Object[] key = new Object[spec.keys.fields.length];
-      for (int i = 0; i < key.length; i++) {
-        key[i] = spec.keys.copy(spec.keys.value(row, i)); // the row's memory is reused
-      }
-      return new Cells(key, states);
+      return new Cells(spec.keys.values(row), states);
     }
 
     @Override
@@ -604,22 +492,7 @@ public final class EventDeltas {
       Cells cells = keys.of(row, newKey);
       cells.horizon = Math.max(cells.horizon, row.getLong(spec.horizonField));
       states.read(row, rowLongs, rowDoubles);
-      int nl = rowLongs.length;
-      int nd = rowDoubles.length;
-      for (int s = 0; s < nl; s++) {
-        long value = rowLongs[s];
-        long identity = states.longIdentityAt(s);
-        int place = spec.longPlace[s];
-        shareLongs[s] = place == END ? identity : value;
-        shareLongs[nl + s] = place == SIGNED ? -value : place == END ? value : identity;
-      }
-      for (int s = 0; s < nd; s++) {
-        double value = rowDoubles[s];
-        double identity = states.doubleIdentityAt(s);
-        int place = spec.doublePlace[s];
-        shareDoubles[s] = place == END ? identity : value;
-        shareDoubles[nd + s] = place == SIGNED ? -value : place == END ? value : identity;
-      }
+      spec.places.split(states, rowLongs, rowDoubles, false, shareLongs, shareDoubles);
       for (int delta = from; delta <= (ends ? 1 : 0); delta++) {
         long id = delta == 0 ? first : row.getLong(spec.lastField) + 1;
         if (!cells.add(id, shareLongs, shareDoubles, delta, force ? null : memory)) {
@@ -725,7 +598,7 @@ public final class EventDeltas {
     private final int loField;
     private final int horizonField;
     private final PriorityQueue<Run> runs = new PriorityQueue<>(Comparator.comparingLong(run -> run.id));
-    private UnsafeProjection unsafe;
+    private final KeyTemplates templates;
     private long horizon = Long.MIN_VALUE;
     private UnsafeRow ahead; // the next shipped row, not yet taken in (a copy), and its key
     private Object aheadKey;
@@ -739,11 +612,12 @@ public final class EventDeltas {
       this.spec = spec;
       states = spec.states;
       memory = TaskMemory.ofTask("difference");
+      templates = new KeyTemplates(spec.partialKeys, spec.schema, spec.keys.fields);
       entryLongs = new long[states.longs()];
       entryDoubles = new double[states.doubles()];
       running = new long[states.longs()];
       runningDoubles = new double[states.doubles()];
-      int keys = spec.keyOut.length;
+      int keys = spec.keyNames.size();
       loField = keys;
       horizonField = keys + 1;
       cellsField = keys + 2;
@@ -814,14 +688,7 @@ public final class EventDeltas {
     /** The next key's windows start at its first window-id, with nothing combined yet. */
     private void start() {
       key = aheadKey;
-      GenericInternalRow values = new GenericInternalRow(spec.input.size());
-      for (int i = 0; i < spec.keyOut.length; i++) {
-        values.update(spec.keyOut[i], spec.partialKeys.value(ahead, i));
-      }
-      if (unsafe == null) {
-        unsafe = UnsafeProjection.create(spec.input);
-      }
-      out = unsafe.apply(values).copy();
+      out = templates.of(ahead);
       states.identity(running, runningDoubles, 0);
       until = Long.MIN_VALUE;
       window = Long.MIN_VALUE;

@@ -1,16 +1,11 @@
 package wql.kernels;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.Iterator;
-import java.util.List;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
-import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.internal.SQLConf;
-import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -54,89 +49,27 @@ public final class EventSlices {
   static final long LONGER_SLICES = 1024;
 
   /** The request a job's `slice_events` sends, or {@link KernelRequest.Refused}: then numpy runs. */
-  static KernelRequest request(JsonNode request, StructType schema) {
-    List<String> keys = KernelRequest.strings(request.path("keys"));
-    String first = request.path("first").asText();
-    String last = request.path("last").asText();
-    String horizon = request.path("horizon").asText();
-    List<String> names = List.of(schema.fieldNames());
-    for (String column : List.of(first, last, horizon)) {
-      if (!names.contains(column) || !(schema.apply(column).dataType() instanceof LongType)) {
-        throw new KernelRequest.Refused("the slice column " + column + " is not a BIGINT");
+  static KernelRequest request(RequestJson request, StructType schema) {
+    Spec spec = new Spec(request, schema);
+    String shown = "keys " + spec.keyNames + ", " + spec.size + " slices a window, every " + spec.step;
+    return new KeyedRequest("EventSlices", spec.keyNames, spec.first, schema, rows -> new Windows(rows, spec), false, shown);
+  }
+
+  static final class Spec extends EventColumns {
+    private static final long serialVersionUID = 1L;
+    final long size;
+    final long step;
+    final long longer; // an event over more slices than this (and than a window) is kept apart, not written into each
+
+    Spec(RequestJson request, StructType schema) {
+      super(request, schema, "slice");
+      size = request.number("size");
+      step = request.number("step");
+      longer = Long.parseLong(SQLConf.get().getConfString(LONGER, String.valueOf(LONGER_SLICES)));
+      if (size <= 0 || step <= 0) {
+        throw new KernelRequest.Refused("size and step must be positive");
       }
     }
-    States states =
-        States.of(
-            schema,
-            KernelRequest.strings(request.path("operations")),
-            KernelRequest.strings(request.path("columns")));
-    Keys keyFields = names.containsAll(keys) ? Keys.of(schema, keys) : null;
-    if (states == null || keyFields == null || states.hasAbsentColumn()) {
-      throw new KernelRequest.Refused("a key or state column has a type only the numpy kernel handles");
-    }
-    Spec spec = new Spec();
-    spec.schema = schema;
-    spec.states = states;
-    spec.keys = keyFields;
-    spec.firstField = schema.fieldIndex(first);
-    spec.lastField = schema.fieldIndex(last);
-    spec.horizonField = schema.fieldIndex(horizon);
-    spec.size = request.path("size").asLong();
-    spec.step = request.path("step").asLong();
-    spec.longer = Long.parseLong(SQLConf.get().getConfString(LONGER, String.valueOf(LONGER_SLICES)));
-    if (spec.size <= 0 || spec.step <= 0) {
-      throw new KernelRequest.Refused("size and step must be positive");
-    }
-    return new Request(keys, first, spec);
-  }
-
-  /** Events to windows, each key's events in one partition sorted by their first slice. */
-  static final class Request extends KernelRequest {
-    private static final long serialVersionUID = 1L;
-    private final List<String> keys;
-    private final String first;
-    private final Spec spec;
-
-    Request(List<String> keys, String first, Spec spec) {
-      this.keys = List.copyOf(keys);
-      this.first = first;
-      this.spec = spec;
-    }
-
-    @Override
-    String name() {
-      return "EventSlices";
-    }
-
-    @Override
-    StructType output() {
-      return spec.schema;
-    }
-
-    @Override
-    SparkPlan plan(KernelNode node, KernelStrategy strategy) {
-      Spec work = spec; // the closure must hold the spec alone
-      KernelSpec kernel = new KernelSpec("EventSlices", keys, List.of(first), rows -> new Windows(rows, work));
-      return new KernelExec(strategy.later(node.child), kernel, node.output());
-    }
-
-    @Override
-    public String toString() {
-      return "keys " + keys + ", " + spec.size + " slices a window, every " + spec.step;
-    }
-  }
-
-  static final class Spec implements java.io.Serializable {
-    private static final long serialVersionUID = 1L;
-    StructType schema;
-    States states;
-    Keys keys;
-    int firstField;
-    int lastField;
-    int horizonField;
-    long size;
-    long step;
-    long longer; // an event over more slices than this (and than a window) is kept apart, not written into each
   }
 
   /**
@@ -243,7 +176,7 @@ public final class EventSlices {
     private long end; // the data's last slice
 
     Windows(Iterator<InternalRow> rows, Spec spec) {
-      super(rows, spec.keys, spec.states);
+      super(rows, spec.keys, spec.states, Output.sameAs(spec.schema, spec.states, spec.firstField, spec.lastField));
       this.spec = spec;
       States s = spec.states;
       plainLongs = new long[s.longs()];
@@ -261,11 +194,6 @@ public final class EventSlices {
       longer = Math.max(spec.longer, spec.size);
       carriedBytes = 64 + 8L * (s.longs() + s.doubles());
       memory = TaskMemory.ofTask("se-slices");
-    }
-
-    @Override
-    UnsafeRow template(InternalRow row) {
-      return copied(row, spec.schema);
     }
 
     @Override
@@ -439,15 +367,7 @@ public final class EventSlices {
       for (Carried event : slices.active) {
         states.merge(windowLongs, windowDoubles, 0, event.longs(), event.doubles(), 0, windowLongs, windowDoubles, 0);
       }
-      if (windowLongs[states.firstSlot] <= 0) {
-        return;
-      }
-      UnsafeRow out = output(queue.template);
-      long wid = spec.step == 1 ? end : Math.floorDiv(end + 1, spec.step) - 1;
-      out.setLong(spec.firstField, wid);
-      out.setLong(spec.lastField, wid);
-      states.write(out, states.longField, states.doubleField, windowLongs, windowDoubles);
-      ready.add(out);
+      emit(queue.template, spec.step == 1 ? end : Math.floorDiv(end + 1, spec.step) - 1);
     }
   }
 }

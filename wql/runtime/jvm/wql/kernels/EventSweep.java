@@ -1,15 +1,12 @@
 package wql.kernels;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
-import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.internal.SQLConf;
-import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -42,11 +39,6 @@ import org.apache.spark.sql.types.StructType;
  * window-id; windows whose first state (the event count) is zero are left out.
  */
 public final class EventSweep {
-  static final int SIGNED = 0;
-  static final int START = 1;
-  static final int END = 2;
-  static final int EXTREME = 3;
-
   /**
    * An event ending more than this many windows past the one being swept waits for its end in a heap
    * by window-id rather than in the ring: the ring then spans at most this many windows.
@@ -58,103 +50,22 @@ public final class EventSweep {
   private EventSweep() {}
 
   /** The request a job's `sweep_windows` sends, or {@link KernelRequest.Refused}: then numpy runs. */
-  static KernelRequest request(JsonNode request, StructType schema) {
-    List<String> keys = KernelRequest.strings(request.path("keys"));
-    String first = request.path("first").asText();
-    String last = request.path("last").asText();
-    String horizon = request.path("horizon").asText();
-    List<String> names = List.of(schema.fieldNames());
-    for (String column : List.of(first, last, horizon)) {
-      if (!names.contains(column) || !(schema.apply(column).dataType() instanceof LongType)) {
-        throw new KernelRequest.Refused("the window column " + column + " is not a BIGINT");
-      }
-    }
-    List<String> operations = KernelRequest.strings(request.path("operations"));
-    List<String> columns = KernelRequest.strings(request.path("columns"));
-    List<String> placements = KernelRequest.strings(request.path("placements"));
-    States states = States.of(schema, operations, columns);
-    Keys keyFields = names.containsAll(keys) ? Keys.of(schema, keys) : null;
-    if (states == null || keyFields == null || states.hasAbsentColumn() || placements.size() != columns.size()) {
-      throw new KernelRequest.Refused("a key or state column has a type only the numpy kernel handles");
-    }
-    Spec spec = new Spec();
-    spec.schema = schema;
-    spec.states = states;
-    spec.keys = keyFields;
-    spec.firstField = schema.fieldIndex(first);
-    spec.lastField = schema.fieldIndex(last);
-    spec.horizonField = schema.fieldIndex(horizon);
-    spec.longPlace = new int[states.longs()];
-    spec.doublePlace = new int[states.doubles()];
-    for (int i = 0; i < columns.size(); i++) {
-      int place = List.of("signed", "start", "end", "extreme").indexOf(placements.get(i));
-      String operation = operations.get(i);
-      boolean extreme = operation.equals("min") || operation.equals("max");
-      if (place < 0 || extreme != (place == EXTREME) || (place == SIGNED && operation.equals("moments"))) {
-        throw new KernelRequest.Refused(
-            "a state's placement is not signed, start, end (moments: not signed) or extreme (min and max)");
-      }
-      int slot = Arrays.asList(states.longName).indexOf(columns.get(i));
-      if (slot >= 0) {
-        spec.longPlace[slot] = place;
-      } else {
-        spec.doublePlace[Arrays.asList(states.doubleName).indexOf(columns.get(i))] = place;
-      }
-    }
-    if (spec.longPlace[states.firstSlot] != SIGNED) {
-      throw new KernelRequest.Refused("the first state must be a signed count");
-    }
-    spec.longer = Math.max(0, Long.parseLong(SQLConf.get().getConfString(LONGER, String.valueOf(LONGER_WINDOWS))));
-    return new Request(keys, first, spec);
+  static KernelRequest request(RequestJson request, StructType schema) {
+    Spec spec = new Spec(request, schema);
+    String shown = "keys " + spec.keyNames + ", a sweep along each key's windows";
+    return new KeyedRequest("EventSweep", spec.keyNames, spec.first, schema, rows -> new Windows(rows, spec), false, shown);
   }
 
-  /** Events to windows, each key's events in one partition sorted by their first window. */
-  static final class Request extends KernelRequest {
+  static final class Spec extends EventColumns {
     private static final long serialVersionUID = 1L;
-    private final List<String> keys;
-    private final String first;
-    private final Spec spec;
+    final Placements places;
+    final long longer; // an event ending further ahead than this waits in the heap by window-id, not the ring
 
-    Request(List<String> keys, String first, Spec spec) {
-      this.keys = List.copyOf(keys);
-      this.first = first;
-      this.spec = spec;
+    Spec(RequestJson request, StructType schema) {
+      super(request, schema, "window");
+      places = new Placements(request, states, true);
+      longer = Math.max(0, Long.parseLong(SQLConf.get().getConfString(LONGER, String.valueOf(LONGER_WINDOWS))));
     }
-
-    @Override
-    String name() {
-      return "EventSweep";
-    }
-
-    @Override
-    StructType output() {
-      return spec.schema;
-    }
-
-    @Override
-    SparkPlan plan(KernelNode node, KernelStrategy strategy) {
-      Spec work = spec; // the closure must hold the spec alone
-      KernelSpec kernel = new KernelSpec("EventSweep", keys, List.of(first), rows -> new Windows(rows, work));
-      return new KernelExec(strategy.later(node.child), kernel, node.output());
-    }
-
-    @Override
-    public String toString() {
-      return "keys " + keys + ", a sweep along each key's windows";
-    }
-  }
-
-  static final class Spec implements java.io.Serializable {
-    private static final long serialVersionUID = 1L;
-    StructType schema;
-    States states;
-    Keys keys;
-    int firstField;
-    int lastField;
-    int horizonField;
-    int[] longPlace;
-    int[] doublePlace;
-    long longer; // an event ending further ahead than this waits in the heap by window-id, not the ring
   }
 
   /**
@@ -388,52 +299,35 @@ public final class EventSweep {
     private final Spec spec;
     private final IdentityHashMap<StateQueue, Sweep> sweeps = new IdentityHashMap<>();
     private final TaskMemory memory;
-    private final long[] enterLongs; // an event's shares as it enters: signed and start (extremes apart)
-    private final double[] enterDoubles;
-    private final long[] leaveLongs; // and as it leaves: signed negated, end
-    private final double[] leaveDoubles;
+    private final long[] shareLongs; // an event's shares as it enters (state 0) and as it leaves (state 1)
+    private final double[] shareDoubles;
     private final int nl;
     private final int nd;
     private long horizon = Long.MIN_VALUE; // the data's last window
 
     Windows(Iterator<InternalRow> rows, Spec spec) {
-      super(rows, spec.keys, spec.states);
+      super(rows, spec.keys, spec.states, Output.sameAs(spec.schema, spec.states, spec.firstField, spec.lastField));
       this.spec = spec;
       nl = states.longs();
       nd = states.doubles();
-      enterLongs = new long[nl];
-      enterDoubles = new double[nd];
-      leaveLongs = new long[nl];
-      leaveDoubles = new double[nd];
+      shareLongs = new long[2 * nl];
+      shareDoubles = new double[2 * nd];
       memory = TaskMemory.ofTask("sweep");
     }
 
-    @Override
-    UnsafeRow template(InternalRow row) {
-      return copied(row, spec.schema);
-    }
-
     private Extremes[] newExtremes() {
-      int count = 0;
-      for (int place : spec.longPlace) {
-        count += place == EXTREME ? 1 : 0;
-      }
-      for (int place : spec.doublePlace) {
-        count += place == EXTREME ? 1 : 0;
-      }
-      Extremes[] extremes = new Extremes[count];
-      int e = 0;
+      List<Extremes> extremes = new ArrayList<>();
       for (int s = 0; s < nl; s++) {
-        if (spec.longPlace[s] == EXTREME) {
-          extremes[e++] = new Extremes(false, states.longOp(s), s);
+        if (spec.places.longPlace[s] == Placements.EXTREME) {
+          extremes.add(new Extremes(false, states.longOp(s), s));
         }
       }
       for (int s = 0; s < nd; s++) {
-        if (spec.doublePlace[s] == EXTREME) {
-          extremes[e++] = new Extremes(true, states.doubleOp(s), s);
+        if (spec.places.doublePlace[s] == Placements.EXTREME) {
+          extremes.add(new Extremes(true, states.doubleOp(s), s));
         }
       }
-      return extremes;
+      return extremes.toArray(new Extremes[0]);
     }
 
     /** Accounts `bytes` more held for `events` events, or fails with a message that says what to change. */
@@ -463,21 +357,8 @@ public final class EventSweep {
       emitUpTo(queue, sweep, first - 1); // no later event of the key enters before this one's first window
       states.read(row, rowLongs, rowDoubles);
       boolean lasting = last >= horizon; // never leaves before the data's last window
-      for (int s = 0; s < nl; s++) {
-        int place = spec.longPlace[s];
-        long identity = states.longIdentityAt(s);
-        long value = rowLongs[s];
-        enterLongs[s] = place == END || (place == EXTREME && !lasting) ? identity : value;
-        leaveLongs[s] = place == SIGNED ? -value : place == END ? value : identity;
-      }
-      for (int s = 0; s < nd; s++) {
-        int place = spec.doublePlace[s];
-        double identity = states.doubleIdentityAt(s);
-        double value = rowDoubles[s];
-        enterDoubles[s] = place == END || (place == EXTREME && !lasting) ? identity : value;
-        leaveDoubles[s] = place == SIGNED ? -value : place == END ? value : identity;
-      }
-      states.merge(sweep.runLongs, sweep.runDoubles, 0, enterLongs, enterDoubles, 0, sweep.runLongs, sweep.runDoubles, 0);
+      spec.places.split(states, rowLongs, rowDoubles, lasting, shareLongs, shareDoubles);
+      states.merge(sweep.runLongs, sweep.runDoubles, 0, shareLongs, shareDoubles, 0, sweep.runLongs, sweep.runDoubles, 0);
       if (lasting) {
         sweep.lasting = true;
         return;
@@ -509,7 +390,7 @@ public final class EventSweep {
       }
       if (ahead < sweep.ringCapacity()) {
         int i = (int) (id & sweep.mask);
-        states.merge(sweep.ringLongs, sweep.ringDoubles, i, leaveLongs, leaveDoubles, 0, sweep.ringLongs, sweep.ringDoubles, i);
+        states.merge(sweep.ringLongs, sweep.ringDoubles, i, shareLongs, shareDoubles, 1, sweep.ringLongs, sweep.ringDoubles, i);
         sweep.ringLeaving[i]++;
         return;
       }
@@ -530,8 +411,8 @@ public final class EventSweep {
         i = parent;
       }
       sweep.farIds[i] = id;
-      System.arraycopy(leaveLongs, 0, sweep.farLongs, i * nl, nl);
-      System.arraycopy(leaveDoubles, 0, sweep.farDoubles, i * nd, nd);
+      System.arraycopy(shareLongs, nl, sweep.farLongs, i * nl, nl);
+      System.arraycopy(shareDoubles, nd, sweep.farDoubles, i * nd, nd);
     }
 
     private void moveFar(Sweep sweep, int from, int to) {
@@ -648,14 +529,7 @@ public final class EventSweep {
           windowLongs[s] = StateAlgebra.combine(extreme.op, windowLongs[s], extreme.longValue(extreme.keys[0]));
         }
       }
-      if (windowLongs[states.firstSlot] <= 0) {
-        return;
-      }
-      UnsafeRow out = output(queue.template);
-      out.setLong(spec.firstField, window);
-      out.setLong(spec.lastField, window);
-      states.write(out, states.longField, states.doubleField, windowLongs, windowDoubles);
-      ready.add(out);
+      emit(queue.template, window);
     }
   }
 }

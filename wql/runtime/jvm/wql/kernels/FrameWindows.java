@@ -3,22 +3,9 @@ package wql.kernels;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.NoSuchElementException;
-import java.util.function.Function;
-import org.apache.spark.SparkContext;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
-import org.apache.spark.sql.catalyst.expressions.IsNotNull;
-import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
-import org.apache.spark.sql.catalyst.plans.logical.Filter;
-import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
-import org.apache.spark.sql.execution.SparkPlan;
-import org.apache.spark.sql.execution.metric.SQLMetric;
-import org.apache.spark.sql.execution.metric.SQLMetrics$;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.BooleanType;
 import org.apache.spark.sql.types.DataType;
@@ -65,23 +52,11 @@ public final class FrameWindows {
    * over tuples of that schema; refused for what only the numpy kernel computes (a stream's closing
    * tuples, GROUP BY, a DOUBLE attribute, fractional bounds on an integral one).
    */
-  static KernelRequest request(JsonNode request, StructType input) {
-    if (!KernelRequest.strings(request.path("groups")).isEmpty() || request.path("closes").asBoolean(false)) {
+  static KernelRequest request(RequestJson request, StructType input) {
+    if ((request.has("groups") && !request.strings("groups").isEmpty()) || request.flag("closes")) {
       throw new KernelRequest.Refused("the JVM folds frames without GROUP BY and without a stream's closing tuples");
     }
-    StructType output;
-    try {
-      output = (StructType) DataType.fromJson(request.path("output").asText());
-    } catch (RuntimeException e) {
-      throw new KernelRequest.Refused("the output schema is not a struct's JSON");
-    }
-    Request parsed =
-        new Request(
-            KernelRequest.strings(request.path("partitions")),
-            KernelRequest.strings(request.path("operations")),
-            KernelRequest.strings(request.path("columns")),
-            Rule.of(request.path("rule"), request.path("minimum"), request.path("minimum_rows").asBoolean(false)),
-            output);
+    Request parsed = new Request(request, Rule.of(request.object("rule"), request.value("minimum"), request.flag("minimum_rows")));
     parsed.spec(input); // refuses what it cannot compute
     return parsed;
   }
@@ -101,16 +76,16 @@ public final class FrameWindows {
     Running[] running; // an aggregate frame's running aggregates
     Test test; // and its condition over them
 
-    static Rule of(JsonNode rule, JsonNode minimum, boolean minimumRows) {
+    static Rule of(RequestJson rule, JsonNode minimum, boolean minimumRows) {
       Rule out = new Rule();
-      String kind = rule.path("kind").asText();
+      String kind = rule.text("kind");
       switch (kind) {
         case "session":
           out.kind = SESSION;
-          out.gap = whole(rule.path("gap"), "GAP");
-          if (!rule.path("longest").isNull() && !rule.path("longest").isMissingNode()) {
+          out.gap = rule.whole("gap", "GAP");
+          if (rule.has("longest")) {
             out.bounded = true;
-            out.longest = whole(rule.path("longest"), "MAX");
+            out.longest = rule.whole("longest", "MAX");
           }
           break;
         case "threshold":
@@ -118,16 +93,17 @@ public final class FrameWindows {
           break;
         case "delta":
           out.kind = DELTA;
-          if (!rule.path("delta").isNumber()) {
+          JsonNode delta = rule.value("delta");
+          if (!delta.isNumber()) {
             throw new KernelRequest.Refused("DELTA is not a number");
           }
-          out.realDelta = rule.path("delta").asDouble();
-          out.delta = rule.path("delta").isIntegralNumber() ? rule.path("delta").asLong() : (long) Math.floor(out.realDelta);
+          out.realDelta = delta.asDouble();
+          out.delta = delta.isIntegralNumber() ? delta.asLong() : (long) Math.floor(out.realDelta);
           break;
         case "aggregate":
           out.kind = AGGREGATE;
-          out.running = Running.of(rule.path("running"));
-          out.test = Test.of(rule.path("test"), out.running.length);
+          out.running = Running.of(rule.value("running"));
+          out.test = Test.of(rule.value("test"), out.running.length);
           break;
         default:
           throw new KernelRequest.Refused("no " + kind + " frames in the JVM");
@@ -138,13 +114,6 @@ public final class FrameWindows {
         out.minimum = minimum.asDouble();
       }
       return out;
-    }
-
-    private static long whole(JsonNode value, String what) {
-      if (!value.isIntegralNumber()) {
-        throw new KernelRequest.Refused(what + " is not a whole number of the attribute's base units");
-      }
-      return value.asLong();
     }
 
     /** Whether a window of `rows` tuples, from value `first` to `last`, is long enough for MIN. */
@@ -161,89 +130,47 @@ public final class FrameWindows {
     private static final long serialVersionUID = 1L;
     TupleWindows.Spec base; // keys, states, batches' layout, output columns
     Rule rule;
-    int ties = -1; // the extra holding arrival (_pos), -1 without
     int ruled = -1; // the extra holding _p or _x
     int present = -1; // an integral _x's presence; -1: a DOUBLE _x is NaN where absent
     int[] argument; // an aggregate frame's: each running aggregate's argument's extra (-1: count(*) or a count)
     int[] argumentPresent; // and where it is not NULL (-1: count(*))
-    int[] batchExtras;
     int lastOut;
     int chunkTuples = CHUNK_TUPLES; // past memory: tuples per chunk walked ({@link SortedFrames})
-    int spillThreshold = -1; // and the records the sorter holds before it spills (-1: Spark's default)
   }
-
-  /**
-   * The most the kernel holds in arrays per task (bytes) before a partition's tuples stream through
-   * Spark's sorter ({@link SortedFrames}); unset, whatever Spark's execution memory grants.
-   */
-  static final String MEMORY_LIMIT = "spark.wql.frames.memoryLimit";
 
   /** Tuples per chunk of the sorted tuples, each walked as one array; a window may span many. */
   static final String CHUNK = "spark.wql.frames.chunkTuples";
 
   static final int CHUNK_TUPLES = 8192;
 
-  /**
-   * Records the sorter holds in memory before it spills a sorted run, as Spark's
-   * spark.sql.sessionWindow.buffer.spill.threshold is for its own sessions; unset, Spark's
-   * spark.shuffle.spill.numElementsForceSpillThreshold (Spark then spills when memory runs short).
-   */
-  static final String SPILL_THRESHOLD = "spark.wql.frames.spillThreshold";
-
   /** Tuples to windows: batches per key before the shuffle, then each key's windows. */
-  static final class Request extends KernelRequest {
+  static final class Request extends BatchedRequest {
     private static final long serialVersionUID = 1L;
-    private final List<String> partitions;
-    private final List<String> operations;
-    private final List<String> columns;
     private final Rule rule;
-    private final StructType output;
 
-    Request(List<String> partitions, List<String> operations, List<String> columns, Rule rule, StructType output) {
-      this.partitions = List.copyOf(partitions);
-      this.operations = List.copyOf(operations);
-      this.columns = List.copyOf(columns);
+    Request(RequestJson request, Rule rule) {
+      super(request, "FrameWindows");
       this.rule = rule;
-      this.output = output;
     }
 
     @Override
-    String name() {
-      return "FrameWindows";
+    TupleWindows.Spec batches(StructType tuples) {
+      return spec(tuples).base;
     }
 
     @Override
-    StructType output() {
-      return output;
-    }
-
-    /** The windows read their batches, a node of their own, for the reason {@link TupleWindows.Request#input} gives. */
-    @Override
-    LogicalPlan input(LogicalPlan child) {
-      LogicalPlan valued = new Filter(new IsNotNull(KernelPlan.attribute(child.output(), "_t")), child);
-      StructType batches = spec(child.schema()).base.batches;
-      return new KernelNode(valued, new Batches(this, batches), KernelPlan.attributes(batches));
-    }
-
-    /** Planned from the batches' node, for the reason {@link TupleWindows.Request#plan} gives. */
-    @Override
-    SparkPlan plan(KernelNode node, KernelStrategy strategy) {
-      Spec spec = spec(TupleWindows.batchesBelow(node, Batches.class).child.schema());
-      SQLConf conf = SQLConf.get();
-      spec.base.memoryLimit = Long.parseLong(conf.getConfString(MEMORY_LIMIT, "-1"));
+    PartitionKernel windows(StructType tuples, SQLConf conf, SorterMetrics metrics) {
+      Spec spec = spec(tuples);
+      settle(spec.base, conf);
       spec.chunkTuples = Math.max(1, Integer.parseInt(conf.getConfString(CHUNK, String.valueOf(CHUNK_TUPLES))));
-      spec.spillThreshold = Integer.parseInt(conf.getConfString(SPILL_THRESHOLD, "-1"));
-      Sorted sorted = Sorted.of(strategy.session().sparkContext());
-      KernelSpec windowing =
-          new KernelSpec("FrameWindows", partitions, null, batched -> new Windows(batched, spec, sorted), sorted.shown());
-      return new KernelExec(strategy.later(node.child), windowing, node.output());
+      return batched -> new Windows(batched, spec, metrics);
     }
 
     /** The spec over tuples of schema `input`; refused where the JVM cannot compute them. */
     Spec spec(StructType input) {
       Spec spec = new Spec();
       spec.rule = rule;
-      spec.base = TupleWindows.spec(input, partitions, operations, columns, 1, output);
+      spec.base = TupleWindows.spec("frames", input, this, 1);
       List<String> names = List.of(input.fieldNames());
       List<Integer> fields = new ArrayList<>();
       List<Integer> kinds = new ArrayList<>();
@@ -252,7 +179,7 @@ public final class FrameWindows {
         if (!States.isIntegral(type)) {
           throw new KernelRequest.Refused("_pos is not integral");
         }
-        spec.ties = fields.size();
+        spec.base.ties = fields.size();
         fields.add(input.fieldIndex("_pos"));
         kinds.add(States.width(type));
       }
@@ -307,16 +234,11 @@ public final class FrameWindows {
       TupleWindows.Spec base = spec.base;
       base.extraFields = fields.stream().mapToInt(Integer::intValue).toArray();
       base.extraKinds = kinds.stream().mapToInt(Integer::intValue).toArray();
-      base.batches = TupleBatches.schema(input, partitions, base.storedLongs, base.states.doubles(), fields.size());
-      base.batchKeys = Keys.of(base.batches, partitions);
-      base.batchValues = base.batches.fieldIndex(TupleBatches.VALUES);
-      base.batchLongs = TupleBatches.longFields(base.batches, base.storedLongs);
-      base.batchDoubles = TupleBatches.doubleFields(base.batches, base.states.doubles());
-      spec.batchExtras = TupleBatches.extraFields(base.batches, fields.size());
-      if (!List.of(output.fieldNames()).contains("_last")) {
+      base.layBatches(input, partitions);
+      if (!List.of(output().fieldNames()).contains("_last")) {
         throw new KernelRequest.Refused("the output schema has no _last column");
       }
-      spec.lastOut = output.fieldIndex("_last");
+      spec.lastOut = output().fieldIndex("_last");
       return spec;
     }
 
@@ -328,111 +250,26 @@ public final class FrameWindows {
   }
 
   /**
-   * The plan's metrics of the path past memory, shown on the operator in Spark's UI: the tuples that
-   * went through Spark's sorter ({@link SortedFrames}, and the bins kernel's {@link SortedTuples}) and
-   * the memory it freed by spilling; both 0 while every partition fits in memory.
-   */
-  static final class Sorted implements java.io.Serializable {
-    private static final long serialVersionUID = 1L;
-    final SQLMetric tuples;
-    final SQLMetric spillSize;
-
-    Sorted(SQLMetric tuples, SQLMetric spillSize) {
-      this.tuples = tuples;
-      this.spillSize = spillSize;
-    }
-
-    /** The two metrics, made on the driver with the plan of a query run in `context`. */
-    static Sorted of(SparkContext context) {
-      SQLMetrics$ metrics = SQLMetrics$.MODULE$;
-      return new Sorted(
-          metrics.createMetric(context, "tuples through the spilling sorter"),
-          metrics.createSizeMetric(context, "sorter spill size", metrics.createSizeMetric$default$3()));
-    }
-
-    /** The metrics as the operator shows them, by the names the tests read them by. */
-    Map<String, SQLMetric> shown() {
-      Map<String, SQLMetric> shown = new LinkedHashMap<>();
-      shown.put("sortedTuples", tuples);
-      shown.put("spillSize", spillSize);
-      return shown;
-    }
-  }
-
-  /** The batches of the tuples below the windows ({@link TupleBatches}), as the logical plan carries them. */
-  static final class Batches extends KernelRequest {
-    private static final long serialVersionUID = 1L;
-    private final Request windows;
-    private final StructType batches;
-
-    Batches(Request windows, StructType batches) {
-      this.windows = windows;
-      this.batches = batches;
-    }
-
-    @Override
-    String name() {
-      return "TupleBatches";
-    }
-
-    @Override
-    StructType output() {
-      return batches;
-    }
-
-    @Override
-    SparkPlan plan(KernelNode node, KernelStrategy strategy) {
-      TupleWindows.Spec spec = windows.spec(node.child.schema()).base;
-      KernelSpec batching = new KernelSpec("TupleBatches", null, null, tuples -> new TupleBatches.Batcher(tuples, spec));
-      return new KernelExec(strategy.later(node.child), batching, node.output());
-    }
-
-    @Override
-    public String toString() {
-      return "batches of up to " + TupleBatches.BATCH + " tuples of one key, for " + windows;
-    }
-  }
-
-  /**
-   * The windows of one partition's batches, every batch of its keys in it, in any order: each key's
-   * tuples are copied into columns, put in order where they did not arrive in it, walked once, and
-   * its windows emitted before the next key's are computed.
+   * The windows of one partition's batches ({@link BatchedWindows}): each key's tuples put in (_t,
+   * _pos) order where they did not arrive in it and walked once, each window's bounds found and its
+   * states folded as its tuples go by.
    *
-   * <p>When a reservation for the columns fails (Spark's execution memory, or {@link #MEMORY_LIMIT}),
-   * the partition's tuples go through Spark's spilling sorter instead ({@link SortedFrames}) and come
-   * back in chunks of one key, each walked as a key's columns are: the window still open at a chunk's
-   * end is carried into the next chunk (its first and last values, its length, a delta frame's first
-   * x, its folded states, an aggregate frame's running values) and goes on folding there, so each
-   * window's states are folded from the same tuples in the same order as in memory.
+   * <p>Past memory the partition's tuples come back from {@link SortedFrames} in chunks of one key,
+   * each walked as a key's columns are: the window still open at a chunk's end is carried into the
+   * next chunk (its first and last values, its length, a delta frame's first x, its folded states, an
+   * aggregate frame's running values) and goes on folding there, so each window's states are folded
+   * from the same tuples in the same order as in memory.
    */
-  static final class Windows implements Iterator<InternalRow> {
-    private final Iterator<InternalRow> batches;
+  static final class Windows extends BatchedWindows {
     private final Spec spec;
-    private final TupleWindows.Spec base;
-    private final States states;
-    private final TaskMemory memory;
-    private final Sorted metrics;
-    private final Function<InternalRow, KeyTuples> newKey = this::newKey;
-    private final WindowStates windows; // each window's first value (wids) and states
-    private long[] lasts = new long[0]; // and its last value
+    private long[] lasts = new long[0]; // each window's last value
     private final long[] tupleLongs;
     private final double[] tupleDoubles;
     private final long[] foldLongs;
     private final double[] foldDoubles;
     private final RunningValues running;
-    private KeyIndex<KeyTuples> keys;
-    private List<KeyTuples> pending;
-    private UnsafeProjection unsafe;
-    private long tuples;
-    private int nextKey;
-    private KeyTuples current; // the key whose windows are being emitted, its columns released after
-    private UnsafeRow template; // that key's output row
-    private int count; // the current key's (or chunk's) windows
-    private int at; // the next of them to emit
-    private UnsafeRow out; // one row, refilled for each window: Spark's consumers copy what they keep
-    private boolean done;
     // Past memory: the sorted tuples, the chunk of them being walked, and the window carried across chunks.
-    private SortedFrames sorted;
+    private SortedFrames frames;
     private KeyTuples chunk;
     private boolean carried;
     private long carriedFirst; // its first tuple's _t
@@ -442,16 +279,9 @@ public final class FrameWindows {
     private final long[] carriedLongs;
     private final double[] carriedDoubles;
 
-    Windows(Iterator<InternalRow> batches, Spec spec, Sorted metrics) {
-      this.batches = batches;
+    Windows(Iterator<InternalRow> batches, Spec spec, SorterMetrics metrics) {
+      super(batches, spec.base, metrics);
       this.spec = spec;
-      this.metrics = metrics;
-      base = spec.base;
-      states = base.states;
-      TaskMemory task = TaskMemory.ofTask("frames");
-      memory = task == null ? null : task.limitedTo(base.memoryLimit);
-      keys = new KeyIndex<>(base.batchKeys);
-      windows = new WindowStates(states.longs(), states.doubles(), memory);
       tupleLongs = new long[states.longs()];
       tupleDoubles = new double[states.doubles()];
       foldLongs = new long[states.longs()];
@@ -462,152 +292,47 @@ public final class FrameWindows {
     }
 
     @Override
-    public boolean hasNext() {
-      if (pending == null) {
-        load();
-      }
-      while (true) {
-        if (at < count) {
-          return true;
-        }
-        if (sorted != null) {
-          if (done || !sorted.next(chunk, spec.chunkTuples)) {
-            return finish();
-          }
-          template = sorted.template();
-          walk(chunk, chunk.size, sorted.complete());
-          continue;
-        }
-        if (current != null) {
-          release(current.drop()); // its columns are not needed once its windows are out
-          current = null;
-        }
-        if (nextKey == pending.size()) {
-          return finish();
-        }
-        KeyTuples key = pending.get(nextKey);
-        try {
-          computeWindows(key);
-        } catch (TaskMemory.Refused e) { // its windows' arrays do not fit: this key and the rest stream
-          count = 0;
-          stream(pending.subList(nextKey, pending.size()), null, null);
-          continue;
-        }
-        pending.set(nextKey++, null);
-        current = key;
-        template = key.template;
-      }
-    }
-
-    /** The partition's last window is out: its memory goes back to Spark (once). */
-    private boolean finish() {
-      if (!done) {
-        done = true;
-        if (memory != null) {
-          memory.reportPeak(sorted == null ? 0 : sorted.peak());
-          memory.releaseAll();
-        }
-        if (sorted != null) {
-          metrics.spillSize.add(sorted.spillSize());
-          sorted.close();
-        }
-      }
-      return false;
+    InternalRow window() {
+      UnsafeRow row = row();
+      States.setIntegral(row, spec.lastOut, base.widWidth, lasts[at]);
+      at++;
+      return row;
     }
 
     @Override
-    public InternalRow next() {
-      if (!hasNext()) {
-        throw new NoSuchElementException();
-      }
-      if (out == null) {
-        out = template.copy();
-      } else {
-        out.copyFrom(template);
-      }
-      States.setIntegral(out, base.widOut, base.widWidth, windows.wids[at]);
-      States.setIntegral(out, spec.lastOut, base.widWidth, lasts[at]);
-      for (int s = 0; s < base.longOut.length; s++) {
-        states.writeLong(out, base.longOut[s], s, windows.longs[s][at]);
-      }
-      for (int s = 0; s < base.doubleOut.length; s++) {
-        states.writeDouble(out, base.doubleOut[s], s, windows.doubles[s][at]);
-      }
-      at++;
-      return out;
+    SpillingTuples sorter() {
+      frames = new SortedFrames(base);
+      return frames;
     }
 
     /**
-     * Every batch of the partition into its key's columns, the memory they take accounted first; if
-     * Spark cannot grant it, every tuple streams through the sorter instead.
+     * The chunk's arrays are Spark's to grant from here on (its sorter spills to make room): the
+     * memory limit chose this path.
      */
-    private void load() {
-      while (batches.hasNext()) {
-        InternalRow batch = batches.next();
-        KeyTuples key = keys.of(batch, newKey);
-        int n = batch.getArray(base.batchValues).numElements();
-        if (memory != null && !memory.tryReserve((long) key.growthFor(n) * key.tupleBytes)) {
-          stream(keys.values(), key, batch); // the partition does not fit: every tuple streams
-          return;
-        }
-        tuples += n;
-        key.append(batch, base.batchValues, base.batchLongs, base.batchDoubles, spec.batchExtras);
-      }
-      pending = new ArrayList<>(keys.values());
-      keys = null;
-    }
-
-    /**
-     * From here on the partition's windows come from {@link SortedFrames}: the tuples `held` in
-     * columns, then `batch` (of `key`) and every batch still to come, sorted through Spark's spilling
-     * sorter; the columns' memory is released as they are copied out. The limit of {@link
-     * #MEMORY_LIMIT} chose this path: the chunk's arrays are Spark's to grant (its sorter spills to
-     * make room).
-     */
-    private void stream(List<KeyTuples> held, KeyTuples key, InternalRow batch) {
-      sorted = new SortedFrames(spec);
-      for (KeyTuples k : held) {
-        sorted.addColumns(k);
-        release(k.drop());
-      }
-      if (batch != null) {
-        sorted.addBatch(key, batch);
-      }
-      while (batches.hasNext()) {
-        InternalRow next = batches.next();
-        sorted.addBatch(keys.of(next, newKey), next);
-      }
-      pending = List.of();
-      keys = null;
-      metrics.tuples.add(sorted.tuples());
-      sorted.sort();
+    @Override
+    void sorted() {
+      frames.sort();
       if (memory != null) {
         memory.limitedTo(-1);
       }
-      chunk = new KeyTuples(null, base.storedLongs, states.doubles(), spec.batchExtras.length, -1, 0);
+      chunk = new KeyTuples(null, base.storedLongs, states.doubles(), base.batchExtras.length, -1, 0);
       account((long) spec.chunkTuples * chunk.tupleBytes);
       chunk.ensureCapacity(spec.chunkTuples);
     }
 
-    private KeyTuples newKey(InternalRow batch) {
-      GenericInternalRow values = new GenericInternalRow(base.output.size());
-      for (int i = 0; i < base.keyOut.length; i++) {
-        values.update(base.keyOut[i], base.batchKeys.value(batch, i));
+    @Override
+    boolean more() {
+      if (!frames.next(chunk, spec.chunkTuples)) {
+        return false;
       }
-      if (unsafe == null) {
-        unsafe = UnsafeProjection.create(base.output);
-      }
-      int id = keys.values().size();
-      UnsafeRow keyTemplate = unsafe.apply(values).copy();
-      KeyTuples key = new KeyTuples(keyTemplate, base.storedLongs, states.doubles(), spec.batchExtras.length, spec.ties, id);
-      if (memory != null) {
-        memory.tryReserve((long) key.values.length * key.tupleBytes); // a few bytes: kept even if refused
-      }
-      return key;
+      template = frames.template();
+      walk(chunk, chunk.size, frames.complete());
+      return true;
     }
 
     /** The key's windows, in (_t, _pos) order: bounds and folded states of those that are kept. */
-    private void computeWindows(KeyTuples key) {
+    @Override
+    void compute(KeyTuples key) {
       if (!key.isSorted()) {
         long sorting = (long) key.size * (12 + key.tupleBytes); // the permutation, its scratch, a column
         account(sorting);
@@ -807,18 +532,6 @@ public final class FrameWindows {
         windows.doubles[s][count] = doubles[s];
       }
       count++;
-    }
-
-    private void account(long bytes) {
-      if (memory != null) {
-        memory.reserve(bytes, tuples);
-      }
-    }
-
-    private void release(long bytes) {
-      if (memory != null) {
-        memory.release(bytes);
-      }
     }
   }
 

@@ -12,6 +12,7 @@ import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.catalyst.types.DataTypeUtils;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.execution.SparkStrategy;
+import org.apache.spark.sql.execution.adaptive.LogicalQueryStage;
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
@@ -106,6 +107,19 @@ final class KernelPlan {
       }
     }
     return ones;
+  }
+
+  /**
+   * The node below `node`, of request type `kind`, that the node's request put there as its input
+   * ({@link KernelRequest#input}): the node itself, or once the shuffle above it has run the {@link
+   * LogicalQueryStage} that names it.
+   */
+  static KernelNode inputNode(KernelNode node, Class<? extends KernelRequest> kind) {
+    LogicalPlan input = node.child instanceof LogicalQueryStage ? ((LogicalQueryStage) node.child).logicalPlan() : node.child;
+    if (!(input instanceof KernelNode) || !kind.isInstance(((KernelNode) input).request)) {
+      throw new IllegalStateException("the input of " + node.request.name() + " is not its " + kind.getSimpleName() + ": " + node.child.nodeName());
+    }
+    return (KernelNode) input;
   }
 
   /** The attribute of that name among a plan's output. */

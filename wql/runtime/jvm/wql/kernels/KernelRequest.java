@@ -1,9 +1,7 @@
 package wql.kernels;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.io.Serializable;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.Map;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.execution.SparkPlan;
@@ -26,11 +24,24 @@ abstract class KernelRequest implements Serializable {
   /** The version of the requests' JSON this jar reads; a job sends the one it was generated for. */
   static final String PROTOCOL = "1";
 
+  private final String name;
+  private final StructType output;
+
+  /** A kernel whose node is called `name` in Spark's plans and whose rows have the schema `output`. */
+  KernelRequest(String name, StructType output) {
+    this.name = name;
+    this.output = output;
+  }
+
   /** The node's name in Spark's plans. */
-  abstract String name();
+  final String name() {
+    return name;
+  }
 
   /** The schema of the kernel's output rows. */
-  abstract StructType output();
+  final StructType output() {
+    return output;
+  }
 
   /**
    * The input the kernel reads: `child`, or a plan over it (a filter, a kernel node of the kernel's
@@ -51,43 +62,34 @@ abstract class KernelRequest implements Serializable {
   /** The operators computing `node`, whose input Spark has optimized. */
   abstract SparkPlan plan(KernelNode node, KernelStrategy strategy);
 
+  /** How a kernel reads its request over a plan of the given schema; it throws {@link Refused} for what it cannot compute. */
+  interface Reader {
+    KernelRequest read(RequestJson request, StructType input);
+  }
+
+  /** Each kernel a request can name ("kernel"), by that name. */
+  private static final Map<String, Reader> KERNELS =
+      Map.of(
+          "SlidingCombine", SlidingCombine::request,
+          "TupleWindows", TupleWindows::request,
+          "FrameWindows", FrameWindows::request,
+          "EventSlices", EventSlices::request,
+          "EventDeltas", EventDeltas::request,
+          "EventSweep", EventSweep::request);
+
   /** The request `json` (see the job's `jvm_kernel`) over a plan of that schema, or {@link Refused}. */
   static KernelRequest parse(String json, StructType input) {
-    JsonNode request;
-    try {
-      request = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json);
-    } catch (java.io.IOException e) {
-      throw new Refused("the request is not JSON: " + e.getMessage());
-    }
-    String protocol = request.path("protocol").asText();
+    RequestJson request = RequestJson.parse(json);
+    String protocol = request.text("protocol");
     if (!PROTOCOL.equals(protocol)) {
       throw new Refused("the job speaks protocol " + protocol + ", this wql-kernels.jar " + PROTOCOL);
     }
-    String kernel = request.path("kernel").asText();
-    switch (kernel) {
-      case "SlidingCombine":
-        return SlidingCombine.request(request, input);
-      case "TupleWindows":
-        return TupleWindows.request(request, input);
-      case "FrameWindows":
-        return FrameWindows.request(request, input);
-      case "EventSlices":
-        return EventSlices.request(request, input);
-      case "EventDeltas":
-        return EventDeltas.request(request, input);
-      case "EventSweep":
-        return EventSweep.request(request, input);
-      default:
-        throw new Refused("no kernel named '" + kernel + "'");
+    String kernel = request.text("kernel");
+    Reader reader = KERNELS.get(kernel);
+    if (reader == null) {
+      throw new Refused("no kernel named '" + kernel + "'");
     }
-  }
-
-  static List<String> strings(JsonNode array) {
-    List<String> out = new ArrayList<>();
-    for (JsonNode item : array) {
-      out.add(item.asText());
-    }
-    return out;
+    return reader.read(request, input);
   }
 
   /** A request the kernels do not compute; the job computes it in numpy instead. */

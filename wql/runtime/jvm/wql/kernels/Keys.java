@@ -101,6 +101,15 @@ final class Keys implements Serializable {
     return Arrays.asList(values);
   }
 
+  /** The row's key columns' values, each copied to outlive the row (Spark reuses a row's memory). */
+  Object[] values(InternalRow row) {
+    Object[] values = new Object[fields.length];
+    for (int i = 0; i < values.length; i++) {
+      values[i] = copy(value(row, i));
+    }
+    return values;
+  }
+
   /** Key column i's value, boxed as InternalRow.get boxes it. */
   Object value(InternalRow row, int i) {
     int field = fields[i];

@@ -67,11 +67,11 @@ abstract class RangeColumn {
       if (inGroup[s]) {
         continue;
       }
-      columns.add(storedLongs[s] ? new Longs(s, states.longOp(s), states.longIdentityAt(s)) : new Rows(s));
+      columns.add(storedLongs[s] ? Slot.integral(s, states.longOp(s), states.longIdentityAt(s)) : new Rows(s));
     }
     for (int s = 0; s < states.doubles(); s++) {
       if (!doubleInGroup[s]) {
-        columns.add(new Doubles(s, states.doubleOp(s), states.doubleIdentityAt(s)));
+        columns.add(Slot.floating(s, states.doubleOp(s), states.doubleIdentityAt(s)));
       }
     }
     return columns;
@@ -102,99 +102,103 @@ abstract class RangeColumn {
     }
   }
 
-  /** An integral state: sum (counts), min or max. */
-  static final class Longs extends RangeColumn {
+  /**
+   * A state of one slot, sum (counts), min or max, integral (long arrays) or floating (double ones):
+   * one implementation of the two stacks for both kinds. Each loop tests `floating`, a final field
+   * that no pass changes: HotSpot's C2 unswitches such a test out of a loop, so each kind still runs a
+   * loop over its own primitive arrays, nothing boxed, as when each kind had a class of its own.
+   */
+  static final class Slot extends RangeColumn {
     private final int slot;
     private final int op;
-    private final long identity;
-    private long[] x;
-    private long[] suffix;
-    private long running;
-    private long[] out;
+    private final boolean floating;
+    private final long longIdentity;
+    private final double doubleIdentity;
+    // The key's values of the state, the suffix combines and the windows' states: an integral state's
+    // in the long arrays, a floating state's in the double ones.
+    private long[] longX;
+    private long[] longSuffix;
+    private long[] longOut;
+    private double[] doubleX;
+    private double[] doubleSuffix;
+    private double[] doubleOut;
+    private long longRunning;
+    private double doubleRunning;
 
-    Longs(int slot, int op, long identity) {
+    /** Integral slot `slot` of the states. */
+    static Slot integral(int slot, int op, long identity) {
+      return new Slot(slot, op, false, identity, 0);
+    }
+
+    /** Floating slot `slot` of the states. */
+    static Slot floating(int slot, int op, double identity) {
+      return new Slot(slot, op, true, 0, identity);
+    }
+
+    private Slot(int slot, int op, boolean floating, long longIdentity, double doubleIdentity) {
       this.slot = slot;
       this.op = op;
-      this.identity = identity;
+      this.floating = floating;
+      this.longIdentity = longIdentity;
+      this.doubleIdentity = doubleIdentity;
     }
 
     @Override
     void bind(KeyTuples key, WindowStates states) {
-      x = key.longs[slot];
-      suffix = states.longScratch(suffix, key.size);
-      out = states.longs[slot];
+      if (floating) {
+        doubleX = key.doubles[slot];
+        doubleSuffix = states.doubleScratch(doubleSuffix, key.size);
+        doubleOut = states.doubles[slot];
+      } else {
+        longX = key.longs[slot];
+        longSuffix = states.longScratch(longSuffix, key.size);
+        longOut = states.longs[slot];
+      }
     }
 
     @Override
     void restart(int from, int to) {
-      long acc = identity;
+      long l = longIdentity;
+      double d = doubleIdentity;
       for (int i = to - 1; i >= from; i--) {
-        acc = StateAlgebra.combine(op, x[i], acc);
-        suffix[i] = acc;
+        if (floating) {
+          d = StateAlgebra.combine(op, doubleX[i], d);
+          doubleSuffix[i] = d;
+        } else {
+          l = StateAlgebra.combine(op, longX[i], l);
+          longSuffix[i] = l;
+        }
       }
-      running = identity;
+      longRunning = longIdentity;
+      doubleRunning = doubleIdentity;
     }
 
     @Override
     void slide(int[] from, int[] to, int w0, int w1) {
-      long acc = running;
+      long l = longRunning;
+      double d = doubleRunning;
       int end = to[w0];
-      out[w0] = suffix[from[w0]];
+      if (floating) {
+        doubleOut[w0] = doubleSuffix[from[w0]];
+      } else {
+        longOut[w0] = longSuffix[from[w0]];
+      }
       for (int w = w0 + 1; w < w1; w++) {
         for (; end < to[w]; end++) {
-          acc = StateAlgebra.combine(op, acc, x[end]);
+          if (floating) {
+            d = StateAlgebra.combine(op, d, doubleX[end]);
+          } else {
+            l = StateAlgebra.combine(op, l, longX[end]);
+          }
         }
-        out[w] = StateAlgebra.combine(op, suffix[from[w]], acc);
-      }
-      running = acc;
-    }
-  }
-
-  /** A floating state: sum, min or max. */
-  static final class Doubles extends RangeColumn {
-    private final int slot;
-    private final int op;
-    private final double identity;
-    private double[] x;
-    private double[] suffix;
-    private double running;
-    private double[] out;
-
-    Doubles(int slot, int op, double identity) {
-      this.slot = slot;
-      this.op = op;
-      this.identity = identity;
-    }
-
-    @Override
-    void bind(KeyTuples key, WindowStates states) {
-      x = key.doubles[slot];
-      suffix = states.doubleScratch(suffix, key.size);
-      out = states.doubles[slot];
-    }
-
-    @Override
-    void restart(int from, int to) {
-      double acc = identity;
-      for (int i = to - 1; i >= from; i--) {
-        acc = StateAlgebra.combine(op, x[i], acc);
-        suffix[i] = acc;
-      }
-      running = identity;
-    }
-
-    @Override
-    void slide(int[] from, int[] to, int w0, int w1) {
-      double acc = running;
-      int end = to[w0];
-      out[w0] = suffix[from[w0]];
-      for (int w = w0 + 1; w < w1; w++) {
-        for (; end < to[w]; end++) {
-          acc = StateAlgebra.combine(op, acc, x[end]);
+        if (floating) {
+          doubleOut[w] = StateAlgebra.combine(op, doubleSuffix[from[w]], d);
+        } else {
+          longOut[w] = StateAlgebra.combine(op, longSuffix[from[w]], l);
         }
-        out[w] = StateAlgebra.combine(op, suffix[from[w]], acc);
       }
-      running = acc;
+      longRunning = l;
+      doubleRunning = d;
     }
   }
 

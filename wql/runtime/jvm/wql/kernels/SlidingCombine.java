@@ -1,12 +1,8 @@
 package wql.kernels;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Iterator;
 import java.util.List;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
-import org.apache.spark.sql.execution.SparkPlan;
-import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -24,7 +20,10 @@ import org.apache.spark.sql.types.StructType;
  *
  * <p>With {@code cumulate} (CUMULATE windows, step 1), window w is the cells of w's period ({@code
  * size} cells from a multiple of size) up to w: a running combine that starts again at each period.
- * A key's windows run from its first cell in a period to the period's end.
+ * A key's windows run from its first cell in a period to the period's end. With {@code months}
+ * (month to date on a calendar), the cells are days from 1970-01-01 and the periods {@code months}
+ * calendar months from month {@code month_origin} (months from January 1970): a period's first cell is
+ * the first day of its first month, whatever its length.
  *
  * <p>Output rows have the input's schema, with the cell column holding the window-id; only windows
  * whose first state (the row count) is positive are kept.
@@ -32,37 +31,28 @@ import org.apache.spark.sql.types.StructType;
 public final class SlidingCombine {
   private SlidingCombine() {}
 
-  /** The request {"keys", "cell", "operations", "columns", "size", "step", "last", "cumulate"} over cells of that schema. */
-  static KernelRequest request(JsonNode request, StructType schema) {
-    List<String> keys = KernelRequest.strings(request.path("keys"));
-    String cell = request.path("cell").asText();
-    List<String> operations = KernelRequest.strings(request.path("operations"));
-    List<String> columns = KernelRequest.strings(request.path("columns"));
-    String last = request.path("last").isTextual() ? request.path("last").asText() : null;
-    List<String> names = List.of(schema.fieldNames());
-    if (!names.contains(cell) || !(schema.apply(cell).dataType() instanceof LongType)) {
-      throw new KernelRequest.Refused("the cell column " + cell + " is not a BIGINT");
-    }
-    if (last != null && (!names.contains(last) || !(schema.apply(last).dataType() instanceof LongType))) {
-      throw new KernelRequest.Refused("the last-window column " + last + " is not a BIGINT");
-    }
-    States states = States.of(schema, operations, columns);
-    Keys keyFields = names.containsAll(keys) ? Keys.of(schema, keys) : null;
-    if (states == null || keyFields == null) {
-      throw new KernelRequest.Refused("a key or state column has a type only the numpy kernel handles");
-    }
-    if (states.hasAbsentColumn()) { // every cell carries every state; let the numpy kernel name the missing one
-      throw new KernelRequest.Refused("a state column is missing");
-    }
+  /**
+   * The request {"keys", "cell", "operations", "columns", "size", "step", "last", "cumulate", "months",
+   * "month_origin"} over cells of that schema.
+   */
+  static KernelRequest request(RequestJson request, StructType schema) {
+    List<String> keys = request.strings("keys");
+    String cell = request.text("cell");
+    String last = request.optionalText("last");
     Spec spec = new Spec();
     spec.schema = schema;
-    spec.states = states;
-    spec.keys = keyFields;
-    spec.cellField = schema.fieldIndex(cell);
-    spec.lastField = last == null ? -1 : schema.fieldIndex(last);
-    spec.size = request.path("size").asLong();
-    spec.cumulate = request.path("cumulate").asBoolean(false); // CUMULATE: cells of one step, size to a period
-    spec.step = spec.cumulate ? 1 : request.path("step").asLong();
+    spec.states = request.states(schema, true); // every cell carries every state
+    spec.keys = request.keys("keys", schema);
+    spec.cellField = request.bigint("cell", schema, "cell");
+    spec.lastField = last == null ? -1 : request.bigint("last", schema, "last-window");
+    spec.size = request.number("size");
+    spec.cumulate = request.flag("cumulate"); // CUMULATE: cells of one step, size to a period
+    spec.step = spec.cumulate ? 1 : request.number("step");
+    spec.months = request.has("months") ? request.number("months") : 0; // month to date: day cells
+    spec.monthOrigin = request.has("month_origin") ? request.number("month_origin") : 0;
+    if (spec.months < 0 || (spec.months > 0 && !spec.cumulate)) {
+      throw new KernelRequest.Refused("months are periods of a CUMULATE window");
+    }
     if (spec.size <= 0 || spec.step <= 0) {
       throw new KernelRequest.Refused("size and step must be positive");
     }
@@ -70,48 +60,8 @@ public final class SlidingCombine {
       throw new KernelRequest.Refused("a CUMULATE window has no last-window column");
     }
     String name = spec.cumulate ? "CumulateCombine" : last == null ? "SlidingCombine" : "LandmarkCombine";
-    return new Request(name, keys, cell, spec);
-  }
-
-  /** Cells to windows, each key's cells in one partition sorted by cell. */
-  static final class Request extends KernelRequest {
-    private static final long serialVersionUID = 1L;
-    private final String name;
-    private final List<String> keys;
-    private final String cell;
-    private final Spec spec;
-
-    Request(String name, List<String> keys, String cell, Spec spec) {
-      this.name = name;
-      this.keys = List.copyOf(keys);
-      this.cell = cell;
-      this.spec = spec;
-    }
-
-    @Override
-    String name() {
-      return name;
-    }
-
-    @Override
-    StructType output() {
-      return spec.schema;
-    }
-
-    @Override
-    SparkPlan plan(KernelNode node, KernelStrategy strategy) {
-      SparkPlan input = strategy.aggregateClusteredByKeys(node, keys);
-      if (input == null) {
-        input = strategy.later(node.child);
-      }
-      Spec work = spec; // the closure must hold the spec alone
-      return new KernelExec(input, new KernelSpec(name, keys, List.of(cell), rows -> new Windows(rows, work)), node.output());
-    }
-
-    @Override
-    public String toString() {
-      return "keys " + keys + ", " + spec.size + " cells of " + cell + " a window, every " + spec.step;
-    }
+    String shown = "keys " + keys + ", " + spec.size + " cells of " + cell + " a window, every " + spec.step;
+    return new KeyedRequest(name, keys, cell, schema, rows -> new Windows(rows, spec), true, shown);
   }
 
   static final class Spec implements java.io.Serializable {
@@ -124,6 +74,27 @@ public final class SlidingCombine {
     long size;
     long step;
     boolean cumulate;
+    long months; // month to date: periods of this many months over cells of days (0: periods of size cells)
+    long monthOrigin;
+
+    /** The period a cell falls in: `size` cells from 0, or `months` calendar months from monthOrigin. */
+    long period(long cell) {
+      if (months == 0) {
+        return Math.floorDiv(cell, size);
+      }
+      java.time.LocalDate day = java.time.LocalDate.ofEpochDay(cell);
+      long month = (day.getYear() - 1970L) * 12 + day.getMonthValue() - 1;
+      return Math.floorDiv(month - monthOrigin, months);
+    }
+
+    /** The last cell of a period. */
+    long periodEnd(long period) {
+      if (months == 0) {
+        return (period + 1) * size - 1;
+      }
+      long month = monthOrigin + (period + 1) * months;
+      return java.time.LocalDate.of(1970, 1, 1).plusMonths(month).toEpochDay() - 1;
+    }
   }
 
   /** The windows of one partition's cells, sorted by cell, with every key's cells in it. */
@@ -132,13 +103,8 @@ public final class SlidingCombine {
     private long finalWindow;
 
     Windows(Iterator<InternalRow> rows, Spec spec) {
-      super(rows, spec.keys, spec.states);
+      super(rows, spec.keys, spec.states, Output.sameAs(spec.schema, spec.states, spec.cellField));
       this.spec = spec;
-    }
-
-    @Override
-    UnsafeRow template(InternalRow row) {
-      return copied(row, spec.schema);
     }
 
     @Override
@@ -160,7 +126,7 @@ public final class SlidingCombine {
       if (spec.cumulate) { // CUMULATE: the running combine of the period so far is every window's
         if (queue.open) {
           emitCumulative(queue, Math.min(cell - 1, periodEnd(queue.last)));
-          if (Math.floorDiv(cell, spec.size) != Math.floorDiv(queue.last, spec.size)) {
+          if (spec.period(cell) != spec.period(queue.last)) {
             queue.restart(); // a new period: its windows hold none of the earlier cells
           }
         }
@@ -209,7 +175,7 @@ public final class SlidingCombine {
 
     /** The last cell of the period that holds `cell`. */
     private long periodEnd(long cell) {
-      return (Math.floorDiv(cell, spec.size) + 1) * spec.size - 1;
+      return spec.periodEnd(spec.period(cell));
     }
 
     /** CUMULATE: the windows ending at the key's bookmark up to `last`, all holding its running combine. */
@@ -222,13 +188,7 @@ public final class SlidingCombine {
 
     private void emit(StateQueue queue, long end) {
       queue.total(windowLongs, windowDoubles);
-      if (windowLongs[states.firstSlot] <= 0) {
-        return;
-      }
-      UnsafeRow out = output(queue.template);
-      out.setLong(spec.cellField, spec.step == 1 ? end : Math.floorDiv(end + 1, spec.step) - 1);
-      states.write(out, states.longField, states.doubleField, windowLongs, windowDoubles);
-      ready.add(out);
+      emit(queue.template, spec.step == 1 ? end : Math.floorDiv(end + 1, spec.step) - 1);
     }
   }
 }

@@ -1,14 +1,9 @@
 package wql.kernels;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.util.ArrayList;
-import org.apache.spark.sql.catalyst.InternalRow;
+import java.util.function.Supplier;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
-import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.unsafe.Platform;
 import org.apache.spark.util.collection.unsafe.sort.RecordComparator;
-import org.apache.spark.util.collection.unsafe.sort.UnsafeExternalSorter;
 import org.apache.spark.util.collection.unsafe.sort.UnsafeSorterIterator;
 
 /**
@@ -33,28 +28,19 @@ import org.apache.spark.util.collection.unsafe.sort.UnsafeSorterIterator;
  * Slower than the pass over arrays (every tuple sorted and copied twice), so {@link FrameWindows} takes
  * this path only when a reservation for its arrays fails.
  */
-final class SortedFrames {
-  private final FrameWindows.Spec spec;
-  private final UnsafeExternalSorter sorter;
-  private final byte[] buffer;
-  private final int extras;
-  private final ArrayList<UnsafeRow> templates = new ArrayList<>(); // by key number
-  private long arrived; // tuples added so far: each one's arrival
+final class SortedFrames extends SpillingTuples {
   private UnsafeSorterIterator sorted;
   private boolean loaded; // the iterator's current record is the next chunk's first
   private UnsafeRow template; // of the last chunk's key
   private boolean complete; // the last chunk ends its key
 
-  SortedFrames(FrameWindows.Spec spec) {
-    this.spec = spec;
-    extras = spec.batchExtras.length;
-    int fields = 2 + extras + spec.base.states.doubles();
-    for (boolean stored : spec.base.storedLongs) {
-      fields += stored ? 1 : 0;
-    }
-    buffer = new byte[8 * fields];
-    int tie = spec.ties < 0 ? -1 : 8 * (2 + spec.ties);
-    sorter = SortedTuples.sorter(() -> new Order(tie), spec.spillThreshold, false);
+  SortedFrames(TupleWindows.Spec spec) {
+    super(spec, order(spec.ties), false, false);
+  }
+
+  private static Supplier<RecordComparator> order(int ties) {
+    int tie = ties < 0 ? -1 : 8 * (2 + ties);
+    return () -> new Order(tie);
   }
 
   /** (_t, the tie column, arrival) of two records of one key, signed as {@link ValueOrder} compares. */
@@ -78,93 +64,24 @@ final class SortedFrames {
     }
   }
 
-  private void remember(KeyTuples key) {
-    while (templates.size() <= key.id) {
-      templates.add(null);
-    }
-    templates.set(key.id, key.template);
+  @Override
+  long first(KeyTuples key, long value) {
+    return value;
   }
 
-  /** A key's tuples held in its columns (before this pass took over), in the columns' order. */
-  void addColumns(KeyTuples key) {
-    remember(key);
-    for (int i = 0; i < key.size; i++) {
-      int at = start(key.values[i]);
-      for (long[] column : key.extras) {
-        at = put(at, column[i]);
-      }
-      for (long[] column : key.longs) {
-        if (column != null) {
-          at = put(at, column[i]);
-        }
-      }
-      for (double[] column : key.doubles) {
-        at = put(at, Double.doubleToRawLongBits(column[i]));
-      }
-      insert(key.id);
-    }
+  @Override
+  long second(KeyTuples key, long value) {
+    return tuples(); // its arrival
   }
 
-  /** A batch of the key's tuples, as the shuffle brings them ({@link TupleBatches}). */
-  void addBatch(KeyTuples key, InternalRow batch) {
-    remember(key);
-    TupleWindows.Spec base = spec.base;
-    ArrayData values = batch.getArray(base.batchValues);
-    ArrayData[] columns = new ArrayData[extras + base.batchLongs.length + base.batchDoubles.length];
-    int c = 0;
-    for (int field : spec.batchExtras) {
-      columns[c++] = batch.getArray(field);
-    }
-    for (int field : base.batchLongs) {
-      columns[c++] = field < 0 ? null : batch.getArray(field); // not stored: a row count, no column
-    }
-    int longColumns = c;
-    for (int field : base.batchDoubles) {
-      columns[c++] = batch.getArray(field);
-    }
-    int n = values.numElements();
-    for (int i = 0; i < n; i++) {
-      int at = start(values.getLong(i));
-      for (int k = 0; k < longColumns; k++) {
-        if (columns[k] != null) {
-          at = put(at, columns[k].getLong(i));
-        }
-      }
-      for (int k = longColumns; k < columns.length; k++) {
-        at = put(at, Double.doubleToRawLongBits(columns[k].getDouble(i)));
-      }
-      insert(key.id);
-    }
-  }
-
-  /** Starts the record of a tuple of value `t`, arriving now; returns where its next field goes. */
-  private int start(long t) {
-    Platform.putLong(buffer, Platform.BYTE_ARRAY_OFFSET, t);
-    Platform.putLong(buffer, Platform.BYTE_ARRAY_OFFSET + 8, arrived);
-    return 16;
-  }
-
-  private int put(int at, long field) {
-    Platform.putLong(buffer, Platform.BYTE_ARRAY_OFFSET + at, field);
-    return at + 8;
-  }
-
-  private void insert(int key) {
-    try {
-      sorter.insertRecord(buffer, Platform.BYTE_ARRAY_OFFSET, buffer.length, key, false);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    arrived++;
+  @Override
+  long prefix(KeyTuples key, long value) {
+    return key.id;
   }
 
   /** Every tuple is in: from here on they come back sorted, a chunk at a time ({@link #next}). */
   void sort() {
-    try {
-      sorted = sorter.getSortedIterator();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    sorted = sorted();
   }
 
   /**
@@ -180,7 +97,7 @@ final class SortedFrames {
       load();
     }
     long key = sorted.getKeyPrefix();
-    template = templates.get((int) key);
+    template = template((int) key);
     int n = 0;
     while (true) {
       copy(chunk, n++);
@@ -199,11 +116,7 @@ final class SortedFrames {
   }
 
   private void load() {
-    try {
-      sorted.loadNext();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    load(sorted);
     loaded = true;
   }
 
@@ -237,24 +150,5 @@ final class SortedFrames {
   /** Whether the last chunk holds its key's last tuple (no window of the key goes on past it). */
   boolean complete() {
     return complete;
-  }
-
-  long tuples() {
-    return arrived;
-  }
-
-  /** The most the sorter held at once: its pages and pointer array. */
-  long peak() {
-    return sorter.getPeakMemoryUsedBytes();
-  }
-
-  /** The bytes of sorted runs the sorter wrote out to make room (memory freed by spilling). */
-  long spillSize() {
-    return sorter.getSpillSize();
-  }
-
-  /** Frees the sorter's memory and deletes its spill files (a task's end does too, if it ends first). */
-  void close() {
-    sorter.cleanupResources();
   }
 }

@@ -1,7 +1,5 @@
 package wql.kernels;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -11,7 +9,6 @@ import java.util.TreeMap;
 import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.streaming.GroupState;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
@@ -44,8 +41,6 @@ import org.apache.spark.sql.types.StructType;
  */
 public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Row, byte[], Row> {
   private static final long serialVersionUID = 1L;
-  static final String KIND = "_kind";
-  static final String TIME = "_t";
 
   private final Spec spec;
 
@@ -54,94 +49,48 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
   }
 
   /** What the request says, checked against the input's schema. */
-  static final class Spec implements Serializable {
+  static final class Spec extends StoredRows.Keyed {
     private static final long serialVersionUID = 1L;
-    StoredRows.Layout layout; // the output rows: kind, keys, cell, states
-    int[] keyFields;
-    int kindField;
-    int timeField;
-    int cellField;
-    States states;
-    long size;
-    long step;
-    long origin;
-    long slide;
-    long shift; // the watermark (ms) minus the punctuation (base units)
-    boolean changes; // EMIT CHANGES: each trigger, the open windows its rows changed
-    boolean generous; // a late tuple still joins the windows not yet final
-  }
+    final int cellField;
+    final long size;
+    final long step;
+    final long origin;
+    final long slide;
 
-  /**
-   * The keyed stream over `input` that the request `json` describes; refused (null) when a state has
-   * a type only the job's other engine handles.
-   */
-  public static Dataset<Row> apply(Dataset<Row> input, String json) {
-    Spec spec = StoredRows.spec(json, input.schema(), StreamCells::spec);
-    if (spec == null) {
-      return null;
-    }
-    return StoredRows.stateful(input, spec.keyFields, new StreamCells(spec), spec.layout.output);
-  }
-
-  static Spec spec(JsonNode request, StructType input) {
-    Spec spec = new Spec();
-    List<String> names = List.of(input.fieldNames());
-    List<String> keys = KernelRequest.strings(request.path("keys"));
-    String cell = request.path("cell").asText();
-    for (String needed : List.of(KIND, TIME, cell)) {
-      if (!names.contains(needed)) {
-        throw new KernelRequest.Refused("the input has no column " + needed);
+    Spec(RequestJson request, StructType input) {
+      super(request, input);
+      String cell = request.text("cell");
+      if (!List.of(input.fieldNames()).contains(cell)) {
+        throw new KernelRequest.Refused("the input has no column " + cell);
       }
+      cellField = input.fieldIndex(cell);
+      size = request.number("size");
+      step = request.number("step");
+      origin = request.number("origin");
+      slide = request.number("slide");
+      if (size <= 0 || step <= 0 || slide <= 0) {
+        throw new KernelRequest.Refused("size, step and slide must be positive");
+      }
+      layout = new StoredRows.Layout(input, this, DataTypes.createStructField(cell, DataTypes.LongType, true));
     }
-    if (!names.containsAll(keys)) {
-      throw new KernelRequest.Refused("a key column is missing");
-    }
-    States states = States.of(input, KernelRequest.strings(request.path("operations")), KernelRequest.strings(request.path("columns")));
-    if (states == null || states.hasAbsentColumn()) {
-      throw new KernelRequest.Refused("a state column has a type only the job's other engine handles");
-    }
-    spec.states = states;
-    spec.keyFields = keys.stream().mapToInt(input::fieldIndex).toArray();
-    spec.kindField = input.fieldIndex(KIND);
-    spec.timeField = input.fieldIndex(TIME);
-    spec.cellField = input.fieldIndex(cell);
-    spec.size = request.path("size").asLong();
-    spec.step = request.path("step").asLong();
-    spec.origin = request.path("origin").asLong();
-    spec.slide = request.path("slide").asLong();
-    spec.shift = request.path("shift").asLong();
-    spec.changes = "changes".equals(request.path("emit").asText());
-    spec.generous = request.path("generous").asBoolean(false);
-    if (spec.size <= 0 || spec.step <= 0 || spec.slide <= 0) {
-      throw new KernelRequest.Refused("size, step and slide must be positive");
-    }
-    StructType output = new StructType().add(KIND, DataTypes.StringType, false);
-    for (int field : spec.keyFields) {
-      output = output.add(input.fields()[field]);
-    }
-    output = output.add(cell, DataTypes.LongType, true);
-    spec.layout = new StoredRows.Layout(output, input, states);
-    return spec;
+  }
+
+  /** The keyed stream over `input` that the request `json` describes ({@link StoredRows#stream}). */
+  public static Dataset<Row> apply(Dataset<Row> input, String json) {
+    return StoredRows.stream(input, json, Spec::new, StreamCells::new);
   }
 
   /** A key's open cells, by index, and the last window emitted (or final before the key had one). */
   static final class Cells {
     long done = Long.MIN_VALUE;
-    final TreeMap<Long, long[]> longs = new TreeMap<>();
-    final TreeMap<Long, double[]> doubles = new TreeMap<>();
-
-    boolean isEmpty() {
-      return longs.isEmpty();
-    }
+    final TreeMap<Long, StoredRows.Slots> open = new TreeMap<>();
   }
 
   @Override
   public Iterator<Row> call(Row key, Iterator<Row> rows, GroupState<byte[]> state) {
     Spec s = spec;
     Cells cells = state.exists() ? decode(state.get()) : new Cells();
-    long watermark = state.getCurrentWatermarkMs();
-    // Spark's watermark starts at 0: no punctuation yet, nothing late, nothing final.
-    long point = watermark <= 0 ? Long.MIN_VALUE : watermark - s.shift;
+    long point = s.point(state); // no punctuation yet: nothing late, nothing final
     long lastFinal = point == Long.MIN_VALUE ? Long.MIN_VALUE : lastFinal(point);
     List<Row> out = new ArrayList<>();
     if (!s.changes) {
@@ -154,8 +103,7 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
     long[] rowLongs = new long[s.states.longs()];
     double[] rowDoubles = new double[s.states.doubles()];
     long lastCell = 0;
-    long[] lastLongs = null;
-    double[] lastDoubles = null;
+    StoredRows.Slots last = null; // the cell of the last row
     while (rows.hasNext()) {
       Row row = rows.next();
       if (row.getInt(s.kindField) != 0) { // a punctuation row: it moved the watermark, and is no tuple
@@ -167,26 +115,19 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
       }
       long cell = row.getLong(s.cellField);
       StoredRows.read(s.states, row, rowLongs, rowDoubles);
-      if (cell != lastCell || lastLongs == null) { // rows mostly come in time order: runs share a cell
-        lastLongs = cells.longs.get(cell);
-        if (lastLongs == null) {
-          lastLongs = rowLongs.clone();
-          lastDoubles = rowDoubles.clone();
-          cells.longs.put(cell, lastLongs);
-          cells.doubles.put(cell, lastDoubles);
-          lastCell = cell;
-          if (touched != null) {
-            touched.put(cell, Boolean.TRUE);
-          }
-          continue;
-        }
-        lastDoubles = cells.doubles.get(cell);
+      if (cell != lastCell || last == null) { // rows mostly come in time order: runs share a cell
         lastCell = cell;
+        last = cells.open.get(cell);
         if (touched != null) {
           touched.put(cell, Boolean.TRUE);
         }
+        if (last == null) {
+          last = new StoredRows.Slots(rowLongs.clone(), rowDoubles.clone());
+          cells.open.put(cell, last);
+          continue;
+        }
       }
-      s.states.merge(lastLongs, lastDoubles, 0, rowLongs, rowDoubles, 0, lastLongs, lastDoubles, 0);
+      s.states.merge(last.longs, last.doubles, 0, rowLongs, rowDoubles, 0, last.longs, last.doubles, 0);
     }
     if (s.changes) {
       changed(key, cells, touched, lastFinal, out);
@@ -195,15 +136,14 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
       cells.done = Math.max(cells.done, lastFinal);
       // The cells no window after the last final one holds.
       long keep = Math.addExact(Math.multiplyExact(cells.done + 2, s.step), -s.size);
-      cells.longs.headMap(keep, false).clear();
-      cells.doubles.headMap(keep, false).clear();
+      cells.open.headMap(keep, false).clear();
     }
-    if (cells.isEmpty()) {
+    if (cells.open.isEmpty()) {
       state.remove();
     } else {
       state.update(encode(cells));
       // Called again, with no rows, once the watermark passes the end of the next window to close.
-      long next = Math.max(cells.done + 1, firstWindow(cells.longs.firstKey()));
+      long next = Math.max(cells.done + 1, firstWindow(cells.open.firstKey()));
       state.setTimeoutTimestamp(end(next) + s.shift - 1);
     }
     return out.iterator();
@@ -239,11 +179,11 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
    * constant number of merges however many cells it spans (as in the batch plan's combine).
    */
   void closed(Row key, Cells cells, long lastFinal, List<Row> out) {
-    if (cells.isEmpty() || lastFinal == Long.MIN_VALUE) {
+    if (cells.open.isEmpty() || lastFinal == Long.MIN_VALUE) {
       return;
     }
-    long from = Math.max(cells.done == Long.MIN_VALUE ? Long.MIN_VALUE : cells.done + 1, firstWindow(cells.longs.firstKey()));
-    long to = Math.min(lastFinal, lastWindow(cells.longs.lastKey()));
+    long from = Math.max(cells.done == Long.MIN_VALUE ? Long.MIN_VALUE : cells.done + 1, firstWindow(cells.open.firstKey()));
+    long to = Math.min(lastFinal, lastWindow(cells.open.lastKey()));
     if (from > to) {
       return;
     }
@@ -252,15 +192,14 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
     long[] l = new long[states.longs()];
     double[] d = new double[states.doubles()];
     long start = firstCell(from);
-    Iterator<Map.Entry<Long, long[]>> longs = cells.longs.tailMap(start, true).entrySet().iterator();
-    Iterator<double[]> doubles = cells.doubles.tailMap(start, true).values().iterator();
-    Map.Entry<Long, long[]> pending = longs.hasNext() ? longs.next() : null;
+    Iterator<Map.Entry<Long, StoredRows.Slots>> entries = cells.open.tailMap(start, true).entrySet().iterator();
+    Map.Entry<Long, StoredRows.Slots> pending = entries.hasNext() ? entries.next() : null;
     long w = from;
     while (w <= to) {
       long end = (w + 1) * spec.step - 1;
       while (pending != null && pending.getKey() <= end) {
-        queue.push(pending.getKey(), pending.getValue(), doubles.next());
-        pending = longs.hasNext() ? longs.next() : null;
+        queue.push(pending.getKey(), pending.getValue().longs, pending.getValue().doubles);
+        pending = entries.hasNext() ? entries.next() : null;
       }
       queue.dropUpTo(end - spec.size);
       if (queue.count == 0) { // skip the windows with no cell
@@ -300,8 +239,8 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
     long first = firstCell(w);
     long last = (w + 1) * spec.step - 1;
     boolean any = false;
-    for (Map.Entry<Long, long[]> entry : cells.longs.subMap(first, true, last, true).entrySet()) {
-      states.merge(l, d, 0, entry.getValue(), cells.doubles.get(entry.getKey()), 0, l, d, 0);
+    for (StoredRows.Slots cell : cells.open.subMap(first, true, last, true).values()) {
+      states.merge(l, d, 0, cell.longs, cell.doubles, 0, l, d, 0);
       any = true;
     }
     if (any) {
@@ -314,43 +253,20 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
     if (l[spec.states.firstSlot] <= 0) {
       return; // only windows that hold a row
     }
-    Object[] values = spec.layout.values(l, d);
-    values[0] = "window";
-    for (int i = 0; i < spec.keyFields.length; i++) {
-      values[1 + i] = key.get(i);
-    }
-    values[1 + spec.keyFields.length] = w;
-    out.add(RowFactory.create(values));
+    out.add(spec.layout.row("window", key, l, d, w));
   }
 
+  /** A key's state: the last window emitted, then each open cell's index and slots. */
   byte[] encode(Cells cells) {
-    int nl = spec.states.longs();
-    int nd = spec.states.doubles();
-    ByteBuffer buffer = ByteBuffer.allocate(12 + cells.longs.size() * (8 + 8 * nl + 8 * nd));
-    buffer.putLong(cells.done);
-    buffer.putInt(cells.longs.size());
-    for (Map.Entry<Long, long[]> entry : cells.longs.entrySet()) {
-      buffer.putLong(entry.getKey());
-      StoredRows.put(buffer, entry.getValue(), cells.doubles.get(entry.getKey()));
-    }
-    return buffer.array();
+    return StoredRows.encode(spec.states, cells.open, 0, cells.done);
   }
 
+  /** A key's state as {@link #encode} wrote it. */
   Cells decode(byte[] bytes) {
-    int nl = spec.states.longs();
-    int nd = spec.states.doubles();
     ByteBuffer buffer = ByteBuffer.wrap(bytes);
     Cells cells = new Cells();
     cells.done = buffer.getLong();
-    int n = buffer.getInt();
-    for (int i = 0; i < n; i++) {
-      long cell = buffer.getLong();
-      long[] l = new long[nl];
-      double[] d = new double[nd];
-      StoredRows.get(buffer, l, d);
-      cells.longs.put(cell, l);
-      cells.doubles.put(cell, d);
-    }
+    StoredRows.decode(buffer, cells.open, cell -> StoredRows.Slots.get(cell, spec.states));
     return cells;
   }
 
@@ -361,18 +277,13 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
    * CHANGES drains nothing: every version is out already.
    */
   public static Dataset<Row> drain(Dataset<Row> stored, String json, String input) {
-    Spec spec = StoredRows.spec(json, (StructType) DataType.fromJson(input), StreamCells::spec);
-    if (spec == null) {
-      return null;
+    return StoredRows.drain(stored, json, input, Spec::new, spec -> new StreamCells(spec)::drained);
+  }
+
+  /** A key's windows after the last one emitted, from its state. */
+  void drained(Row key, byte[] state, List<Row> out) {
+    if (!spec.changes) { // EMIT CHANGES drains nothing: every version is out already
+      closed(key, decode(state), Long.MAX_VALUE / 4, out);
     }
-    StreamCells cells = new StreamCells(spec);
-    return StoredRows.drained(
-        stored,
-        spec.layout.output,
-        (key, state, out) -> {
-          if (!spec.changes) { // EMIT CHANGES drains nothing: every version is out already
-            cells.closed(key, cells.decode(state), Long.MAX_VALUE / 4, out);
-          }
-        });
   }
 }

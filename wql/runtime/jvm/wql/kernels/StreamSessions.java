@@ -1,7 +1,5 @@
 package wql.kernels;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -11,7 +9,6 @@ import java.util.TreeMap;
 import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.streaming.GroupState;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
@@ -47,8 +44,6 @@ import org.apache.spark.sql.types.StructType;
  */
 public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row, Row, byte[], Row> {
   private static final long serialVersionUID = 1L;
-  static final String KIND = "_kind";
-  static final String TIME = "_t";
 
   private final Spec spec;
 
@@ -57,90 +52,56 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
   }
 
   /** What the request says, checked against the input's schema. */
-  static final class Spec implements Serializable {
+  static final class Spec extends StoredRows.Keyed {
     private static final long serialVersionUID = 1L;
-    StoredRows.Layout layout; // the output rows: kind, keys, wid, _last, states
-    int[] keyFields;
-    int kindField;
-    int timeField;
-    DataType timeType;
-    States states;
-    long gap;
-    long shift; // the watermark (ms) minus the punctuation (base units)
-    boolean changes; // EMIT CHANGES: each trigger, the sessions its tuples changed, beside their versions before
-    boolean generous; // GENEROUS: a late tuple past its key's closing point is placed as if on time
+    final DataType timeType;
+    final long gap;
+
+    Spec(RequestJson request, StructType input) {
+      super(request, input);
+      if (!"session".equals(request.text("kind"))) {
+        throw new KernelRequest.Refused("only sessions are kept here");
+      }
+      if (generous && changes) {
+        throw new KernelRequest.Refused("GENEROUS sessions are kept here only under EMIT FINAL");
+      }
+      timeType = input.fields()[timeField].dataType();
+      if (!States.isIntegral(timeType)) {
+        throw new KernelRequest.Refused("the window attribute is not integral in base units");
+      }
+      gap = request.number("gap");
+      if (gap < 0) {
+        throw new KernelRequest.Refused("GAP must not be negative");
+      }
+      layout =
+          new StoredRows.Layout(
+              input, this, DataTypes.createStructField("wid", timeType, false), DataTypes.createStructField("_last", timeType, false));
+    }
   }
 
   /** A key's open sessions by first value: disjoint, each more than GAP before the next. */
-  static final class Session {
+  static final class Session extends StoredRows.Slots {
     long last;
-    final long[] longs;
-    final double[] doubles;
 
     Session(long last, long[] longs, double[] doubles) {
+      super(longs, doubles);
       this.last = last;
-      this.longs = longs;
-      this.doubles = doubles;
+    }
+
+    /** A session read from a key's state: its last value, then its slots. */
+    Session(long last, StoredRows.Slots slots) {
+      this(last, slots.longs, slots.doubles);
+    }
+
+    @Override
+    long[] ids() {
+      return new long[] {last};
     }
   }
 
-  /**
-   * The keyed stream over `input` that the request `json` describes; refused (null) when a state has
-   * a type only the job's other engine handles.
-   */
+  /** The keyed stream over `input` that the request `json` describes ({@link StoredRows#stream}). */
   public static Dataset<Row> apply(Dataset<Row> input, String json) {
-    Spec spec = StoredRows.spec(json, input.schema(), StreamSessions::spec);
-    if (spec == null) {
-      return null;
-    }
-    return StoredRows.stateful(input, spec.keyFields, new StreamSessions(spec), spec.layout.output);
-  }
-
-  static Spec spec(JsonNode request, StructType input) {
-    Spec spec = new Spec();
-    List<String> keys = KernelRequest.strings(request.path("keys"));
-    List<String> names = List.of(input.fieldNames());
-    for (String needed : List.of(KIND, TIME)) {
-      if (!names.contains(needed)) {
-        throw new KernelRequest.Refused("the input has no column " + needed);
-      }
-    }
-    if (!names.containsAll(keys)) {
-      throw new KernelRequest.Refused("a key column is missing");
-    }
-    String emit = request.path("emit").asText();
-    if (!"session".equals(request.path("kind").asText()) || !List.of("final", "changes").contains(emit)) {
-      throw new KernelRequest.Refused("only sessions emitted once final or as they change are kept here");
-    }
-    spec.changes = "changes".equals(emit);
-    spec.generous = request.path("generous").asBoolean(false);
-    if (spec.generous && spec.changes) {
-      throw new KernelRequest.Refused("GENEROUS sessions are kept here only under EMIT FINAL");
-    }
-    States states = States.of(input, KernelRequest.strings(request.path("operations")), KernelRequest.strings(request.path("columns")));
-    if (states == null || states.hasAbsentColumn()) {
-      throw new KernelRequest.Refused("a state column has a type only the job's other engine handles");
-    }
-    spec.states = states;
-    spec.keyFields = keys.stream().mapToInt(input::fieldIndex).toArray();
-    spec.kindField = input.fieldIndex(KIND);
-    spec.timeField = input.fieldIndex(TIME);
-    spec.timeType = input.fields()[spec.timeField].dataType();
-    if (!States.isIntegral(spec.timeType)) {
-      throw new KernelRequest.Refused("the window attribute is not integral in base units");
-    }
-    spec.gap = request.path("gap").asLong();
-    spec.shift = request.path("shift").asLong();
-    if (spec.gap < 0) {
-      throw new KernelRequest.Refused("GAP must not be negative");
-    }
-    StructType output = new StructType().add(KIND, DataTypes.StringType, false);
-    for (int field : spec.keyFields) {
-      output = output.add(input.fields()[field]);
-    }
-    output = output.add("wid", spec.timeType, false).add("_last", spec.timeType, false);
-    spec.layout = new StoredRows.Layout(output, input, states);
-    return spec;
+    return StoredRows.stream(input, json, Spec::new, StreamSessions::new);
   }
 
   @Override
@@ -148,9 +109,7 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
     Spec s = spec;
     TreeMap<Long, Session> open = new TreeMap<>();
     long closing = state.exists() ? decode(state.get(), open) : NONE;
-    long watermark = state.getCurrentWatermarkMs();
-    // Spark's watermark starts at 0: no punctuation yet, nothing late, nothing final.
-    long point = watermark <= 0 ? Long.MIN_VALUE : watermark - s.shift;
+    long point = s.point(state); // no punctuation yet: nothing late, nothing final
     List<Row> out = new ArrayList<>();
     if (point != Long.MIN_VALUE) {
       // EMIT CHANGES: every version is out already
@@ -269,14 +228,7 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
 
   /** An output row: its kind, the key, wid and _last, the states. */
   Row row(String kind, Row key, long first, long last, long[] l, double[] d) {
-    Object[] values = spec.layout.values(l, d);
-    values[0] = kind;
-    for (int i = 0; i < spec.keyFields.length; i++) {
-      values[1 + i] = key.get(i);
-    }
-    values[1 + spec.keyFields.length] = StoredRows.boxed(spec.timeType, first);
-    values[2 + spec.keyFields.length] = StoredRows.boxed(spec.timeType, last);
-    return RowFactory.create(values);
+    return spec.layout.row(kind, key, l, d, StoredRows.boxed(spec.timeType, first), StoredRows.boxed(spec.timeType, last));
   }
 
   /**
@@ -325,37 +277,14 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
 
   /** A key's state: under GENEROUS its closing point first, then its open sessions. */
   byte[] encode(TreeMap<Long, Session> open, long closing) {
-    int nl = spec.states.longs();
-    int nd = spec.states.doubles();
-    ByteBuffer buffer = ByteBuffer.allocate((spec.generous ? 8 : 0) + 4 + open.size() * (16 + 8 * nl + 8 * nd));
-    if (spec.generous) {
-      buffer.putLong(closing);
-    }
-    buffer.putInt(open.size());
-    for (Map.Entry<Long, Session> entry : open.entrySet()) {
-      Session session = entry.getValue();
-      buffer.putLong(entry.getKey());
-      buffer.putLong(session.last);
-      StoredRows.put(buffer, session.longs, session.doubles);
-    }
-    return buffer.array();
+    return spec.generous ? StoredRows.encode(spec.states, open, 1, closing) : StoredRows.encode(spec.states, open, 1);
   }
 
   /** A key's state as {@link #encode} wrote it: its open sessions into `open`; its closing point returned. */
   long decode(byte[] bytes, TreeMap<Long, Session> open) {
-    int nl = spec.states.longs();
-    int nd = spec.states.doubles();
     ByteBuffer buffer = ByteBuffer.wrap(bytes);
     long closing = spec.generous ? buffer.getLong() : NONE;
-    int n = buffer.getInt();
-    for (int i = 0; i < n; i++) {
-      long first = buffer.getLong();
-      long last = buffer.getLong();
-      long[] l = new long[nl];
-      double[] d = new double[nd];
-      StoredRows.get(buffer, l, d);
-      open.put(first, new Session(last, l, d));
-    }
+    StoredRows.decode(buffer, open, session -> new Session(session.getLong(), StoredRows.Slots.get(session, spec.states)));
     return closing;
   }
 
@@ -365,20 +294,15 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
    * `input` is the schema of the rows the stream gave {@link #call}.
    */
   public static Dataset<Row> drain(Dataset<Row> stored, String json, String input) {
-    Spec spec = StoredRows.spec(json, (StructType) DataType.fromJson(input), StreamSessions::spec);
-    if (spec == null) {
-      return null;
+    return StoredRows.drain(stored, json, input, Spec::new, spec -> new StreamSessions(spec)::drained);
+  }
+
+  /** A key's open sessions, from its state. */
+  void drained(Row key, byte[] state, List<Row> out) {
+    TreeMap<Long, Session> open = new TreeMap<>();
+    decode(state, open);
+    for (Map.Entry<Long, Session> entry : open.entrySet()) {
+      emit(key, entry.getKey(), entry.getValue(), "window", out);
     }
-    StreamSessions sessions = new StreamSessions(spec);
-    return StoredRows.drained(
-        stored,
-        spec.layout.output,
-        (key, state, out) -> {
-          TreeMap<Long, Session> open = new TreeMap<>();
-          sessions.decode(state, open);
-          for (Map.Entry<Long, Session> entry : open.entrySet()) {
-            sessions.emit(key, entry.getKey(), entry.getValue(), "window", out);
-          }
-        });
   }
 }

@@ -42,8 +42,8 @@ from __future__ import annotations
 
 from wql.compiler.analysis import Query
 from wql.compiler.kinds import kind_of
-from wql.compiler.kinds.data_driven import DataDriven
-from wql.compiler.plans.base import Candidate, Plan, PlanKind, Statistics
+from wql.compiler.kinds.shapes import RunShape
+from wql.compiler.plans.base import Candidate, Plan, PlanName, Statistics
 from wql.compiler.plans.states import decompose, state_names, why_not_shared
 from wql.compiler.schema import Domain
 from wql.compiler.windows import Window
@@ -59,16 +59,11 @@ HOLDS = (
 )
 
 
-def chained(window: Window) -> str | None:
-    """Why a window's starts depend on earlier starts (so neighbouring tuples cannot mark them), or None."""
-    return data_driven(window).chained(window)
-
-
-def data_driven(window: Window) -> DataDriven:
-    """The window's kind: a session or a frame, which says where its runs start and end."""
-    kind = kind_of(window)
-    assert isinstance(kind, DataDriven)
-    return kind
+def run_shape(window: Window) -> RunShape:
+    """The window's shape: a run of tuples (a session or a frame), which says where runs start and end."""
+    shape = kind_of(window).shape(window)
+    assert isinstance(shape, RunShape), "the runs family computes windows the data cuts"
+    return shape
 
 
 def fold_blocker(query: Query) -> str | None:
@@ -89,40 +84,40 @@ def in_jvm(query: Query) -> bool:
 
 def candidates(query: Query, stats: Statistics) -> list[Candidate]:
     n = stats.rows
-    window = query.window
-    what = data_driven(window).noun
+    shape = run_shape(query.window)
+    what = shape.noun
     out = []
     decomposition = decompose(query, state_names(query))
     if decomposition is None:
-        out.append(Candidate.refused(PlanKind.FOLD, why_not_shared(query)))
+        out.append(Candidate.refused(PlanName.FOLD, why_not_shared(query)))
     elif (blocker := fold_blocker(query)) is not None:
-        out.append(Candidate.refused(PlanKind.FOLD, blocker))
+        out.append(Candidate.refused(PlanName.FOLD, blocker))
     elif in_jvm(query):
         note = (
             f"one pass per key in the JVM: tuples shuffled as columnar batches per key, each {what} found and "
             "its partial states folded over arrays; a partition past Spark's execution memory goes through "
             f"Spark's spilling sorter and is folded in chunks, the {what} in flight carried over"
         )
-        out.append(Candidate(PlanKind.FOLD, Plan("frames", PlanKind.FOLD, decomposition=decomposition), 1.5 * n, note))
+        out.append(Candidate(PlanName.FOLD, Plan("runs", PlanName.FOLD, decomposition=decomposition), 1.5 * n, note))
     else:
         note = (
             f"one numpy pass per key (mapInArrow): each {what} found and its partial states folded as its tuples "
             f"go by; the pass {HOLDS.format(what=what)}"
         )
-        out.append(Candidate(PlanKind.FOLD, Plan("frames", PlanKind.FOLD, decomposition=decomposition), 4.0 * n, note))
-    chain = chained(window)
+        out.append(Candidate(PlanName.FOLD, Plan("runs", PlanName.FOLD, decomposition=decomposition), 4.0 * n, note))
+    chain = shape.chained
     if chain is not None:
-        out.append(Candidate.refused(PlanKind.STARTS, chain))
+        out.append(Candidate.refused(PlanName.STARTS, chain))
     else:
-        mark = data_driven(window).start_mark
+        mark = shape.start_mark
         note = (
             f"lag over each key's tuples in order marks the tuples that start a {what} ({mark}), a running count "
             f"numbers the {what}s, a group-by aggregates them"
         )
-        out.append(Candidate(PlanKind.STARTS, Plan("frames", PlanKind.STARTS), 3.0 * n, note))
+        out.append(Candidate(PlanName.STARTS, Plan("runs", PlanName.STARTS), 3.0 * n, note))
     walk = f"follows the chain of {what}s and numbers them" if chain is not None else f"numbers the {what}s"
     note = f"one numpy pass per key (mapInArrow) {walk}, a group-by aggregates them; the pass {HOLDS.format(what=what)}"
-    out.append(Candidate(PlanKind.SCAN, Plan("frames", PlanKind.SCAN), 5.0 * n, note))
+    out.append(Candidate(PlanName.SCAN, Plan("runs", PlanName.SCAN), 5.0 * n, note))
     return out
 
 
@@ -135,9 +130,9 @@ def in_state_store(query: Query, plan: Plan) -> bool:
     milliseconds). MAX (a merged session is cut again at tuples the state no longer holds), GENEROUS with
     EMIT CHANGES and Kafka's late-record rule stay with the files engine, as do frames."""
     window = query.window
-    if plan.family != "frames" or plan.kind is not PlanKind.FOLD or plan.decomposition is None:
+    if plan.family != "runs" or plan.name is not PlanName.FOLD or plan.decomposition is None:
         return False
-    if not data_driven(window).merges_by_state(window):
+    if not run_shape(window).merges_by_state:
         return False
     mode = "consistent" if window.slack is None else window.slack.mode
     # GENEROUS keeps each key's closing point beside its sessions; with EMIT CHANGES it stays on the files engine

@@ -40,14 +40,25 @@ from wql.compiler.codegen.common import (
     select_rows,
     unit_note,
 )
-from wql.compiler.codegen.emit import Code, Raw, col, expr, py
+from wql.compiler.codegen.emit import Code, Raw, col, expr, py, spark_name
+from wql.compiler.codegen.run_rules import (
+    at_or_before,
+    closing_point,
+    closing_text,
+    end_bound,
+    is_final_rule,
+    keep_labelled,
+    kernel_rule,
+    mark_starts,
+    missed_text,
+    rule_columns,
+    run_rule,
+    run_shape,
+)
 from wql.compiler.kernels.contract import SessionStore
-from wql.compiler.kinds import kind_of
-from wql.compiler.kinds.data_driven import DataDriven
-from wql.compiler.plans import ONE, PlanKind
-from wql.compiler.plans.frames import in_jvm, in_state_store
+from wql.compiler.plans import ONE, PlanName
+from wql.compiler.plans.runs import in_jvm, in_state_store
 from wql.compiler.schema import ROW_NUM, Domain
-from wql.compiler.windows import Frame
 from wql.grammar.expressions import parse_sql_expression, render_sql
 
 LABEL = "_w"  # the number of a tuple's window within its key (starts and scan plans)
@@ -58,18 +69,18 @@ def generate(ctx: Context) -> None:
     """prepare, windows, finish."""
     constants(ctx)
     prepare(ctx)
-    what = data_driven(ctx).noun
+    what = run_shape(ctx).noun
     doc = {
-        PlanKind.FOLD: f"each key's {what}s found and their states folded in one pass",
-        PlanKind.STARTS: f"{what} starts marked from predecessors, numbered, grouped",
-        PlanKind.SCAN: f"each key's {what}s numbered in one numpy pass, grouped",
-    }[ctx.plan.kind]
+        PlanName.FOLD: f"each key's {what}s found and their states folded in one pass",
+        PlanName.STARTS: f"{what} starts marked from predecessors, numbered, grouped",
+        PlanName.SCAN: f"each key's {what}s numbered in one numpy pass, grouped",
+    }[ctx.plan.name]
     code = ctx.stage("windows", "rows", f"One row per {what} and key: {doc}.")
     code.comment(f"wid is each {what}'s first {ATTR}, _last its last.")
-    if ctx.plan.kind is PlanKind.FOLD:
+    if ctx.plan.name is PlanName.FOLD:
         fold(ctx)
     else:
-        if ctx.plan.kind is PlanKind.STARTS:
+        if ctx.plan.name is PlanName.STARTS:
             starts(ctx)
         else:
             scan(ctx)
@@ -78,24 +89,18 @@ def generate(ctx: Context) -> None:
     epilogue(ctx, bounds(ctx), wid=f'{_converter(ctx).format(WID)}.alias("wid")')
 
 
-def _frame(ctx: Context) -> Frame:
-    frame = ctx.window.frame
-    assert frame is not None
-    return frame
-
-
 def constants(ctx: Context) -> None:
-    window, frame = ctx.window, _frame(ctx)
-    if frame.gap is not None:
-        ctx.constant("GAP", frame.gap, unit_note(window, frame.gap))
-    if frame.longest is not None:
-        ctx.constant("LONGEST", frame.longest, "MAX: " + unit_note(window, frame.longest))
-    if frame.minimum is not None:
-        note = f"{int(frame.minimum)} rows" if frame.minimum_rows else unit_note(window, frame.minimum)
-        ctx.constant("MINIMUM", frame.minimum, note)
-    if frame.delta is not None:
-        delta = int(frame.delta // 1) if frame.on_integral else frame.delta  # integers: within ⌊δ⌋, exactly
-        ctx.constant("DELTA", delta, f"in the units of {frame.expression_text()}")
+    window, rule = ctx.window, run_rule(ctx)
+    if rule.gap is not None:
+        ctx.constant("GAP", rule.gap, unit_note(window, rule.gap))
+    if rule.longest is not None:
+        ctx.constant("LONGEST", rule.longest, "MAX: " + unit_note(window, rule.longest))
+    if rule.minimum is not None:
+        note = f"{int(rule.minimum)} rows" if rule.minimum_rows else unit_note(window, rule.minimum)
+        ctx.constant("MINIMUM", rule.minimum, note)
+    if rule.delta is not None:
+        delta = int(rule.delta // 1) if rule.on_integral else rule.delta  # integers: within ⌊δ⌋, exactly
+        ctx.constant("DELTA", delta, f"in the units of {rule.expression_text()}")
 
 
 def _partitions(ctx: Context) -> list[str]:
@@ -106,25 +111,18 @@ def _groups(ctx: Context) -> list[str]:
     return [ctx.key_columns[k.name] for k in ctx.query.keys if k.origin == "group"]
 
 
-def data_driven(ctx: Context) -> DataDriven:
-    """The window's kind: a session or a frame, whose hooks write what differs between them."""
-    kind = kind_of(ctx.window)
-    assert isinstance(kind, DataDriven)
-    return kind
-
-
 def _ties(ctx: Context) -> bool:
     """Whether the order of tuples with equal values matters: for frames, not for sessions."""
-    return data_driven(ctx).ties and not ctx.window.attr.is_row_num
+    return run_shape(ctx).ties and not ctx.window.attr.is_row_num
 
 
 def _closes(ctx: Context) -> bool:
     """Whether windows carry `_close`: a stream's frames, whose finality depends on the tuple after them."""
-    return ctx.streaming and data_driven(ctx).closed_by_tuple
+    return ctx.streaming and run_shape(ctx).closed_by_tuple
 
 
 def prepare(ctx: Context) -> None:
-    query, window, frame = ctx.query, ctx.window, _frame(ctx)
+    query, window, rule = ctx.query, ctx.window, run_rule(ctx)
     # A stream numbers rows across triggers, so equal values keep their arrival order in the state too.
     arrivals = ctx.streaming and _ties(ctx) and not query.stream.row_num
     numbering(ctx, rows=window.attr.is_row_num or arrivals, positions=False)
@@ -137,7 +135,7 @@ def prepare(ctx: Context) -> None:
     if _ties(ctx) and not query.stream.row_num and not ctx.streaming:
         code.comment(f"row_num orders tuples of equal {window.attr.name}: frames take them in arrival order.")
         code("rows = arrival_order(rows)")
-    if frame.kafka and query.where is not None:
+    if rule.kafka and query.where is not None:
         code.comment("Kafka filters records before it forms sessions, so WHERE comes first here.")
         code(f"rows = rows.where({expr(query.where)})")
     keys = key_items(ctx)
@@ -145,10 +143,10 @@ def prepare(ctx: Context) -> None:
     columns += attribute_items(ctx)
     if _ties(ctx):
         columns.append(f'{col(query.stream.row_num or ROW_NUM)}.alias("_pos")')
-    if query.where is not None and not frame.kafka:
+    if query.where is not None and not rule.kafka:
         columns.append(f'F.coalesce({expr(query.where)}, F.lit(False)).alias("_in")')
-    columns += data_driven(ctx).rule_columns(ctx)  # what its rule reads (a predicate, x, running aggregates)
-    if ctx.plan.kind is PlanKind.FOLD:
+    columns += rule_columns(ctx)  # what its rule reads (a predicate, x, running aggregates)
+    if ctx.plan.name is PlanName.FOLD:
         assert ctx.plan.decomposition is not None
         for state in ctx.plan.decomposition.groups:
             for column, contribution in zip(state.columns, state.contributions, strict=True):
@@ -164,11 +162,6 @@ def prepare(ctx: Context) -> None:
     code("return rows")
 
 
-def rule(ctx: Context) -> str:
-    """The window's rule as the kernels take it: a dict literal naming the job's constants."""
-    return data_driven(ctx).kernel_rule(ctx.window)
-
-
 def starts(ctx: Context) -> None:
     """Window numbers from neighbouring tuples: lag marks starts, a running count numbers them."""
     code = ctx.code
@@ -177,10 +170,10 @@ def starts(ctx: Context) -> None:
     order = py(ATTR) if not _ties(ctx) else f'{py(ATTR)}, "_pos"'
     code(f"ordered = {by}.orderBy({order})")
     code("running = ordered.rowsBetween(Window.unboundedPreceding, Window.currentRow)")
-    data_driven(ctx).mark_starts(ctx, _closes(ctx))  # `_start`: 1 where a window begins
+    mark_starts(ctx, _closes(ctx))  # `_start`: 1 where a window begins
     code.comment("The number of starts so far numbers each tuple's window within its key.")
     code(f'rows = rows.withColumn({py(LABEL)}, F.sum("_start").over(running))')
-    data_driven(ctx).keep_labelled(ctx)
+    keep_labelled(ctx)
 
 
 def scan(ctx: Context) -> None:
@@ -196,7 +189,7 @@ def scan(ctx: Context) -> None:
         code.comment("_close: the value of the tuple that closed each frame (NULL while none has), for the stream.")
     code(f"schema = StructType(rows.schema.fields + [{added}])")
     closes = ", closes=True" if _closes(ctx) else ""
-    code(f"rows = rows.mapInArrow(frame_labels({py(partitions)}, {rule(ctx)}{closes}), schema)")
+    code(f"rows = rows.mapInArrow(frame_labels({py(partitions)}, {kernel_rule(ctx)}{closes}), schema)")
 
 
 def _filtered(sql: str, flag: str) -> str:
@@ -208,21 +201,21 @@ def _filtered(sql: str, flag: str) -> str:
 
 def group(ctx: Context) -> None:
     """One row per window: its bounds from every tuple in it, its aggregates from those inside WHERE."""
-    code, query, frame = ctx.code, ctx.query, _frame(ctx)
+    code, query, rule = ctx.code, ctx.query, run_rule(ctx)
     partitions, groups = _partitions(ctx), _groups(ctx)
-    where = query.where is not None and not frame.kafka
+    where = query.where is not None and not rule.kafka
     bounds = ['F.min("_t").alias("wid")', 'F.max("_t").alias("_last")']
     if _closes(ctx):
         bounds.append(
             'F.max("_close").alias("_close")'
-            if ctx.plan.kind is PlanKind.SCAN
+            if ctx.plan.name is PlanName.SCAN
             else 'F.when(F.count(F.lit(1)) == F.count("_next"), F.max("_next")).alias("_close")'  # last has one
         )
-    if frame.minimum is not None and frame.minimum_rows:
+    if rule.minimum is not None and rule.minimum_rows:
         bounds.append('F.count(F.lit(1)).alias("_size")')
     keep = []
-    if frame.minimum is not None:
-        keep.append('F.col("_size") >= MINIMUM' if frame.minimum_rows else '(F.col("_last") - F.col("wid")) >= MINIMUM')
+    if rule.minimum is not None:
+        keep.append('F.col("_size") >= MINIMUM' if rule.minimum_rows else '(F.col("_last") - F.col("wid")) >= MINIMUM')
     lead = ", ".join(col(c) for c in [*partitions, LABEL])
     if not groups:
         items = list(bounds)
@@ -253,27 +246,21 @@ def group(ctx: Context) -> None:
     )
     matches = " & ".join(
         f"F.col({py('c.' + name)}).eqNullSafe(F.col({py('e.' + name)}))"
-        for name in (_q(p) for p in [*partitions, LABEL])
+        for name in (spark_name(p) for p in [*partitions, LABEL])
     )
     code(f'joined = contents.alias("c").join(extents.alias("e"), {matches})')
-    picked = [*(f"F.col({py('c.' + _q(c))}).alias({py(c)})" for c in [*partitions, *groups])]
+    picked = [*(f"F.col({py('c.' + spark_name(c))}).alias({py(c)})" for c in [*partitions, *groups])]
     picked += ['F.col("e.wid").alias("wid")', 'F.col("e._last").alias("_last")']
     if _closes(ctx):
         picked.append('F.col("e._close").alias("_close")')
-    picked += [f"F.col({py('c.' + _q(a.name))}).alias({py(a.name)})" for a in query.aggregates]
+    picked += [f"F.col({py('c.' + spark_name(a.name))}).alias({py(a.name)})" for a in query.aggregates]
     code.call("windows", "joined.select", picked)
-
-
-def _q(name: str) -> str:
-    from wql.compiler.codegen.emit import spark_name
-
-    return spark_name(name)
 
 
 def fold(ctx: Context) -> None:
     """Each window's partial states folded in one pass per key: the JVM kernel, or numpy over Spark's sort
     of the partition, batch by batch."""
-    code, frame = ctx.code, _frame(ctx)
+    code, rule = ctx.code, run_rule(ctx)
     decomposition = ctx.plan.decomposition
     assert decomposition is not None
     partitions = _partitions(ctx)
@@ -289,15 +276,15 @@ def fold(ctx: Context) -> None:
     else:
         code.comment("Each key's tuples in one partition, sorted by Spark and walked once by numpy, batch by batch:")
         code.comment("windows found, states folded.")
-    keywords: dict[str, object] = {"partitions": partitions, "states": states, "rule": Raw(rule(ctx))}
-    if frame.minimum is not None:
-        keywords.update(minimum=Raw("MINIMUM"), minimum_rows=frame.minimum_rows)
+    keywords: dict[str, object] = {"partitions": partitions, "states": states, "rule": Raw(kernel_rule(ctx))}
+    if rule.minimum is not None:
+        keywords.update(minimum=Raw("MINIMUM"), minimum_rows=rule.minimum_rows)
     if _closes(ctx):
         keywords["closes"] = True
     code.call("windows", "frame_windows", ["rows", "schema"], keywords=keywords)
     code("return windows")
     # A stage of its own, so that a stream whose sessions Spark's state store keeps lowers them the same way.
-    code = ctx.stage("lower", "windows", f"Each aggregate from its {data_driven(ctx).noun}'s folded partial states.")
+    code = ctx.stage("lower", "windows", f"Each aggregate from its {run_shape(ctx).noun}'s folded partial states.")
     items = ['F.col("wid")', 'F.col("_last")', *(['F.col("_close")'] if _closes(ctx) else [])]
     items += [col(c) for c in partitions]
     items += [
@@ -334,7 +321,7 @@ def bounds(ctx: Context) -> list[str]:
     """window_start: the first tuple's value; window_end: the last's, plus GAP for sessions (but at most MAX)."""
     convert = _converter(ctx)
     start = WID
-    end = data_driven(ctx).end_bound(ctx.window)
+    end = end_bound(ctx)
     return [f'{convert.format(start)}.alias("window_start")', f'{convert.format(end)}.alias("window_end")']
 
 
@@ -343,19 +330,24 @@ def _generous(ctx: Context) -> bool:
     return slack is not None and slack.mode == "generous"
 
 
+def last_reached(ctx: Context, end: str) -> str | None:
+    """Windows named by tuples, and runs, go as far as their tuples: none waits for the data to reach it."""
+    return None
+
+
 def store_request(ctx: Context) -> SessionStore | None:
     """What Spark's state store keeps of this query when the job runs with WQL's JVM kernels (the
     StreamSessions function of flatMapGroupsWithState): each key's open sessions, each its first and last
     value and the fold's partial states (docs/semantics.md §8.12). None where the job keeps its tuples in
-    its own files (plans.frames.in_state_store says which)."""
+    its own files (plans.runs.in_state_store says which)."""
     decomposition = ctx.plan.decomposition
     if not in_state_store(ctx.query, ctx.plan):
         return None
-    assert decomposition is not None and _frame(ctx).gap is not None
+    assert decomposition is not None and run_rule(ctx).gap is not None
     return {
         "kind": "session",
         "keys": _partitions(ctx),
-        "gap": int(_frame(ctx).gap),
+        "gap": int(run_rule(ctx).gap),
         "operations": decomposition.operations,
         "columns": decomposition.columns,
         "counted": [c for c in decomposition.columns if c in decomposition.counted],
@@ -373,10 +365,10 @@ def stream_rules(ctx: Context) -> None:
     generous = _generous(ctx)
     code("def is_final(punctuation):")
     code.indent()
-    data_driven(ctx).is_final_rule(ctx)
+    is_final_rule(ctx)
     code.dedent()
     code.blank(2)
-    what = data_driven(ctx).noun
+    what = run_shape(ctx).noun
     code("def retain(rows, punctuation):")
     code.indent()
     if generous:
@@ -388,7 +380,7 @@ def stream_rules(ctx: Context) -> None:
     code("if punctuation is None:")
     code("    return rows")
     keep = ", generous=True" if generous else ""
-    code(f"pending = frame_pending({py(partitions)}, {rule(ctx)}, punctuation{keep})")
+    code(f"pending = frame_pending({py(partitions)}, {kernel_rule(ctx)}, punctuation{keep})")
     code(f"return in_window_order(rows, {py(partitions)}).mapInArrow(pending, rows.schema)")
     code.dedent()
     code.blank(2)
@@ -402,7 +394,7 @@ def stream_rules(ctx: Context) -> None:
     else:
         code('"""CONSISTENT: a late tuple is in no window; it may have joined, merged or split the windows near it."""')
     code("t = window_attribute(late)")
-    text = data_driven(ctx).missed_text(ctx, convert)
+    text = missed_text(ctx, convert)
     if generous:
         placed = f"none: placed in its key's open {what}s (GENEROUS)"
         text = f'F.when(F.col("_closed"), {text}).otherwise(F.lit({py(placed)}))'
@@ -416,23 +408,22 @@ def _closing_rules(ctx: Context, what: str) -> None:
     """closing: each key's closing point after a trigger (frame_closings); closed: whether a tuple of the
     stream is at or before its key's, where a late one is in no window (semantics.md §8.5)."""
     code = ctx.rules
-    kind = data_driven(ctx)
     partitions = _partitions(ctx)
-    points = kind.closing_point(ctx.window)  # what each key's closing point holds beyond its value, _closed_t
+    points = closing_point(ctx)  # what each key's closing point holds beyond its value, _closed_t
     extra = [f'StructField("{name}", {STAMP if kind_ == "stamp" else "LongType()"})' for name, kind_ in points]
     code("def closing(rows, punctuation):")
     code.indent()
     code(f'"""GENEROUS: per key with a {what} final at the punctuation among its rows, the point the last one')
     code('closes the key\'s history up to: a late tuple after it is placed as if on time (frame_closings)."""')
     _schema(ctx, [f'StructField("_closed_t", {STAMP})', *extra], ctx.rules)
-    code(f"found = frame_closings({py(partitions)}, {rule(ctx)}, punctuation)")
+    code(f"found = frame_closings({py(partitions)}, {kernel_rule(ctx)}, punctuation)")
     code(f"return in_window_order(rows, {py(partitions)}).mapInArrow(found, schema)")
     code.dedent()
     code.blank(2)
     keys = [k for k in ctx.query.keys if k.origin == "partition"]
     code("def closed(rows, closings):")
     code.indent()
-    joins = kind.closing_text(ctx.window)
+    joins = closing_text(ctx)
     code('"""GENEROUS: _closed, whether a tuple is at or before its key\'s closing point, that of its last final')
     code(f'{what} (a tuple {joins} cannot change it); a key with none yet: false."""')
     code("if closings is None:")
@@ -444,7 +435,7 @@ def _closing_rules(ctx: Context, what: str) -> None:
     match = " & ".join(f"{expr(k.sql)}.eqNullSafe(F.col({py(n)}))" for k, n in zip(keys, names, strict=True))
     code(f'joined = rows.join(F.broadcast(points), {match or "F.lit(True)"}, "left")')
     code("t = window_attribute(rows)")
-    code(f"at_or_before = {kind.at_or_before(ctx)}")
+    code(f"at_or_before = {at_or_before(ctx)}")
     dropped = ", ".join(py(n) for n in [*names, *(p.strip('"') for p in picked[len(names) :])])
     code('marked = joined.withColumn("_closed", F.coalesce(at_or_before, F.lit(False)))')
     code(f"return marked.drop({dropped})")

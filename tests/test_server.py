@@ -21,15 +21,19 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+import wql
 from tests.conftest import EXAMPLES, ROOT
 from tests.test_connect import rows_of
+from wql.compiler.kernels.job_support import KERNEL_PROTOCOL
 from wql.runtime import server
+from wql.runtime.execute import remember_kernels
+from wql.runtime.session import kernel_jar
 from wql.server_command import use_server
 
 TRAFFIC = EXAMPLES / "traffic.wql"
 
 
-def wql(*arguments: str, cwd: Path = ROOT, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def wql_cli(*arguments: str, cwd: Path = ROOT, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in {"SPARK_REMOTE"}}
     env.update(TZ="UTC", PYTHONPATH=str(ROOT))
     return subprocess.run(
@@ -102,7 +106,7 @@ def test_spark_remote_wins_over_the_server(as_if_running: server.Server, monkeyp
 
 def test_no_server_runs_without_a_state_file_and_a_dead_ones_file_is_removed() -> None:
     assert server.running() is None
-    assert wql("server", "status").returncode == 1
+    assert wql_cli("server", "status").returncode == 1
     state = server.state_dir()
     state.mkdir(parents=True, exist_ok=True)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -110,7 +114,7 @@ def test_no_server_runs_without_a_state_file_and_a_dead_ones_file_is_removed() -
     record = f'{{"pid": {dead.pid}, "port": 1, "log": "x", "started": 0, "master": "local[*]"}}'
     (state / server.STATE_FILE).write_text(record)
     assert server.running() is None and not (state / server.STATE_FILE).exists()
-    done = wql("server", "stop")
+    done = wql_cli("server", "stop")
     assert done.returncode == 0 and done.stdout.strip() == "no WQL server ran"
 
 
@@ -119,9 +123,23 @@ def test_a_taken_port_is_one_line(tmp_path: Path) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = wql("server", "start", "--port", str(port))
+        done = wql_cli("server", "start", "--port", str(port))
     assert done.returncode == 1 and f"port {port} on 127.0.0.1 is taken" in done.stderr
     assert "Traceback" not in done.stderr and server.running() is None
+
+
+def test_a_servers_known_kernels_spare_each_job_the_spark_job_that_asks() -> None:
+    """What the WQL server's wql_kernels() answered at its start (its state file) goes to the sessions made
+    there: the jobs loaded after take it as their own answer and ask Spark nothing."""
+
+    class NoSpark:
+        catalog = property(lambda self: pytest.fail("the job asked Spark"))
+
+    spark, older = NoSpark(), NoSpark()
+    remember_kernels(spark, KERNEL_PROTOCOL)
+    remember_kernels(older, "0")  # a server with kernels of another protocol: the numpy plans, as without
+    module = wql.compile(TRAFFIC.read_text(), str(TRAFFIC)).module()
+    assert module.kernel_extension(spark) is True and module.kernel_extension(older) is False
 
 
 # ------------------------------------------------------------------ the suite's server
@@ -133,7 +151,7 @@ def warm() -> Iterator[server.Server]:
     if server.running() is not None:
         pytest.fail(f"a WQL server already runs in the suite's state directory: {server.running()}")
     try:
-        done = wql("server", "start", "--conf", "spark.sql.shuffle.partitions=2")
+        done = wql_cli("server", "start", "--conf", "spark.sql.shuffle.partitions=2")
         assert done.returncode == 0, done.stderr[-3000:]
         found = server.running()
         assert found is not None, done.stdout
@@ -162,11 +180,13 @@ def listening_on(port: int) -> set[str]:
 
 @pytest.mark.slow
 def test_status_says_where_it_runs_on_loopback_only(warm: server.Server) -> None:
-    done = wql("server", "status")
+    done = wql_cli("server", "status")
     assert done.returncode == 0 and f"WQL server running at sc://127.0.0.1:{warm.port} (pid {warm.pid}" in done.stdout
     if Path("/proc/net/tcp").exists():  # the sockets listening on its port: on 127.0.0.1 only
         assert listening_on(warm.port) <= {"127.0.0.1"} and listening_on(warm.port)
-    again = wql("server", "start")
+    if kernel_jar() is not None:
+        assert warm.kernels == KERNEL_PROTOCOL  # asked at its start, for the runs that follow
+    again = wql_cli("server", "start")
     assert again.returncode == 1 and "a WQL server already runs at sc://127.0.0.1" in again.stderr
 
 
@@ -176,7 +196,7 @@ def test_wql_run_uses_the_server_and_writes_what_a_local_run_writes(
 ) -> None:
     from wql.cli import main
 
-    done = wql("run", str(TRAFFIC), "--output", "served.csv", cwd=tmp_path)
+    done = wql_cli("run", str(TRAFFIC), "--output", "served.csv", cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"using the WQL server at {warm.url}" in done.stderr and "traffic: 1,920 rows read" in done.stderr
     partitions = spark.conf.get("spark.sql.shuffle.partitions")
@@ -190,14 +210,14 @@ def test_wql_run_uses_the_server_and_writes_what_a_local_run_writes(
 @pytest.mark.slow
 def test_the_repl_uses_the_server(warm: server.Server, tmp_path: Path) -> None:
     script = f"\\load {TRAFFIC}\n"
-    served = wql("repl", stdin=script, cwd=tmp_path)
+    served = wql_cli("repl", stdin=script, cwd=tmp_path)
     assert served.returncode == 0 and f"using the WQL server at {warm.url}" in served.stderr, served.stderr[-2000:]
     assert "1,000 rows" in served.stdout, served.stdout[-2000:]
 
 
 @pytest.mark.slow
 def test_stop_stops_it_cleanly(warm: server.Server) -> None:
-    done = wql("server", "stop")
+    done = wql_cli("server", "stop")
     assert done.returncode == 0 and done.stdout.strip() == f"stopped the WQL server at {warm.url} (pid {warm.pid})"
-    assert server.running() is None and wql("server", "status").returncode == 1
+    assert server.running() is None and wql_cli("server", "status").returncode == 1
     assert not server._is_ours(warm.pid)  # gone (or a zombie its new parent has not reaped yet)

@@ -13,7 +13,10 @@ import pytest
 import wql
 from tests.conftest import EXAMPLES
 from wql.cli import main
+from wql.compiler.kernels.job_support import KERNEL_PROTOCOL
+from wql.runtime import execute
 from wql.runtime.reference import evaluate_query
+from wql.runtime.session import kernel_jar
 
 pytestmark = pytest.mark.spark
 
@@ -351,6 +354,24 @@ def test_a_sessions_second_query_does_not_ask_spark_again_for_wqls_kernels(spark
         spark.catalog.clearCache()
 
 
+def test_a_sessions_first_query_learns_of_wqls_kernels_without_a_spark_job(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The jar names its protocol in wql_kernels()'s description, which Spark's catalog gives: running the
+    function was a Spark job, the first of a new session (2.8 s of a first query in a new JVM, load 4)."""
+    monkeypatch.setattr(execute, "_KERNEL_SERVERS", {})  # as in a new process: nothing known of this Spark
+    module = wql.compile((EXAMPLES / "traffic.wql").read_text(), str(EXAMPLES / "traffic.wql")).module()
+    context = spark.sparkContext
+    context.setJobGroup("wql-kernels", "whether the session has WQL's kernels")
+    try:
+        assert module.kernel_extension(spark) is (kernel_jar() is not None)
+        assert context.statusTracker().getJobIdsForGroup("wql-kernels") == []
+        assert module.kernel_protocol(spark) == (KERNEL_PROTOCOL if kernel_jar() else None)
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+        context.setLocalProperty("spark.job.description", None)
+
+
 def test_reading_and_inspecting_an_input_is_one_spark_job(spark: Any, tmp_path: Path) -> None:
     """The report's counts (rows, malformed rows, NULL window attributes) are observed while the input's
     cache fills, in one job; an aggregation over the cached rows took two more under adaptive execution.
@@ -378,7 +399,7 @@ def test_reading_and_inspecting_an_input_is_one_spark_job(spark: Any, tmp_path: 
         ["traffic: 2 rows read"],
         [
             "traffic: 3 rows read",
-            "traffic: 1 malformed row skipped (e.g. 'b,x,2024-01-01 00:01:00')",
+            "traffic: 1 malformed row skipped (e.g. 'b,x,2024-01-01 00:01:00': speed is not a DOUBLE: 'x')",
             "traffic: 1 row with NULL ts belongs to no window",
         ],
     ]

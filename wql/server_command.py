@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 import wql
+from wql.compiler.kernels.job_support import kernel_protocol
 from wql.runtime import server
 from wql.runtime.session import KNOWN_KERNELS, remote_session
 
@@ -85,8 +86,7 @@ def warm_up(started: server.Server) -> server.Server:
                 result.count()
                 query.in_window_order(result).limit(20).collect()
                 spark.catalog.clearCache()
-            present = spark.catalog.functionExists("wql_kernels")
-            answer = str(spark.sql("SELECT wql_kernels()").first()[0]) if present else None
+            answer = kernel_protocol(spark)
         finally:
             spark.stop()
     warmed = dataclasses.replace(started, kernels=answer)

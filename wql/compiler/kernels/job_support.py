@@ -349,6 +349,7 @@ def array_percentile(values, p):
 
 
 KERNEL_PROTOCOL = "1"  # the version of the requests below that wql-kernels.jar must read
+KERNEL_PROTOCOL_MARK = "[wql-protocol="  # where wql_kernels()'s description names the jar's (WqlExtensions)
 _kernel_servers = {}  # id(owner) -> (owner, whether its Spark has WQL's extension); see kernel_extension
 
 
@@ -426,10 +427,19 @@ def kernel_extension(spark):
     owner = getattr(spark, "sparkContext", None) or spark  # a Connect session has none: it raises AttributeError
     known = _kernel_servers.get(id(owner))
     if known is None or known[0] is not owner:
-        present = spark.catalog.functionExists("wql_kernels")  # the function is the extension's mark
-        answer = spark.sql("SELECT wql_kernels()").first()[0] if present else None
-        known = _kernel_servers[id(owner)] = (owner, answer == KERNEL_PROTOCOL)
+        known = _kernel_servers[id(owner)] = (owner, kernel_protocol(spark) == KERNEL_PROTOCOL)
     return known[1]
+
+
+def kernel_protocol(spark):
+    """What the session's wql_kernels() answers, or None without WQL's extension (the function is its mark).
+    The jar writes it in the function's description, which Spark's catalog gives without a Spark job (in a
+    new JVM a job's start costs seconds); an older jar's function is run instead."""
+    if not spark.catalog.functionExists("wql_kernels"):
+        return None
+    described = spark.catalog.getFunction("wql_kernels").description or ""
+    _, marked, rest = described.partition(KERNEL_PROTOCOL_MARK)
+    return rest.partition("]")[0] if marked else str(spark.sql("SELECT wql_kernels()").first()[0])
 
 
 def jvm_states(states):

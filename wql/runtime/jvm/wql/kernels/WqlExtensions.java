@@ -27,6 +27,9 @@ import scala.runtime.BoxedUnit;
  */
 public final class WqlExtensions implements SparkSessionExtensionsProvider {
   static final String FUNCTION = "wql_kernels";
+  // The protocol in the function's description too, which Spark's catalog gives without a Spark job: a
+  // job reads it there, rather than running wql_kernels() (a Spark job, seconds in a new JVM).
+  static final String PROTOCOL_MARK = "[wql-protocol=";
 
   @Override
   public BoxedUnit apply(SparkSessionExtensions extensions) {
@@ -37,7 +40,10 @@ public final class WqlExtensions implements SparkSessionExtensionsProvider {
             WqlExtensions.class.getName(),
             null,
             FUNCTION,
-            "_FUNC_() - The request protocol of WQL's JVM kernels on this Spark.",
+            "_FUNC_() - The request protocol of WQL's JVM kernels on this Spark. "
+                + PROTOCOL_MARK
+                + KernelRequest.PROTOCOL
+                + "]",
             "",
             "",
             "",

@@ -20,6 +20,7 @@ import wql
 from tests.conftest import PACKED, SPARK
 from tests.differential import combined_in, compare
 from tests.streaming import check
+from tests.test_stream_store import both_engines
 from wql.compiler import calendars
 from wql.compiler.kinds import kind_of
 from wql.runtime.reference import from_base
@@ -291,3 +292,51 @@ def test_a_stream_of_calendar_windows_equals_the_model_and_drained_the_batch(
     slack = data.draw(st.sampled_from(["", " SLACK 12 HOURS", " SLACK 1 DAY GENEROUS"]))
     text = f"SELECT k, {AGGREGATES} FROM s [{spec}{slack}] GROUP BY case_id, k"
     check(spark, data, text, rows, "ts", plan=plan)
+
+
+@st.composite
+def store_streams(draw: st.DrawFn) -> tuple[str, list[list[str]]]:
+    """A calendar grid the state store takes (panes or slices of local days, weeks or months) and its rows as
+    csv files, in arrival order with some disorder, around a DST change or a month end."""
+    spec, start, step = draw(
+        st.sampled_from(
+            [
+                ("RANGE 2 DAYS SLIDE 1 DAY WATTR ts TIME ZONE 'America/New_York'", datetime(2024, 3, 9), 3),
+                ("RANGE 3 DAYS SLIDE 2 DAYS WATTR ts TIME ZONE 'Australia/Lord_Howe'", datetime(2024, 4, 4), 4),
+                ("RANGE 2 WEEKS SLIDE 1 WEEK WATTR ts TIME ZONE 'Europe/Berlin'", datetime(2024, 3, 20), 24),
+                ("RANGE 3 MONTHS SLIDE 1 MONTH WATTR ts", datetime(2024, 1, 20), 48),
+                ("RANGE 2 MONTHS SLIDE 1 MONTH WATTR ts TIME ZONE 'Asia/Kolkata'", datetime(2024, 2, 25), 36),
+            ]
+        )
+    )
+    slack = draw(st.sampled_from(["", " SLACK 6 HOURS", " SLACK 1 DAY GENEROUS"]))
+    emit = draw(st.sampled_from(["", " EMIT CHANGES"]))
+    keyed = draw(st.booleans())
+    query = (
+        f"SELECT {'k, ' if keyed else ''}count(*) AS n, sum(v) AS total, min(v) AS lo, max(v) AS hi "
+        f"FROM ev [{spec}{slack}]{' GROUP BY k' if keyed else ''}{emit}"
+    )
+    hours = sorted(draw(st.lists(st.integers(0, 30), min_size=1, max_size=25)))
+    for _ in range(draw(st.integers(0, 4))):  # a few rows out of place: some are late
+        i, j = draw(st.integers(0, len(hours) - 1)), draw(st.integers(0, len(hours) - 1))
+        hours[i], hours[j] = hours[j], hours[i]
+    lines = [
+        f"{start + timedelta(hours=h * step, minutes=draw(st.integers(0, 59)))},{h},"
+        f"{draw(st.sampled_from('ab'))},{draw(st.sampled_from(['', '1', '2.5', '-4']))}"
+        for h in hours
+    ]
+    cuts = sorted(draw(st.lists(st.integers(1, max(1, len(lines) - 1)), max_size=3, unique=True)))
+    files = [lines[a:b] for a, b in zip([0, *cuts], [*cuts, len(lines)], strict=True) if lines[a:b]]
+    declaration = "CREATE STREAM ev (ts TIMESTAMP, x BIGINT, k STRING, v DOUBLE) FROM '{path}' FORMAT csv "
+    return declaration + "OPTIONS (header = 'true');\n" + query, files
+
+
+@pytest.mark.spark
+@SPARK
+@given(case=store_streams())
+def test_spark_state_store_keeps_calendar_cells_as_the_files_engine_does(
+    spark: Any, tmp_path_factory: pytest.TempPathFactory, case: tuple[str, list[list[str]]]
+) -> None:
+    """Spark's state store (the JVM's StreamCells, which reads where a window ends from the calendar) emits the
+    windows and late rows the files engine does; the files engine is held to the model above."""
+    both_engines(spark, tmp_path_factory, case)

@@ -189,23 +189,23 @@ def test_a_delta_frame_closed_by_a_null_across_batches_of_one(spark: Any, plan: 
 # ------------------------------------------------------------------ the passes themselves, without Spark
 
 RULES = [
-    {"kind": "session", "gap": 2, "longest": None},
-    {"kind": "session", "gap": 3, "longest": 7},
-    {"kind": "threshold"},
-    {"kind": "delta", "delta": 3},
-    {"kind": "delta", "delta": 1.5},
+    {"cut": "session", "gap": 2, "longest": None},
+    {"cut": "session", "gap": 3, "longest": 7},
+    {"cut": "threshold"},
+    {"cut": "delta", "delta": 3},
+    {"cut": "delta", "delta": 1.5},
     {
-        "kind": "aggregate",
+        "cut": "aggregate",
         "running": [("sum", "_c0", True), ("count", None, True)],
         "test": ("or", ("compare", ">=", 0, 5), ("compare", ">", 1, 6)),
     },
     {
-        "kind": "aggregate",
+        "cut": "aggregate",
         "running": [("avg", "_c1", False), ("max", "_c0", True)],
         "test": ("and", ("compare", ">", 0, 0.5), ("not", ("compare", "<", 1, 2))),
     },
     {
-        "kind": "aggregate",
+        "cut": "aggregate",
         "running": [("min", "_c1", False), ("count", "_c1", False), ("sum", "_c1", False)],
         "test": ("or", ("compare", "<", 0, -1), ("compare", ">=", 2, 3.5)),
     },
@@ -262,7 +262,7 @@ def same_values(a: Any, b: Any) -> bool:
 
 @pytest.mark.sampled
 @pytest.mark.parametrize("closes", [False, True])
-@pytest.mark.parametrize("rule", RULES, ids=lambda r: f"{r['kind']}-{r.get('longest') or r.get('delta') or ''}")
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: f"{r['cut']}-{r.get('longest') or r.get('delta') or ''}")
 def test_states_and_labels_by_batches_equal_one_batch(rule: dict[str, Any], closes: bool) -> None:
     """frame_states and frame_labels over batches of 1 to 4 rows give, window for window, what they give
     over the partition as one batch: the same numbers, bounds, lengths, closing tuples and states (sums
@@ -304,7 +304,7 @@ def test_a_batch_without_a_valued_attribute_carries_the_window_on() -> None:
             "_t": pa.array([0, 1, None, None, 2], pa.int64()),
         }
     )
-    rule = {"kind": "session", "gap": 1, "longest": None}
+    rule = {"cut": "session", "gap": 1, "longest": None}
     fold = frame_states(["k"], [("sum", ["_n"])], rule)
     got = output(
         fold, [table.slice(0, 2).to_batches()[0], table.slice(2, 2).to_batches()[0], table.slice(4).to_batches()[0]]
@@ -327,7 +327,7 @@ def state_model(table: pa.Table, rule: dict[str, Any], point: Any, generous: boo
     for label in set(labels.tolist()) - {-1}:
         rows = [i for i in range(len(t)) if labels[i] == label]
         head, end = rows[0], rows[-1]
-        if rule["kind"] == "session":
+        if rule["cut"] == "session":
             final[label] = point > t[end] + rule["gap"] or (
                 rule["longest"] is not None and point >= t[head] + rule["longest"]
             )
@@ -349,9 +349,9 @@ def state_model(table: pa.Table, rule: dict[str, Any], point: Any, generous: boo
         if ends:
             end = ends[-1]
             head = min(i for i in rows if labels[i] == labels[end])
-            if rule["kind"] == "session":
+            if rule["cut"] == "session":
                 closings[key] = (t[end] + rule["gap"], None if rule["longest"] is None else t[head] + rule["longest"])
-            elif rule["kind"] == "aggregate":
+            elif rule["cut"] == "aggregate":
                 closings[key] = (t[end], pos[end])
             else:
                 closings[key] = (t[end + 1], pos[end + 1])
@@ -360,7 +360,7 @@ def state_model(table: pa.Table, rule: dict[str, Any], point: Any, generous: boo
 
 @pytest.mark.sampled
 @pytest.mark.parametrize("generous", [False, True])
-@pytest.mark.parametrize("rule", RULES, ids=lambda r: f"{r['kind']}-{r.get('longest') or r.get('delta') or ''}")
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: f"{r['cut']}-{r.get('longest') or r.get('delta') or ''}")
 def test_a_streams_state_cut_by_batches_equals_a_model(rule: dict[str, Any], generous: bool) -> None:
     """frame_pending (the rows a stream's state keeps) and frame_closings (each key's closing point, for
     GENEROUS) over batches of 1 to 3 rows and as one batch: what state_model computes key by key over the
@@ -381,7 +381,7 @@ def test_a_streams_state_cut_by_batches_equals_a_model(rule: dict[str, Any], gen
                 found = {}
                 for r in output(closings, in_batches(table, size)):
                     assert r["k"] not in found, (seed, point, size, r)  # one row per key
-                    if rule["kind"] == "session":
+                    if rule["cut"] == "session":
                         found[r["k"]] = (r["_closed_t"], r.get("_closed_from"))
                     else:
                         found[r["k"]] = (r["_closed_t"], r["_closed_pos"])

@@ -86,7 +86,7 @@ def windows(rows: DataFrame) -> DataFrame:
             ("sum", ["_n_amount"]),
             ("sum", ["_sum_amount"]),
         ],
-        rule={"kind": "session", "gap": GAP, "longest": None},
+        rule={"cut": "session", "gap": GAP, "longest": None},
     )
     return windows
 

@@ -90,7 +90,7 @@ def windows(rows: DataFrame) -> DataFrame:
             ("sum", ["_sum_speed"]),
             ("min", ["_min_speed"]),
         ],
-        rule={"kind": "threshold"},
+        rule={"cut": "threshold"},
         minimum=MINIMUM,
         minimum_rows=True,
     )

@@ -81,6 +81,7 @@ STREAMING = {
         "slide": 10000000,
         "emit": "changes",
         "generous": False,
+        "calendar": None,
     },
 }
 

@@ -80,6 +80,7 @@ STREAMING = {
         "slide": 5000000,
         "emit": "final",
         "generous": False,
+        "calendar": None,
     },
 }
 

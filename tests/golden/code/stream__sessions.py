@@ -122,7 +122,7 @@ def windows(rows: DataFrame) -> DataFrame:
             ("sum", ["_n_amount"]),
             ("sum", ["_sum_amount"]),
         ],
-        rule={"kind": "session", "gap": GAP, "longest": None},
+        rule={"cut": "session", "gap": GAP, "longest": None},
     )
     return windows
 
@@ -178,7 +178,7 @@ def retain(rows, punctuation):
     finds them again over these rows and the next trigger's (frame_pending)."""
     if punctuation is None:
         return rows
-    pending = frame_pending(["user_id"], {"kind": "session", "gap": GAP, "longest": None}, punctuation)
+    pending = frame_pending(["user_id"], {"cut": "session", "gap": GAP, "longest": None}, punctuation)
     return in_window_order(rows, ["user_id"]).mapInArrow(pending, rows.schema)
 
 

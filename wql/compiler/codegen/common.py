@@ -28,6 +28,7 @@ from wql.grammar.expressions import parse_sql_expression
 
 ATTR = "_t"  # the window attribute in base units
 END_ATTR = "_e"  # interval events: the end attribute in base units
+INSTANT = "_at"  # a calendar grid's window attribute in base units, on a stream, where _t is the tuple's cell
 WHERE_FLAG = "_in"  # whether WHERE holds, where a plan keeps the tuples it drops (landmarks, interval events)
 IN = f"F.col({py(WHERE_FLAG)})"  # the rows WHERE keeps, where the flag stands in for it
 POSITION = "_pos"  # partitioned row-based windows: the position within the partition
@@ -252,6 +253,8 @@ def attribute_items(ctx: Context) -> list[str]:
     window = ctx.window
     value = cell_of_attribute(window) if window.calendar is not None else attribute_expression(ctx, window.attr.name)
     items = [f"{value}.alias({py(ATTR)})"]
+    if window.calendar is not None and ctx.streaming:  # what Spark's state store reads lateness by
+        items.append(f"{attribute_expression(ctx, window.attr.name)}.alias({py(INSTANT)})")
     if window.end_attr is not None:
         items.append(f"{attribute_expression(ctx, window.end_attr.name)}.alias({py(END_ATTR)})")
     return items

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from wql.compiler.algebra import OPERATIONS
 from wql.compiler.codegen.calendar_axis import cell_of_base, month_first_day, month_of_day
-from wql.compiler.codegen.common import ANCHOR, ATTR, FIRST, IN, Context, flags_where, from_anchor
+from wql.compiler.codegen.common import ANCHOR, ATTR, FIRST, IN, INSTANT, Context, flags_where, from_anchor
 from wql.compiler.codegen.emit import col, py
 from wql.compiler.codegen.grid_axis import (
     T,
@@ -63,6 +63,7 @@ def store_request(ctx: Context) -> CellStore | None:
         "slide": window.slide,
         "emit": ctx.query.emit,
         "generous": window.slack is not None and window.slack.mode == "generous",
+        "calendar": None if window.calendar is None else {"cell": window.calendar.cell, "zone": window.zone},
     }
 
 
@@ -227,7 +228,9 @@ def _shares_stage(ctx: Context) -> None:
         for g in decomposition.groups
         for column, share in zip(g.columns, g.contributions, strict=True)
     ]
-    items.append(col(ATTR))  # merge leaves it behind; Spark's state store says by it which tuples are late
+    # merge leaves it behind; Spark's state store says by it which tuples are late (a calendar grid's _t is the
+    # tuple's cell, so its instant comes from prepare)
+    items.append(f"{col(INSTANT)}.alias({py(ATTR)})" if ctx.window.calendar is not None else col(ATTR))
     code.call("cells", f"{source}.select", items)
     code("return cells")
 

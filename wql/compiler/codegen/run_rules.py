@@ -88,15 +88,15 @@ def rule_columns(ctx: Context) -> list[str]:
 def _aggregate_kernel_rule(ctx: Context) -> str:
     rule = run_rule(ctx)
     running = [(r.function, None if r.arg is None else f"_c{i}", r.integral) for i, r in enumerate(rule.running)]
-    return f'{{"kind": "aggregate", "running": {py(running)}, "test": {py(rule.test)}}}'
+    return f'{{"cut": "aggregate", "running": {py(running)}, "test": {py(rule.test)}}}'
 
 
 _KERNEL_RULES: dict[RuleName, Callable[[Context], str]] = {
     "session": lambda ctx: (
-        f'{{"kind": "session", "gap": GAP, "longest": {"LONGEST" if run_rule(ctx).longest is not None else "None"}}}'
+        f'{{"cut": "session", "gap": GAP, "longest": {"LONGEST" if run_rule(ctx).longest is not None else "None"}}}'
     ),
-    "threshold": lambda ctx: '{"kind": "threshold"}',
-    "delta": lambda ctx: '{"kind": "delta", "delta": DELTA}',
+    "threshold": lambda ctx: '{"cut": "threshold"}',
+    "delta": lambda ctx: '{"cut": "delta", "delta": DELTA}',
     "aggregate": _aggregate_kernel_rule,
 }
 

@@ -39,10 +39,18 @@ class CellStore(TypedDict):
     columns: list[str]
     size: int  # cells a window spans
     step: int  # cells a window moves by
-    origin: int  # the grid's origin, base units
-    slide: int
+    origin: int  # the grid's origin, base units (on a calendar grid, cells)
+    slide: int  # base units (on a calendar grid, cells)
     emit: Literal["final", "changes"]
     generous: bool
+    calendar: "CalendarGrid | None"  # None: a uniform grid
+
+
+class CalendarGrid(TypedDict):
+    """A calendar grid's cells (docs/semantics.md §2.21), for the JVM's CalendarCells: where a window ends."""
+
+    cell: Literal["day", "month"]
+    zone: str | None  # the zone whose local days and months they are; None for a DATE attribute
 
 
 class SessionStore(TypedDict):

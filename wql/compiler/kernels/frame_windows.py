@@ -95,7 +95,7 @@ def walk_chunk(table, partitions, rule, carry, key=None):
         "threshold": chunk.label_thresholds,
         "delta": chunk.label_deltas,
         "aggregate": chunk.label_aggregates,
-    }.get(rule["kind"])
+    }.get(rule["cut"])
     if label is None:
         raise ValueError(f"unknown frame rule {rule['kind']!r}")
     label(rule)
@@ -316,7 +316,7 @@ def walk_settled(batches, partitions, rule, point):
         table, t, labels, ended = table.slice(0, cut), t[:cut], labels[:cut], ended[:cut]
         after = tuple(a[:cut] for a in after)
         ends = np.flatnonzero((labels >= 0) & (after[0] != labels))  # each window's last row
-        if rule["kind"] == "session":
+        if rule["cut"] == "session":
             heads = np.searchsorted(labels, labels[ends], side="left")  # sessions label every row, rising
             final = point > t[ends] + rule["gap"]
             if rule.get("longest") is not None:
@@ -440,7 +440,7 @@ def frame_closings(partitions, rule, point):
             stamp = table.schema.field("_t").type
             fields = [table.schema.field(name) for name in partitions]
             arrays = [table.column(name).take(pa.array(ends)) for name in partitions]
-            if rule["kind"] == "session":
+            if rule["cut"] == "session":
                 heads = np.searchsorted(labels, labels[ends], side="left")  # labels rise along the walk
                 fields.append(pa.field("_closed_t", stamp))
                 arrays.append(pa.array(t[ends] + rule["gap"], type=stamp))
@@ -449,7 +449,7 @@ def frame_closings(partitions, rule, point):
                     arrays.append(pa.array(t[heads] + rule["longest"], type=stamp))
             else:  # closed by its own last tuple (AGGREGATE) or by its key's next tuple
                 own = table.column("_pos").to_numpy(zero_copy_only=False)
-                aggregate = rule["kind"] == "aggregate"
+                aggregate = rule["cut"] == "aggregate"
                 fields += [pa.field("_closed_t", stamp), pa.field("_closed_pos", pa.int64())]
                 arrays.append(pa.array(t[ends] if aggregate else after[1][ends], type=stamp))
                 arrays.append(pa.array(own[ends] if aggregate else follower[ends], type=pa.int64()))
@@ -645,7 +645,7 @@ def window_closes(rule, t, after, ended, rows):
     """Whether the window whose last tuple is each of `rows` (walk_sorted's) is closed, and the value of
     the tuple that closed it: the tuple after it, if its key has one (THRESHOLD, DELTA), or its own
     last tuple, if the condition held there (AGGREGATE)."""
-    if rule["kind"] == "aggregate":
+    if rule["cut"] == "aggregate":
         return ended[rows], t[rows]
     return after[2][rows], after[1][rows]
 

@@ -314,7 +314,7 @@ def resolve_calendar(
     period, range_value = _amount(range_q, zone, attr, "RANGE")
     cell, slide_value = _amount(slide_q, zone, attr, "SLIDE")
     _check_units(range_q, slide_q, period, cell, range_value, slide_value, form, zone)
-    calendar = Calendar(cell, period)  # type: ignore[arg-type]
+    calendar = Calendar(CELLS[cell], CELLS[period])  # _check_units refused fixed units
     origin = _origin(clauses, calendar, range_value, slide_q, form, zone)
     for clause_type, word in ((ast.KafkaClause, "KAFKA"), (ast.FullClause, "FULL"), (ast.OwnEndClause, "OWN END")):
         found = clauses.get(clause_type)
@@ -350,6 +350,9 @@ def _check_attribute(attr: Attribute, end_attr: Attribute | None, spot: ast.Quan
         raise WQLNotSupportedError(
             "landmark windows (RANGE UNBOUNDED) on a calendar", span=spot.span, hint="CUMULATE over a long RANGE"
         )
+
+
+CELLS: dict[Family, CalendarUnit] = {"day": "day", "month": "month"}  # the families a calendar counts in
 
 
 def _amount(quantity: ast.Quantity, zone: str | None, attr: Attribute, what: str) -> tuple[Family, int]:

@@ -211,10 +211,9 @@ def each_tuple_a_cell(plan: Plan) -> bool:
 def in_state_store(query: Query, plan: Plan) -> bool:
     """Whether a stream of this plan keeps its cells in Spark's state store when the job has WQL's JVM kernels
     (docs/semantics.md §8.12): panes or slices whose tuples are cells of their own, on a TIMESTAMP or integral
-    attribute (Spark's watermark holds whole milliseconds), without ALIGN FIRST or row numbers."""
+    attribute (Spark's watermark holds whole milliseconds), without ALIGN FIRST or row numbers. A calendar grid's
+    cells are kept the same way; the JVM function reads where its windows end from the calendar."""
     window, cells = query.window, plan.cells
     if plan.family != "grid" or cells is None or cells.combine != "sliding" or not each_tuple_a_cell(plan):
         return False
-    if grid_shape(window).calendar is not None:
-        return False  # the JVM function places cells on a uniform grid; a calendar grid keeps its cells in files
     return not (window.align_first or window.attr.domain is Domain.FLOAT or window.numbers_rows)

@@ -64,7 +64,7 @@ public final class FrameWindows {
   /** A window rule's constants, in the attribute's base units (integral: the attribute is). */
   static final class Rule implements java.io.Serializable {
     private static final long serialVersionUID = 1L;
-    int kind;
+    int cut;
     long gap;
     boolean bounded; // a session's MAX
     long longest;
@@ -78,10 +78,10 @@ public final class FrameWindows {
 
     static Rule of(RequestJson rule, JsonNode minimum, boolean minimumRows) {
       Rule out = new Rule();
-      String kind = rule.text("kind");
-      switch (kind) {
+      String cut = rule.text("cut");
+      switch (cut) {
         case "session":
-          out.kind = SESSION;
+          out.cut = SESSION;
           out.gap = rule.whole("gap", "GAP");
           if (rule.has("longest")) {
             out.bounded = true;
@@ -89,10 +89,10 @@ public final class FrameWindows {
           }
           break;
         case "threshold":
-          out.kind = THRESHOLD;
+          out.cut = THRESHOLD;
           break;
         case "delta":
-          out.kind = DELTA;
+          out.cut = DELTA;
           JsonNode delta = rule.value("delta");
           if (!delta.isNumber()) {
             throw new KernelRequest.Refused("DELTA is not a number");
@@ -101,12 +101,12 @@ public final class FrameWindows {
           out.delta = delta.isIntegralNumber() ? delta.asLong() : (long) Math.floor(out.realDelta);
           break;
         case "aggregate":
-          out.kind = AGGREGATE;
+          out.cut = AGGREGATE;
           out.running = Running.of(rule.value("running"));
           out.test = Test.of(rule.value("test"), out.running.length);
           break;
         default:
-          throw new KernelRequest.Refused("no " + kind + " frames in the JVM");
+          throw new KernelRequest.Refused("no " + cut + " frames in the JVM");
       }
       if (minimum.isNumber()) {
         out.hasMinimum = true;
@@ -174,7 +174,7 @@ public final class FrameWindows {
       List<String> names = List.of(input.fieldNames());
       List<Integer> fields = new ArrayList<>();
       List<Integer> kinds = new ArrayList<>();
-      if (rule.kind != SESSION && names.contains("_pos")) {
+      if (rule.cut != SESSION && names.contains("_pos")) {
         DataType type = input.apply("_pos").dataType();
         if (!States.isIntegral(type)) {
           throw new KernelRequest.Refused("_pos is not integral");
@@ -183,14 +183,14 @@ public final class FrameWindows {
         fields.add(input.fieldIndex("_pos"));
         kinds.add(States.width(type));
       }
-      if (rule.kind == THRESHOLD) {
+      if (rule.cut == THRESHOLD) {
         if (!names.contains("_p") || !(input.apply("_p").dataType() instanceof BooleanType)) {
           throw new KernelRequest.Refused("a threshold frame needs its predicate _p as a boolean");
         }
         spec.ruled = fields.size();
         fields.add(input.fieldIndex("_p"));
         kinds.add(TupleBatches.BOOLEAN);
-      } else if (rule.kind == DELTA) {
+      } else if (rule.cut == DELTA) {
         DataType type = names.contains("_x") ? input.apply("_x").dataType() : null;
         if (type != null && States.isIntegral(type)) {
           spec.ruled = fields.size();
@@ -206,7 +206,7 @@ public final class FrameWindows {
         } else {
           throw new KernelRequest.Refused("a delta frame needs its x, _x, as a bigint or a double");
         }
-      } else if (rule.kind == AGGREGATE) {
+      } else if (rule.cut == AGGREGATE) {
         spec.argument = new int[rule.running.length];
         spec.argumentPresent = new int[rule.running.length];
         for (int r = 0; r < rule.running.length; r++) {
@@ -244,8 +244,8 @@ public final class FrameWindows {
 
     @Override
     public String toString() {
-      String[] kinds = {"sessions", "threshold frames", "delta frames", "aggregate frames"};
-      return "partitions " + partitions + ", " + kinds[rule.kind] + " folded in one pass per key";
+      String[] cuts = {"sessions", "threshold frames", "delta frames", "aggregate frames"};
+      return "partitions " + partitions + ", " + cuts[rule.cut] + " folded in one pass per key";
     }
   }
 
@@ -288,7 +288,7 @@ public final class FrameWindows {
       foldDoubles = new double[states.doubles()];
       carriedLongs = new long[states.longs()];
       carriedDoubles = new double[states.doubles()];
-      running = spec.rule.kind == AGGREGATE ? new RunningValues(spec.rule.running) : null;
+      running = spec.rule.cut == AGGREGATE ? new RunningValues(spec.rule.running) : null;
     }
 
     @Override
@@ -362,12 +362,12 @@ public final class FrameWindows {
       while (i < n) {
         int from = i;
         boolean closed = false; // an aggregate frame ended by its condition, not by the tuples running out
-        if (rule.kind == SESSION) {
+        if (rule.cut == SESSION) {
           i++;
           while (i < n && t[i] - t[i - 1] <= rule.gap && !(rule.bounded && t[i] >= t[from] + rule.longest)) {
             i++;
           }
-        } else if (rule.kind == THRESHOLD) {
+        } else if (rule.cut == THRESHOLD) {
           long[] holds = key.extras[spec.ruled];
           if (holds[i] == 0) {
             i++; // false or NULL: in no frame
@@ -376,7 +376,7 @@ public final class FrameWindows {
           while (i < n && holds[i] != 0) {
             i++;
           }
-        } else if (rule.kind == AGGREGATE) {
+        } else if (rule.cut == AGGREGATE) {
           running.reset();
           while (i < n) {
             running.add(key, spec, i++);
@@ -414,17 +414,17 @@ public final class FrameWindows {
       Rule rule = spec.rule;
       int i = 0;
       boolean closed = false;
-      if (rule.kind == SESSION) {
+      if (rule.cut == SESSION) {
         long previous = carriedLast;
         while (i < n && t[i] - previous <= rule.gap && !(rule.bounded && t[i] >= carriedFirst + rule.longest)) {
           previous = t[i++];
         }
-      } else if (rule.kind == THRESHOLD) {
+      } else if (rule.cut == THRESHOLD) {
         long[] holds = key.extras[spec.ruled];
         while (i < n && holds[i] != 0) {
           i++;
         }
-      } else if (rule.kind == AGGREGATE) {
+      } else if (rule.cut == AGGREGATE) {
         while (i < n) {
           running.add(key, spec, i++); // the frame's running values so far, carried
           if (rule.test.holds(running)) {
@@ -459,7 +459,7 @@ public final class FrameWindows {
       carriedFirst = key.values[from];
       carriedLast = key.values[n - 1];
       carriedRows = n - from;
-      if (spec.rule.kind == DELTA) {
+      if (spec.rule.cut == DELTA) {
         carriedAnchor = key.extras[spec.ruled][from];
       }
       identity(carriedLongs, carriedDoubles);

@@ -56,6 +56,7 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
     final long step;
     final long origin;
     final long slide;
+    final CalendarCells calendar; // origin and slide count its cells; null: base units of the attribute
 
     Spec(RequestJson request, StructType input) {
       super(request, input);
@@ -68,6 +69,7 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
       step = request.number("step");
       origin = request.number("origin");
       slide = request.number("slide");
+      calendar = CalendarCells.of(request);
       if (size <= 0 || step <= 0 || slide <= 0) {
         throw new KernelRequest.Refused("size, step and slide must be positive");
       }
@@ -149,13 +151,20 @@ public final class StreamCells implements FlatMapGroupsWithStateFunction<Row, Ro
     return out.iterator();
   }
 
-  /** The last window final at punctuation p: the greatest w with origin + (w + 1) · slide ≤ p. */
+  /**
+   * The last window final at punctuation p: the greatest w with origin + (w + 1) · slide ≤ p. On a
+   * calendar grid origin and slide count cells, and window w ends where cell origin + (w + 1) · slide
+   * begins, which is at or before p exactly when that cell is at most p's own.
+   */
   long lastFinal(long p) {
-    return Math.floorDiv(p - spec.origin, spec.slide) - 1;
+    long at = spec.calendar == null ? p : spec.calendar.cellOf(p);
+    return Math.floorDiv(at - spec.origin, spec.slide) - 1;
   }
 
+  /** Where window w ends, in the attribute's base units. */
   long end(long w) {
-    return spec.origin + (w + 1) * spec.slide;
+    long end = spec.origin + (w + 1) * spec.slide;
+    return spec.calendar == null ? end : spec.calendar.start(end);
   }
 
   /** The first cell of window w. */

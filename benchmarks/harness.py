@@ -75,36 +75,61 @@ def session(master: str, name: str) -> Any:
     )
 
 
+def hashed(frame: Any) -> Callable[[], int]:
+    """Forces every row and column of `frame` by a hash sum over all its columns, returning its row count
+    (the probe is planned here, before the clock starts)."""
+    from pyspark.sql import functions as F
+
+    probe = frame.select(F.sum(F.hash(*frame.columns)).alias("h"), F.count(F.lit(1)).alias("n"))
+    return lambda: int(probe.collect()[0]["n"])
+
+
+def noop(frame: Any) -> Callable[[], int]:
+    """Writes `frame` whole to Spark's noop sink, returning its row count, from an Observation on the same
+    job (no second job to count)."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    seen = Observation()
+    observed = frame.observe(seen, F.count(F.lit(1)).alias("n"))
+
+    def write() -> int:
+        observed.write.format("noop").mode("overwrite").save()
+        return int(seen.get["n"])
+
+    return write
+
+
 def timed(
     builds: dict[str, Callable[[], Any]],
     repeat: int,
     counts: dict[str, int] | None = None,
     rounds: dict[str, list[float]] | None = None,
+    force: Callable[[Any], Callable[[], int]] = hashed,
 ) -> dict[str, float]:
     """Seconds to compute every row of each fresh build(), best of `repeat` rounds.
 
     Rounds interleave the contenders so none gains from running after the others
     (JIT, Python workers), and each run builds a new DataFrame: collecting the
     same one twice would reuse its shuffle files and time only the last stage.
-    With `counts`, each contender's row count goes there (from the timed runs); with `rounds`, every
-    round's seconds, so a caller can take ratios within a round, where the contenders ran seconds
-    apart on the same machine, rather than between bests that may come from different minutes.
+    `force` readies a frame to be computed whole, counting its rows: `hashed` (a hash sum over its
+    columns, the default) or `noop` (Spark's noop sink). With `counts`, each contender's row count goes
+    there (from the timed runs); with `rounds`, every round's seconds, so a caller can take ratios
+    within a round, where the contenders ran seconds apart on the same machine, rather than between
+    bests that may come from different minutes.
     """
-    from pyspark.sql import functions as F
-
     best = dict.fromkeys(builds, float("inf"))
     for _ in range(repeat):
         for name, build in builds.items():
-            frame = build()
-            probe = frame.select(F.sum(F.hash(*frame.columns)).alias("h"), F.count(F.lit(1)).alias("n"))
+            run = force(build())
             started = time.perf_counter()
-            result = probe.collect()
+            rows = run()
             seconds = time.perf_counter() - started
             best[name] = min(best[name], seconds)
             if rounds is not None:
                 rounds.setdefault(name, []).append(seconds)
             if counts is not None:
-                counts[name] = result[0]["n"]
+                counts[name] = rows
     return best
 
 
@@ -119,12 +144,7 @@ def counting_sink(counted: list[int]) -> Callable[[Any, Any], int]:
     `counted`, with an Observation on the same job (no second job to count)."""
 
     def sink(windows: Any, trigger: Any) -> int:
-        from pyspark.sql import Observation
-        from pyspark.sql import functions as F
-
-        seen = Observation()
-        windows.observe(seen, F.count(F.lit(1)).alias("n")).write.format("noop").mode("overwrite").save()
-        counted.append(int(seen.get["n"]))
+        counted.append(noop(windows)())
         return counted[-1]
 
     return sink

@@ -318,6 +318,11 @@ TABLES = (
             "load",
         ),
     ),
+    (
+        "calendar",
+        ("calendar",),
+        ("case", "plan", "windows", "wql_s", "tumbling_s", "spark_s", "spark_over_wql", "wql_over_tumbling", "load"),
+    ),
 )
 
 

@@ -36,6 +36,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "slide_by_tuple_max": ["slide_by_tuple.py", "--json", "--aggregate", "max"],
     "sessions": ["sessions.py", "--json"],
     "intervals": ["intervals.py", "--json", "--repeat", "1"],  # its slowest contenders take minutes a run
+    "peers": ["peers.py", "--json"],  # Flink in .venv-flink: `make peers` builds it
 }
 
 

@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 JAR := wql/runtime/jvm/wql-kernels.jar
 JAVA_SOURCES := $(wildcard wql/runtime/jvm/wql/kernels/*.java)
 
-.PHONY: demo-stream demo test test-deep mutants lint format bench bench-plots plots clean check-python check-java jar
+.PHONY: demo-stream demo test test-deep mutants lint format bench bench-plots plots clean check-python check-java jar grammar
 
 jar: $(JAR)
 
@@ -30,6 +30,11 @@ $(JAR): $(JAVA_SOURCES) $(STAMP)
 	else \
 	  echo "javac not found: pane, slice and bins plans will combine in numpy (a JDK 17+ builds the faster JVM kernel)"; \
 	fi
+
+# The parser's LALR tables, built from wql/grammar/wql.lark and shipped beside it: lark takes 1.5-2 s to build
+# them, which every start of wql paid. Run it after editing the grammar (tests/test_parser.py says when).
+grammar: $(STAMP)
+	$(BIN)/python -c 'from wql.grammar.parser import save_tables; print("wrote", save_tables())'
 
 check-java:
 	@command -v java >/dev/null 2>&1 || { echo "WQL runs on Apache Spark, which needs Java 17 or newer: 'java' is not on PATH."; exit 1; }

@@ -6,6 +6,7 @@ import functools
 import os
 import random
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,22 @@ def SPARK(test: Any) -> Any:
 # (the seed is in the run's header).
 SAMPLED = 4
 SEED = int(os.environ.get("WQL_TEST_SEED") or random.SystemRandom().randrange(1 << 32))
+
+
+# The suite never meets a WQL server its user started (`wql server start` while tests run): the state
+# directory where `wql run`, the REPL and the notebook look for one is the suite's own, for every process it
+# starts too. tests/test_server.py starts the suite's server there, and the suite fails if one is left.
+os.environ["WQL_STATE_DIR"] = tempfile.mkdtemp(prefix="wql-test-state-")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    from wql.runtime import server
+
+    left = server.running()
+    if left is not None:
+        server.stop()
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        print(f"\nFAILED: a test left a WQL server running at {left.describe()}; it is stopped now", file=sys.stderr)
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -587,3 +587,37 @@ def difference(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> str:
         f"{len(got)} rows from the stream, {len(want)} from the model\n"
         f"only in the stream: {spark_only}\nonly in the model: {model_only}"
     )
+
+
+def check(
+    spark: Any,
+    data: st.DataObject,
+    text: str,
+    rows: list[dict[str, Any]],
+    attr: str,
+    *,
+    plan: str | None = None,
+    punctuation: str | None = None,
+    is_punctuation: Any = None,
+    states: list[list[dict[str, Any]]] | None = None,
+) -> list[dict[str, Any]]:
+    """Run `text` on a stream of `rows` in a random arrival order and triggers; compare with the model. What
+    the stream emitted, each row with its `_trigger`; with a `states` list, each trigger's result over the
+    tuples admitted so far (tests.streaming.model)."""
+    compiled = compile_stream(text, plan, punctuation)
+    ordered = data.draw(arrivals(rows, attr, data.draw(st.integers(0, 4))))
+    batches = data.draw(with_malformed(data.draw(triggers(ordered))))
+    kept: list[dict[str, Any]] = []
+    got, reports = run(spark, compiled, batches, late=kept)
+    kept_want: list[dict[str, Any]] = []
+    want, late = model(compiled, batches, is_punctuation, late=kept_want, states=states)
+    assert normalized(got) == normalized(want), difference(got, want)
+    assert sum(r["late"] for r in reports) == late
+    assert sum(r["malformed"] for r in reports) == sum(r["wql_reason"] == "malformed" for r in kept_want)
+    assert same_late_rows(kept, kept_want), difference(kept, kept_want)
+    batches = [[r for r in b if r.get(CORRUPT) is None] for b in batches]
+    if late == 0 and not punctuation and compiled.query.emit == "final":
+        batch = evaluate_query(compiled.query, [r for b in batches for r in b])
+        untagged = [{k: v for k, v in r.items() if k != "_trigger"} for r in got]
+        assert normalized(untagged) == normalized(batch), "a drained stream with nothing late must equal the batch"
+    return got

@@ -111,6 +111,32 @@ def test_a_jobs_support_code_is_the_kernels_source_and_defines_every_name_it_rea
         assert tree.body, name
 
 
+def test_the_support_code_is_read_from_the_kernel_modules_a_job_needs_and_cut_as_the_ast_cuts_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Choosing the support code parses only the kernel modules whose definitions the job reaches (parsing
+    all of them was half a cold compile), knows which module defines each name without parsing them, and
+    cuts each definition's text where ast.get_source_segment does (which split the whole module again on
+    every call: 3 s of a cold compile)."""
+    from importlib import resources
+
+    from wql.compiler.codegen import support
+
+    for module in support.MODULES:
+        text = resources.files("wql.compiler.kernels").joinpath(module).read_text(encoding="utf-8")
+        lines = support._LINES.findall(text)
+        for node in ast.parse(text).body:
+            assert support.source_of(lines, node) == ast.get_source_segment(text, node), (module, node.lineno)
+        assert {n for n, home in support.index().items() if home == module} == set(support.module_definitions(module))
+    text = "x = 'µ' + \\\n  'é'  # ß\n"  # over two lines, with characters of two bytes in UTF-8
+    assert support.source_of(support._LINES.findall(text), ast.parse(text).body[0]) == "x = 'µ' + \\\n  'é'"
+    parsed: set[str] = set()
+    read = support.module_definitions.__wrapped__
+    monkeypatch.setattr(support, "module_definitions", lambda module: parsed.add(module) or read(module))
+    wql.compile((EXAMPLES / "traffic.wql").read_text(), str(EXAMPLES / "traffic.wql"))
+    assert parsed == {"state_algebra.py", "sliding_combine.py", "job_support.py"}
+
+
 def test_the_support_codes_calls_into_a_job_follow_its_declared_contract() -> None:
     """The names the kernel modules take from the job are the ones wql/compiler/kernels/job.pyi declares
     (none undeclared, none declared that nothing reads), every example job defines those it defines with

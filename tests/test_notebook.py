@@ -374,3 +374,27 @@ def test_draw_shows_the_first_windows_inline(
     assert result.success
     [picture] = [d for d in shown if "image/svg+xml" in d]
     assert picture["image/svg+xml"].startswith("<svg ") and picture["text/plain"].startswith("the first 12 of")
+
+
+def test_a_notebook_without_a_session_uses_the_running_wql_server_and_says_so(
+    shell: InteractiveShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With `wql server start` running, a cell that would start a local Spark uses the warm server instead;
+    --jars (a classpath of its own) still starts one here."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    from wql.runtime import server, session
+
+    warm = server.Server(pid=1, port=15999, log="server.log", started=time.time(), master="local[*]")
+    started: list[str | None] = []
+    shown: list[dict[str, str]] = []
+    monkeypatch.setattr(server, "running", lambda: warm)
+    monkeypatch.setattr(session, "start_session", lambda master, remote, **kwargs: started.append(remote) or "spark")
+    monkeypatch.setattr(SparkSession, "getActiveSession", staticmethod(lambda: None))
+    monkeypatch.setattr(SparkContext, "_active_spark_context", None)
+    monkeypatch.setattr("wql.notebook.display", lambda value, **kwargs: shown.append(value))
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    assert magics(shell)._session(Options()) == "spark" and started == ["sc://127.0.0.1:15999"]
+    assert shown[-1]["text/plain"].startswith("using the WQL server at sc://127.0.0.1:15999")
+    assert magics(shell)._session(Options(jars="x.jar")) == "spark" and started[-1] is None

@@ -854,3 +854,53 @@ def test_huge_limit_is_rejected_quickly() -> None:
         subprocess.run([sys.executable, "-c", code], timeout=10, check=True, capture_output=True)
     except subprocess.TimeoutExpired:
         pytest.fail("parsing 'LIMIT 1e3000000' did not finish in 10 s")
+
+
+# ------------------------------------------------------------------ the shipped parser tables
+
+
+def test_the_parser_comes_from_the_shipped_tables_without_building_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building the LALR tables took lark 1.5-2 s at every start of `wql`; the package ships them (`make
+    grammar`), and they must be the ones this grammar and this lark give."""
+    from importlib import resources
+
+    import lark
+
+    from wql.grammar import parser
+
+    shipped = resources.files("wql.grammar").joinpath(parser.TABLES)
+    assert shipped.is_file(), "the parser tables are missing: run `make grammar`"
+    with shipped.open("rb") as handle:
+        digest = handle.readline().decode().strip()
+    assert digest == parser.tables_digest(parser.grammar_text()), "wql.lark changed: run `make grammar`"
+
+    def no_building(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the parser was built from the grammar")
+
+    monkeypatch.setattr(lark.Lark, "__init__", no_building)
+    parser._lark.cache_clear()
+    try:
+        for path in EXAMPLE_FILES:
+            assert wql.parse(path.read_text(), str(path)).statements
+    finally:
+        parser._lark.cache_clear()
+
+
+def test_stale_tables_are_not_used_the_grammar_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tables built from another grammar (wql.lark edited without `make grammar`) or by another lark are
+    passed over: the parser is built from the grammar, and parses as the shipped one does."""
+    import lark
+
+    from wql.grammar import parser
+
+    def no_loading(*args: object, **kwargs: object) -> None:
+        raise AssertionError("stale tables were loaded")
+
+    expected = {path: dump(wql.parse(path.read_text(), str(path))) for path in EXAMPLE_FILES}
+    monkeypatch.setattr(parser, "tables_digest", lambda grammar: "another grammar")
+    monkeypatch.setattr(lark.Lark, "load", no_loading)
+    parser._lark.cache_clear()
+    try:
+        assert {path: dump(wql.parse(path.read_text(), str(path))) for path in EXAMPLE_FILES} == expected
+    finally:
+        parser._lark.cache_clear()

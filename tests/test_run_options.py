@@ -31,7 +31,7 @@ def query_file(folder: Path, rows: str) -> Path:
 def test_batch_keeps_malformed_rows_with_the_streams_columns(
     spark: Any, tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    from wql.compiler.kernels.streaming import LATE_COLUMNS as STREAM_COLUMNS
+    from wql.compiler.kernels.names import LATE_COLUMNS as STREAM_COLUMNS
 
     assert list(STREAM_COLUMNS) == LATE_COLUMNS
     path = query_file(tmp_path, "a,1.5,2024-01-01 00:00:00\nb,abc,2024-01-01 00:00:01\nd,3.5,2024-01-01 00:00:03\n")

@@ -330,3 +330,55 @@ def test_plans_combine_in_the_jvm(spark: Any, window: str, plan_kind: str) -> No
     got = normalized([r.asDict() for r in in_jvm.collect()])
     assert got == numpy_rows == normalized(evaluate_query(compiled.query, rows))
     assert len(got) > 10
+
+
+def test_a_sessions_second_query_does_not_ask_spark_again_for_wqls_kernels(spark: Any) -> None:
+    """Each job is a module of its own; whether the session's Spark has WQL's kernels is asked once (a Spark
+    job: SELECT wql_kernels()) and shared by the jobs loaded after, as a REPL or notebook runs them."""
+    text = (EXAMPLES / "traffic.wql").read_text()
+    first = wql.compile(text, str(EXAMPLES / "traffic.wql"))
+    inputs, _ = first.load_inputs(spark)
+    first.run(spark, **inputs)
+    second = wql.compile(text.replace("RANGE 10 MINUTES", "RANGE 5 MINUTES"), str(EXAMPLES / "traffic.wql"))
+    context = spark.sparkContext
+    context.setJobGroup("wql-second-query", "the second query's DataFrame")
+    try:
+        second.run(spark, **inputs)
+        assert context.statusTracker().getJobIdsForGroup("wql-second-query") == []
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+        context.setLocalProperty("spark.job.description", None)
+        spark.catalog.clearCache()
+
+
+def test_reading_and_inspecting_an_input_is_one_spark_job(spark: Any, tmp_path: Path) -> None:
+    """The report's counts (rows, malformed rows, NULL window attributes) are observed while the input's
+    cache fills, in one job; an aggregation over the cached rows took two more under adaptive execution.
+    A malformed row's example for the report is a job more, only when there is one."""
+    clean, messy = tmp_path / "clean.csv", tmp_path / "messy.csv"
+    write_csv(clean, ["seg_id", "speed", "ts"], [["a", 1.0, "2024-01-01 00:00:00"], ["b", 2.0, "2024-01-01 00:01:00"]])
+    write_csv(messy, ["seg_id", "speed", "ts"], [["a", 1.0, "2024-01-01 00:00:00"], ["b", "x", "2024-01-01 00:01:00"]])
+    messy.write_text(messy.read_text() + "c,3.0,\n")
+    context = spark.sparkContext
+    reports, jobs = [], []
+    for path in (clean, messy):
+        query = wql.compile((EXAMPLES / "traffic.wql").read_text().replace("data/traffic.csv", str(path)))
+        context.setJobGroup(f"wql-inspect-{path.stem}", "reading and inspecting the input")
+        try:
+            inputs, report = query.load_inputs(spark)
+            jobs.append(len(context.statusTracker().getJobIdsForGroup(f"wql-inspect-{path.stem}")))
+        finally:
+            context.setLocalProperty("spark.jobGroup.id", None)
+            context.setLocalProperty("spark.job.description", None)
+        reports.append(report)
+        assert inputs["traffic"].count() == 2
+        spark.catalog.clearCache()
+    assert jobs == [1, 2]
+    assert reports == [
+        ["traffic: 2 rows read"],
+        [
+            "traffic: 3 rows read",
+            "traffic: 1 malformed row skipped (e.g. 'b,x,2024-01-01 00:01:00')",
+            "traffic: 1 row with NULL ts belongs to no window",
+        ],
+    ]

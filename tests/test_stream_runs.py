@@ -73,9 +73,9 @@ def test_a_drained_stream_writes_the_batch_windows_and_keeps_late_and_malformed_
     out, err = capsys.readouterr()
     assert code == 0, err
     assert windows(tmp_path / "out") == windows(tmp_path / "batch.csv")
-    # Four files, one a trigger; with the open windows in Spark's state store, Spark runs one more trigger,
-    # without data, to move its watermark past the last file's windows.
-    assert re.search(r"\b[45] triggers, 26 windows;", err) and "late" not in err, err
+    # Three files, one a trigger; with the open windows in Spark's state store, Spark runs one more trigger,
+    # without data, to move its watermark past the last file's windows. Then the drain.
+    assert re.search(r"\b[34] triggers and the drain, 26 windows;", err) and "late" not in err, err
     assert not (tmp_path / "late").exists()
 
     # A second stream: a late row (punctuation 00:00:37 after the first file) and a malformed line.
@@ -93,6 +93,26 @@ def test_a_drained_stream_writes_the_batch_windows_and_keeps_late_and_malformed_
     assert set(reasons) == {"late", "malformed"}
     assert reasons["late"][header.index("ts")].startswith("2024-01-01 00:00:")
     assert "not a time" in reasons["malformed"][header.index("wql_record")]
+
+
+def test_the_summary_counts_the_triggers_its_status_lines_show(
+    spark: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--once --drain` over two files, one a trigger: a status line per trigger and one for the drain. The
+    summary counts the triggers those lines show and says the stream was drained; the drain is no trigger."""
+    data = tmp_path / "in"
+    for order in range(2):
+        land(data, f"part-{order}.csv", events(20 * order, 20), order)
+    script = tmp_path / "q.wql"
+    script.write_text(QUERY.format(path=data))
+    code = main(
+        ["run", str(script), "--stream", "--once", "--drain", "--max-files", "1", "--checkpoint", str(tmp_path / "ck")]
+    )
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    shown = re.findall(r"^trigger \d+:", err, re.MULTILINE)
+    assert len(shown) >= 2 and len(re.findall(r"^drain:", err, re.MULTILINE)) == 1, err
+    assert re.search(rf": {len(shown)} triggers and the drain, \d+ windows", err), err
 
 
 @pytest.mark.deep  # make test restarts a stream after a fault at each point in process (test_stream_faults.py)

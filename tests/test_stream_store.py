@@ -282,3 +282,30 @@ def test_a_tuple_at_the_punctuation_is_on_time_and_one_below_it_is_late(
     assert store_late == files_late and [row[1] for row in store_late] == ["8"], store_late
     counts = {row[0]: row[-1] for row in store_windows.elements()}
     assert sorted(counts.values()).count("3") >= 1, store_windows  # the window holding 8 s, 9 s and 9 s
+
+
+def test_a_checkpoint_whose_meta_names_the_functions_input_cells_is_drained(spark: Any, tmp_path: Path) -> None:
+    """A trigger's meta names the schema of the rows the JVM function takes meta["store"]["input"]; WQL wrote it
+    as "cells" before sessions took the state store too. A checkpoint whose meta says "cells" is drained from
+    Spark's state store with the same windows as one written now."""
+    text = DECLARATION.replace("{punctuation}", "") + (
+        "SELECT k, count(*) AS n FROM ev [RANGE 10 SECONDS SLIDE 5 SECONDS WATTR ts SLACK 2 SECONDS] GROUP BY k"
+    )
+    land(tmp_path / "in", "part-0.csv", [f"{moment(s)},{s},{'ab'[s % 2]},1" for s in range(12)], 0)
+    land(tmp_path / "in", "part-1.csv", [f"{moment(s)},{s},{'ab'[s % 2]},1" for s in range(12, 30)], 1)
+    job = load_job(wql.compile(text.format(path=tmp_path / "in"), stream=True).stream_code)
+    drained = {}
+    for name in ("now", "before"):
+        checkpoint, out = tmp_path / name / "ck", tmp_path / name / "out"
+        emit = job.file_sink(str(out), "csv")
+        with engine(spark, "store"):
+            job.await_stream(job.start_stream(spark, emit, str(checkpoint), {}, None, "csv", True, None, 1))
+        for path in (checkpoint / "wql").glob("meta-*.json"):
+            meta = json.loads(path.read_text())
+            assert set(meta["store"]) == {"input"}
+            if name == "before":  # as WQL wrote it then
+                path.write_text(json.dumps({**meta, "store": {"cells": meta["store"]["input"]}}, sort_keys=True))
+        assert job.drain_stream(spark, str(checkpoint), emit) > 0
+        drained[name] = rows_of(out)
+    assert drained["before"] == drained["now"]
+    assert sum(int(row[-1]) for row in drained["now"].elements()) == 60  # each tuple in two windows, once each

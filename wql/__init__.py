@@ -9,6 +9,7 @@ these functions:
     program = wql.load("q.wql")      # every statement of a file, analyzed
     q = wql.compile(text)            # a CompiledQuery: .code, .explain(), .run(spark, stream=df)
     run = q.start(spark, checkpoint="ck", output="out")   # the same query on a stream (.stream_code)
+    spark = wql.configure(SparkSession.builder).getOrCreate()  # your own session, with WQL's kernels
 
 Inside a PySpark program: `wql.compile(text, streams={"events": df}).run(spark)` runs on the DataFrame,
 and `CREATE STREAM events FROM TABLE name` reads a temp view or a catalog table (its columns from the
@@ -441,6 +442,14 @@ def compile(  # wql.compile is the natural name, shadowing the builtin here
         raise error.with_source(text, path) from None
 
 
+def configure(builder: Any) -> Any:
+    """A SparkSession builder of your own with WQL's settings added: its JVM kernels (jar and extension) and
+    Python workers on this interpreter. `spark = wql.configure(SparkSession.builder).getOrCreate()`."""
+    from wql.runtime.session import configure as add_settings  # the runtime, only for those who start Spark
+
+    return add_settings(builder)
+
+
 def load_ipython_extension(ipython: Any) -> None:
     """`%load_ext wql` in IPython/Jupyter: the %%wql and %wql magics (IPython is imported only then)."""
     from wql.notebook import load_ipython_extension as load
@@ -466,6 +475,7 @@ __all__ = [
     "check",
     "compile",
     "compile_statement",
+    "configure",
     "draw_statement",
     "explain",
     "format",

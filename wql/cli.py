@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.text import Text
 
 import wql
+from wql import server_command
 from wql.compiler.optimizer import PLAN_CHOICES
 from wql.display import error_renderable, explanation_renderable
 
@@ -107,6 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--format", choices=("csv", "json", "parquet"), default="csv", help="output format")
     run.add_argument("--master", default=None, metavar="URL", help="Spark master (default local[*])")
     run.add_argument("--remote", default=None, metavar="sc://HOST:PORT", help=REMOTE_HELP)
+    run.add_argument("--local", action="store_true", help=server_command.LOCAL_HELP)
     run.add_argument("--plan", choices=PLAN_CHOICES, help="force a plan instead of the cheapest")
     run.add_argument("--query", type=int, metavar="N", help="run only this query (1-based)")
     run.add_argument("--limit", type=int, default=20, metavar="N", help="rows to print (default 20)")
@@ -127,7 +129,12 @@ def _parser() -> argparse.ArgumentParser:
     repl = commands.add_parser("repl", help="an interactive shell: type statements, see tables")
     repl.add_argument("files", nargs="*", metavar="FILE", help=".wql files to run first")
     repl.add_argument("--remote", default=None, metavar="sc://HOST:PORT", help=REMOTE_HELP)
+    repl.add_argument("--local", action="store_true", help=server_command.LOCAL_HELP)
     _add_spark_options(repl)
+
+    server = commands.add_parser("server", help="a warm Spark in the background for run, repl and %%wql")
+    server_command.add_arguments(server)
+    _add_spark_options(server)
     return parser
 
 
@@ -148,12 +155,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "run":
             from wql.runner import run_file
 
+            server_command.use_server(args, err)
             return run_file(args, out, err)
         if args.command == "repl":
             from wql.repl import main as repl_main
             from wql.runtime.session import spark_settings
 
+            server_command.use_server(args, err)
             return repl_main(args.files, remote=args.remote, conf=spark_settings(args.conf, args.packages, args.jars))
+        if args.command == "server":
+            from wql.runtime.session import spark_settings
+
+            settings = spark_settings(args.conf, args.packages, args.jars)
+            return server_command.command(args, settings, out, err)
     except wql.WQLError as error:
         err.print(error_renderable(error))
         return EXIT_ERRORS

@@ -55,6 +55,8 @@ def explanation_renderable(explanation: Explanation) -> Group:
     facts.add_row("extent", Text(explanation.extent))
     if explanation.edges:
         facts.add_row("partial", Text(explanation.edges))
+    for index, shown in enumerate(window.get("local_windows", ())):
+        facts.add_row("windows" if index == 0 else "", Text(shown))
     if explanation.aggregates:
         for index, agg in enumerate(explanation.aggregates):
             label = "aggregates" if index == 0 else ""

@@ -89,6 +89,8 @@ WINDOW_WORDS = frozenset(
         "CHANGES",
         "PUNCTUATION",
         "WHEN",
+        "TIME",
+        "ZONE",
     }
 )
 

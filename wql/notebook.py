@@ -377,6 +377,7 @@ class WQLMagics(Magics):
         from pyspark import SparkContext
         from pyspark.sql import SparkSession
 
+        from wql.runtime.server import running as running_server
         from wql.runtime.session import default_jvm_log, remote_url, spark_settings, start_session
 
         options = options or Options()
@@ -396,6 +397,12 @@ class WQLMagics(Magics):
         if url is not None:  # SPARK_REMOTE, as PySpark's own builder reads it
             spark = start_session(None, url, app_name="wql notebook", extra=settings)
             _publish(f'<div style="color: #777">connected to Spark Connect at {html.escape(url)}</div>', url)
+            return spark
+        warm = None if options.packages or options.jars else running_server()
+        if warm is not None:  # `wql server start`: its Spark is warm; --packages and --jars need Spark of their own
+            spark = start_session(None, warm.url, app_name="wql notebook", extra=settings)
+            text = f"using the WQL server at {warm.url} (wql server stop, or a SparkSession of your own, to run here)"
+            _publish(f'<div style="color: #777">{html.escape(text)}</div>', text)
             return spark
         log = default_jvm_log()
         spark = start_session(None, None, app_name="wql notebook", jvm_log=log, extra=settings)

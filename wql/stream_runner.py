@@ -75,7 +75,7 @@ def run_stream(
     args: argparse.Namespace, statements: list[wql.Statement], program: wql.Program, out: Console, err: Console
 ) -> int:
     from wql.runtime.errors import translate
-    from wql.runtime.session import DEFAULT_MASTER, default_jvm_log, local_session, spark_settings
+    from wql.runtime.session import default_jvm_log
 
     if len(statements) != 1:
         raise wql.WQLSemanticError(
@@ -83,15 +83,51 @@ def run_stream(
         )
     [statement] = statements
     compiled = wql.compile_statement(program, statement, plan=args.plan, stream=True)
+    paths = _stream_paths(args, compiled)
+    log = None if args.verbose else default_jvm_log()
+    from pyspark.sql import SparkSession
+
+    owned = SparkSession.getActiveSession() is None
+    spark = _spark(args, err, log)
+    terminal = Terminal(compiled.columns, out, err, args.limit, compiled.in_window_order)
+    label = f"query {statement.query_number} (line {statement.line}, plan {compiled.plan})"
+    try:
+        run = compiled.start(
+            spark,
+            output=args.output,
+            format=args.format,
+            checkpoint=args.checkpoint,
+            late=args.late,
+            once=args.once or (args.drain and args.idle is None),
+            sink=None if args.output else terminal.sink,
+            on_trigger=terminal.status,
+            max_files=args.max_files,
+            interval=args.interval,
+            drain=args.drain,
+            **paths,
+        )
+        _watch(run, terminal, args, out, err)
+        err.print(Text.assemble(("✓ ", "green"), summary(label, run.triggers, args)))
+    except wql.WQLError:
+        raise
+    except Exception as error:  # Spark and Py4J errors become one clear line
+        raise translate(error, label, log=log) from None
+    finally:
+        if owned:
+            spark.stop()
+    return EXIT_OK
+
+
+def _stream_paths(args: argparse.Namespace, compiled: wql.CompiledQuery) -> dict[str, str]:
+    """The --input paths by stream, once the stream's directory and the output's checkpoint are checked."""
     paths = {}
     for item in args.input:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
             raise wql.WQLRuntimeError(f"--input takes STREAM=PATH, got '{item}'")
         paths[name] = path
-    source = compiled.stream.source
     directory = paths.get(compiled.stream.name, compiled.stream.path)
-    if source == "files":
+    if compiled.stream.source == "files":
         if directory is None:
             raise wql.WQLRuntimeError(
                 f"stream '{compiled.stream.name}' has no FROM directory",
@@ -108,74 +144,58 @@ def run_stream(
             "--output on a stream needs --checkpoint DIR",
             hint="the checkpoint records what was read and the open windows, so a restart resumes exactly once",
         )
+    return paths
 
-    log = None if args.verbose else default_jvm_log()
-    from pyspark.sql import SparkSession
 
-    owned = SparkSession.getActiveSession() is None
+def _spark(args: argparse.Namespace, err: Console, log: str | None) -> Any:
+    from wql.runtime.session import DEFAULT_MASTER, local_session, spark_settings
+
     with err.status("starting Spark…", spinner="dots"):
-        spark = local_session(
+        return local_session(
             args.master or DEFAULT_MASTER,
             app_name=f"wql run --stream {args.file}",
             verbose=args.verbose,
             jvm_log=log,
             extra=spark_settings(args.conf, args.packages, args.jars),
         )
-    terminal = Terminal(compiled.columns, out, err, args.limit, compiled.in_window_order)
-    label = f"query {statement.query_number} (line {statement.line}, plan {compiled.plan})"
-    once = args.once or (args.drain and args.idle is None)
+
+
+def _watch(run: Any, terminal: Terminal, args: argparse.Namespace, out: Console, err: Console) -> None:
+    """Until the stream stops (then drained with --drain): live on a terminal, a line a trigger otherwise."""
     try:
-        run = compiled.start(
-            spark,
-            output=args.output,
-            format=args.format,
-            checkpoint=args.checkpoint,
-            late=args.late,
-            once=once,
-            sink=None if args.output else terminal.sink,
-            on_trigger=terminal.status,
-            max_files=args.max_files,
-            interval=args.interval,
-            drain=args.drain,
-            **paths,
-        )
-        live = out.is_terminal and not args.output
-        try:
-            if live:
-                with Live(terminal.renderable(), console=out, refresh_per_second=4) as display:
-                    terminal.live = display
-                    run.wait(args.idle)
-                    if args.drain:
-                        run.drain()
-                terminal.live = None
-            else:
+        if out.is_terminal and not args.output:
+            with Live(terminal.renderable(), console=out, refresh_per_second=4) as display:
+                terminal.live = display
                 run.wait(args.idle)
                 if args.drain:
                     run.drain()
-        except KeyboardInterrupt:
-            run.stop(drain=args.drain)
-            err.print(Text("stopped" + (" and drained" if args.drain else ""), style="yellow"))
-        finally:
-            run.close()
-        triggers = run.triggers
-        late = sum(t.late for t in triggers)
-        malformed = sum(t.malformed for t in triggers)
-        windows = sum(t.windows for t in triggers)
-        summary = f"{label}: {len(triggers)} trigger{'s' if len(triggers) != 1 else ''}, {_count(windows, 'window')}"
-        if late or malformed:
-            kept = f" (written to {args.late})" if args.late else " (pass --late DIR to keep them)"
-            summary += f", {_count(late, 'late row')} and {_count(malformed, 'malformed row')}{kept}"
-        if args.output:
-            summary += f"; windows in {args.output}"
-        err.print(Text.assemble(("✓ ", "green"), summary))
-    except wql.WQLError:
-        raise
-    except Exception as error:  # Spark and Py4J errors become one clear line
-        raise translate(error, label, log=log) from None
+            terminal.live = None
+        else:
+            run.wait(args.idle)
+            if args.drain:
+                run.drain()
+    except KeyboardInterrupt:
+        run.stop(drain=args.drain)
+        err.print(Text("stopped" + (" and drained" if args.drain else ""), style="yellow"))
     finally:
-        if owned:
-            spark.stop()
-    return EXIT_OK
+        run.close()
+
+
+def summary(label: str, triggers: list[Trigger], args: argparse.Namespace) -> str:
+    """The run's last line: the triggers its status lines showed (the drain's line is no trigger), the windows
+    emitted, the late and malformed rows and where they went."""
+    ran = [t for t in triggers if t.trigger != "drain"]
+    drained = " and the drain" if len(ran) < len(triggers) else ""
+    late = sum(t.late for t in triggers)
+    malformed = sum(t.malformed for t in triggers)
+    windows = sum(t.windows for t in triggers)
+    text = f"{label}: {_count(len(ran), 'trigger')}{drained}, {_count(windows, 'window')}"
+    if late or malformed:
+        kept = f" (written to {args.late})" if args.late else " (pass --late DIR to keep them)"
+        text += f", {_count(late, 'late row')} and {_count(malformed, 'malformed row')}{kept}"
+    if args.output:
+        text += f"; windows in {args.output}"
+    return text
 
 
 def _count(number: int, noun: str) -> str:

@@ -81,6 +81,7 @@ FRAMES = _semantics("2.17 Frames: threshold, delta and aggregate")
 SNAPSHOT = _semantics("2.18 Snapshot windows")
 CLIP = _semantics("2.19 CLIP: lifetimes clipped to the window")
 SNAP = _semantics("2.20 SNAP: snapping to boundaries")
+CALENDAR = _semantics("2.21 Calendar windows: months and local days")
 DOUBLE_EDGES = _semantics("3.3 Exact edges on integral and DOUBLE attributes")
 EMPTY = _semantics("4. Empty windows and EMIT EMPTY")
 SLACK = _semantics("8.2 Slack")
@@ -128,6 +129,7 @@ ORDER: tuple[Section, ...] = (
     SNAPSHOT,
     CLIP,
     SNAP,
+    CALENDAR,
     CUMULATE,
     KAFKA_GRID,
     ALIGN_FIRST,

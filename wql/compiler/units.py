@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
+from typing import Literal
 
 from wql.compiler.schema import Domain
 from wql.grammar.ast import Quantity, Unit
@@ -42,6 +43,12 @@ def to_base(quantity: Quantity, domain: Domain, attr: str, what: str, *, allow_n
     shown = f"{what} {_plain(value)}{' ' + unit.spelled(value) if unit else ''}"
     if not allow_negative and value <= 0:
         raise WQLTypeError(f"{shown}: must be positive", span=quantity.span)
+    if unit is not None and unit.is_calendar:
+        raise WQLTypeError(
+            f"{shown}: a month has no fixed length, and {what} is a duration",
+            span=quantity.span,
+            hint=f"give {what} in DAYS, HOURS or smaller (months count windows on a calendar: RANGE 1 MONTH)",
+        )
     if domain is Domain.TIMESTAMP:
         if unit is None:
             raise WQLTypeError(
@@ -167,6 +174,19 @@ def quantity_text(amount: Number, domain: Domain, preferred: Unit | None = None)
     if domain is Domain.ROW_NUM:
         return f"{int(amount)} {Unit.ROWS.spelled(Decimal(int(amount)))}"
     return number_text(amount)
+
+
+def calendar_text(amount: int, unit: Literal["day", "month"], preferred: Unit | None = None) -> str:
+    """A calendar amount as WQL: months (as QUARTERS or YEARS where preferred and whole), or days (as WEEKS)."""
+    if unit == "month":
+        chosen = preferred if preferred is not None and preferred.is_calendar else Unit.MONTHS
+        if amount % chosen.months:
+            chosen = Unit.MONTHS
+        count = amount // chosen.months
+        return f"{count} {chosen.spelled(Decimal(count))}"
+    if preferred is Unit.WEEKS and amount % 7 == 0:
+        return f"{amount // 7} {Unit.WEEKS.spelled(Decimal(amount // 7))}"
+    return f"{amount} {Unit.DAYS.spelled(Decimal(amount))}"
 
 
 def short_text(amount: Number, domain: Domain) -> str:

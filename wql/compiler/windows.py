@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Literal
 
+from wql.compiler import calendars
 from wql.compiler.schema import Domain
-from wql.compiler.units import Number, number_text, origin_text, quantity_text
+from wql.compiler.units import Number, calendar_text, format_date, number_text, origin_text, quantity_text
 from wql.grammar import ast
-from wql.grammar.formatter import format_name
+from wql.grammar.formatter import format_name, format_string
 
 
 class Form(Enum):
@@ -111,6 +112,26 @@ class RunRule:
         return self.source.sql if self.source is not None else ""
 
 
+CalendarUnit = Literal["day", "month"]
+
+
+@dataclass(frozen=True)
+class Calendar:
+    """A grid counted in a calendar (docs/semantics.md §2.21): its cells are local days or months.
+
+    On a calendar grid RANGE, SLIDE and the origin are counted in calendar units, not base units: SLIDE
+    and the cells in `cell` units, RANGE and the origin in `period` units, which differ only where CUMULATE
+    grows month-long periods day by day (month to date). The window's `zone` says whose days they are."""
+
+    cell: CalendarUnit
+    period: CalendarUnit
+
+    @property
+    def mixed(self) -> bool:
+        """Periods of months over cells of days: windows grow by one day from each period's start."""
+        return self.cell != self.period
+
+
 @dataclass(frozen=True)
 class Window:
     form: Form
@@ -128,6 +149,8 @@ class Window:
     clip: bool = False  # CLIP: aggregates see interval lifetimes clipped to the window (StreamInsight)
     snap: bool = False  # SNAP: one row per run of consecutive windows with the same events (StreamInsight)
     rule: RunRule | None = None  # sessions and frames: where a run ends (DATA_DRIVEN forms)
+    zone: str | None = None  # TIME ZONE: whose calendar days and months are (UTC for a calendar with none)
+    calendar: Calendar | None = None  # a grid counted in local days or months (numbers in calendar units)
 
     @property
     def is_data_driven(self) -> bool:
@@ -221,14 +244,14 @@ class Window:
         elif self.range is None:
             parts.append("RANGE UNBOUNDED")
         else:
-            parts.append(f"RANGE {quantity_text(self.range, domain, range_unit)}")
+            parts.append(f"RANGE {self.amount_text(self.range, range_unit, period=True)}")
         if self.form is Form.KAFKA:
             parts.append("SLIDE KAFKA")
         elif self.form is Form.SNAPSHOT:
             pass
         elif self.slide_on is SlideOn.ATTRIBUTE:
             assert self.slide is not None
-            parts.append(f"SLIDE {quantity_text(self.slide, domain, slide_unit)}")
+            parts.append(f"SLIDE {self.amount_text(self.slide, slide_unit)}")
             if self.form is Form.CUMULATE:
                 parts.append("CUMULATE")
             if self.kafka_grid:
@@ -249,7 +272,7 @@ class Window:
         if self.align_first:
             parts.append("ALIGN FIRST" if self.origin == 0 else "ALIGN START FIRST")
         elif self.is_grid and not self.kafka_grid:
-            parts.append(f"ALIGN {origin_text(self.origin, domain)}")
+            parts.append(f"ALIGN {self.origin_text()}")
         if self.slack is not None:
             parts.append(f"SLACK {quantity_text(self.slack.amount, domain, self.slack_unit)} {self.slack.mode.upper()}")
         full = {(True, True): "FULL", (True, False): "FULL START", (False, True): "FULL END"}
@@ -260,7 +283,25 @@ class Window:
             ("OWN END", self.own_end),
         )
         parts += [word for word, on in variants if on and word]
+        if self.zone is not None:
+            parts.append(f"TIME ZONE {format_string(self.zone)}")
         return "[" + " ".join(parts) + "]"
+
+    def amount_text(self, amount: Number, unit: ast.Unit | None, period: bool = False) -> str:
+        """RANGE (`period`) or SLIDE as WQL: in calendar units on a calendar grid, else in base units."""
+        if self.calendar is not None:
+            return calendar_text(int(amount), self.calendar.period if period else self.calendar.cell, unit)
+        return quantity_text(amount, self.attr.domain, unit)
+
+    def origin_text(self) -> str:
+        """The grid's origin as ALIGN writes it: a local date on a calendar grid, a local time with a zone."""
+        if self.calendar is not None:
+            assert self.calendar.period is not None
+            day = calendars.month_first_day(int(self.origin)) if self.calendar.period == "month" else int(self.origin)
+            return f"TIMESTAMP '{format_date(day)}'"
+        if self.zone is not None and self.attr.domain is Domain.TIMESTAMP:
+            return f"TIMESTAMP '{calendars.local_text(int(self.origin), self.zone)}'"
+        return origin_text(self.origin, self.attr.domain)
 
     def _data_driven_spec_text(self, rule: RunRule) -> str:
         domain = self.attr.domain

@@ -47,13 +47,28 @@ class Unit(Enum):
     HOURS = 3_600_000_000
     DAYS = 86_400_000_000
     WEEKS = 604_800_000_000
+    # Calendar units: a number of months (28 to 31 days each), so no fixed length; negative to tell them apart.
+    MONTHS = -1
+    QUARTERS = -3
+    YEARS = -12
 
     @property
     def is_time(self) -> bool:
         return self is not Unit.ROWS
 
     @property
+    def is_calendar(self) -> bool:
+        """A month, quarter or year: as long as the calendar says, not a fixed number of microseconds."""
+        return self.value < 0
+
+    @property
+    def months(self) -> int:
+        assert self.is_calendar, self
+        return -self.value
+
+    @property
     def micros(self) -> int:
+        assert not self.is_calendar, f"{self.name} has no fixed length"
         return self.value
 
     @staticmethod
@@ -224,6 +239,13 @@ class FullClause(Node):
 
 
 @dataclass(frozen=True, kw_only=True)
+class TimeZoneClause(Node):
+    """TIME ZONE 'Area/City': the calendar days, weeks, months, quarters and years are counted in."""
+
+    zone: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class OwnEndClause(Node):
     """OWN END after landmark windows with PATTR: each partition's windows run to its own last tuple."""
 
@@ -246,6 +268,7 @@ WindowClause = (
     | KafkaClause
     | FullClause
     | OwnEndClause
+    | TimeZoneClause
 )
 
 

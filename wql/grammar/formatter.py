@@ -119,6 +119,8 @@ def format_clause(clause: ast.WindowClause) -> str:
             return f"FULL {end.upper()}" if end else "FULL"
         case ast.OwnEndClause():
             return "OWN END"
+        case ast.TimeZoneClause(zone=zone):
+            return f"TIME ZONE {format_string(zone)}"
     raise TypeError(f"not a window clause: {clause!r}")
 
 

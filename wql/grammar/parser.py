@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import replace
 from decimal import Decimal, InvalidOperation
@@ -9,6 +10,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+import lark
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import (
     LarkError,
@@ -46,16 +48,49 @@ FORMATS = ("csv", "json", "parquet", "rate", "kafka")
 FILE_FORMATS = ("csv", "json", "parquet")
 
 
+# How lark builds WQL's parser. Building its LALR tables takes lark 1.5-2 s, at every start of a process;
+# they are built once instead (`make grammar`) and shipped beside the grammar, in lark's own format
+# (Lark.save), with the digest of what they were built from on the first line.
+PARSER_OPTIONS: dict[str, Any] = {
+    "parser": "lalr",
+    "lexer": "contextual",
+    "propagate_positions": True,
+    "maybe_placeholders": False,
+}
+TABLES = "wql.lark.pickle"
+
+
+def grammar_text() -> str:
+    return resources.files("wql.grammar").joinpath("wql.lark").read_text(encoding="utf-8")
+
+
+def tables_digest(grammar: str) -> str:
+    """What the shipped tables must have been built from: this grammar, these options, this lark."""
+    return hashlib.sha256(f"{grammar}\n{sorted(PARSER_OPTIONS.items())}\nlark {lark.__version__}".encode()).hexdigest()
+
+
 @cache
 def _lark() -> Lark:
-    grammar = resources.files("wql.grammar").joinpath("wql.lark").read_text(encoding="utf-8")
-    return Lark(
-        grammar,
-        parser="lalr",
-        lexer="contextual",
-        propagate_positions=True,
-        maybe_placeholders=False,
-    )
+    """The parser from the shipped tables, when they were built from this grammar with this lark; else
+    built from the grammar, with lark's own cache (a per-user file in the temp directory), so that only
+    a process's first start after the grammar or lark changed builds it."""
+    grammar = grammar_text()
+    shipped = resources.files("wql.grammar").joinpath(TABLES)
+    if shipped.is_file():
+        with shipped.open("rb") as handle:
+            if handle.readline().decode().strip() == tables_digest(grammar):
+                return Lark.load(handle)
+    return Lark(grammar, cache=True, **PARSER_OPTIONS)
+
+
+def save_tables(path: str | None = None) -> str:
+    """Build the parser from the grammar and write its tables where `_lark` reads them (`make grammar`)."""
+    target = path or str(resources.files("wql.grammar").joinpath(TABLES))
+    grammar = grammar_text()
+    with open(target, "wb") as handle:
+        handle.write(tables_digest(grammar).encode() + b"\n")
+        Lark(grammar, **PARSER_OPTIONS).save(handle)
+    return target
 
 
 def parse(text: str, path: str | None = None) -> ast.Script:
@@ -96,7 +131,7 @@ _READABLE = {
     "QUOTED_NAME": "a `quoted name`",
     "STRING": "a string",
     "SIGNED_NUMBER": "a number",
-    "UNIT": "a unit (ROWS, SECONDS, MINUTES, …)",
+    "UNIT": "a unit (ROWS, SECONDS, MINUTES, …, MONTHS, YEARS)",
     "OP": "an operator",
     "LPAR": "'('",
     "RPAR": "')'",
@@ -529,6 +564,10 @@ class _Builder(Transformer[Any, Any]):
     @v_args(meta=True)
     def own_end_clause(self, meta: Any, children: list[Any]) -> ast.OwnEndClause:
         return ast.OwnEndClause(span=self._span(meta))
+
+    @v_args(meta=True)
+    def time_zone_clause(self, meta: Any, children: list[Any]) -> ast.TimeZoneClause:
+        return ast.TimeZoneClause(zone=unquote_string(str(children[0])), span=self._span(meta))
 
     @v_args(meta=True)
     def window(self, meta: Any, children: list[Any]) -> ast.WindowSpec:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -151,6 +152,9 @@ def translate(
             f"{prefix}{path}: the csv header ({found}) does not match the declared columns ({declared})",
             hint="rename the columns in CREATE STREAM, or fix the file's header",
         )
+    workers = _missing_in_workers(text)
+    if workers is not None:
+        return WQLRuntimeError(prefix + workers[0], hint=workers[1])
     kernel = re.search(r"WQL's \w+ kernel [^\n]*", text)  # a JVM kernel's own message, deep in Spark's
     if kernel:
         return WQLRuntimeError(prefix + kernel.group(0))
@@ -173,6 +177,27 @@ def translate(
             hint="an error in the job WQL generated, not in the data: please report it",
         )
     return WQLRuntimeError(f"{prefix}Spark failed: {first}", hint=log_hint)
+
+
+def _missing_in_workers(text: str) -> tuple[str, str] | None:
+    """A Python worker that could not import a module (pyarrow, numpy, …): the workers run another Python
+    than this one (PySpark starts them with PYSPARK_PYTHON, else `python3` from PATH). The line and hint, or None."""
+    missing = re.search(r"ModuleNotFoundError: No module named '([\w.]+)'", text)
+    if missing is None or not re.search(r"Python worker|pyspark[/\\]worker\.py", text):
+        return None
+    from pyspark import SparkContext  # a Python worker failed: PySpark is there
+
+    context = SparkContext._active_spark_context
+    if context is None:  # a Spark Connect session: the workers are the server's
+        return (
+            f"the Spark Connect server's Python workers cannot import {missing.group(1)}",
+            f"start the server with PYSPARK_PYTHON set to a Python that has WQL's requirements ({sys.executable})",
+        )
+    return (
+        f"Spark's Python workers run {context.pythonExec}, which cannot import {missing.group(1)}",
+        f"start Spark with PYSPARK_PYTHON={sys.executable} (this Python), or build the session with "
+        "wql.configure(SparkSession.builder)",
+    )
 
 
 def quiet_query_context_logs() -> None:

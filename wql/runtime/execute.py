@@ -16,6 +16,11 @@ from wql.grammar.errors import WQLRuntimeError
 
 _counter = itertools.count(1)
 
+# What jobs learnt about each Spark they ran on (whether it has WQL's extension: job_support's kernel_extension
+# asks with a Spark job), shared by the jobs loaded here. Each job is a module of its own: alone, each query
+# of a REPL, notebook or `wql run` session asked again, one Spark job each.
+_KERNEL_SERVERS: dict[int, Any] = {}
+
 
 def load_job(code: str) -> types.ModuleType:
     """The generated program as a module (not registered in sys.modules, so Spark pickles its
@@ -24,6 +29,8 @@ def load_job(code: str) -> types.ModuleType:
     module = types.ModuleType(name)
     module.__file__ = f"<{name}>"
     exec(compile(code, module.__file__, "exec"), module.__dict__)  # our own generated code
+    if isinstance(module.__dict__.get("_kernel_servers"), dict):
+        module._kernel_servers = _KERNEL_SERVERS  # type: ignore[attr-defined]
     return module
 
 

@@ -124,6 +124,27 @@ def standalone_cluster(
         stop(list(reversed(started)))
 
 
+def connect_command(
+    port: int, *, master: str = "local[2]", jars: list[str] | None = None, conf: dict[str, str] | None = None
+) -> list[str]:
+    """The spark-submit command of a Spark Connect server listening on 127.0.0.1:port only."""
+    settings = {
+        "spark.connect.grpc.binding.address": LOOPBACK,
+        "spark.connect.grpc.binding.port": str(port),
+        "spark.driver.host": LOOPBACK,
+        "spark.driver.bindAddress": LOOPBACK,
+        "spark.ui.enabled": "false",
+        "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
+        **(conf or {}),
+    }
+    command = [str(spark_home() / "bin" / "spark-submit"), "--master", master, "--class", CONNECT_SERVER]
+    if jars:
+        command += ["--jars", ",".join(jars)]
+    for key, value in settings.items():
+        command += ["--conf", f"{key}={value}"]
+    return [*command, "spark-internal"]
+
+
 @contextlib.contextmanager
 def connect_server(
     logs: Path,
@@ -140,22 +161,8 @@ def connect_server(
     """
     logs.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    settings = {
-        "spark.connect.grpc.binding.address": LOOPBACK,
-        "spark.connect.grpc.binding.port": str(port),
-        "spark.driver.host": LOOPBACK,
-        "spark.driver.bindAddress": LOOPBACK,
-        "spark.ui.enabled": "false",
-        "spark.sql.session.timeZone": "UTC",
-        "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
-        **(conf or {}),
-    }
-    command = [str(spark_home() / "bin" / "spark-submit"), "--master", master, "--class", CONNECT_SERVER]
-    if jars:
-        command += ["--jars", ",".join(jars)]
-    for key, value in settings.items():
-        command += ["--conf", f"{key}={value}"]
-    command.append("spark-internal")
+    settings = {"spark.sql.session.timeZone": "UTC", **(conf or {})}
+    command = connect_command(port, master=master, jars=jars, conf=settings)
     log = logs / "connect-server.out"
     server = subprocess.Popen(command, env=environment(), stdout=log.open("wb"), stderr=subprocess.STDOUT)
     try:

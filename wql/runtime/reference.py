@@ -49,10 +49,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from wql.compiler.analysis import Query
-from wql.compiler.kernels.streaming import CHANGE
+from wql.compiler.kernels.names import CHANGE
 from wql.compiler.kinds import kind_of
 from wql.compiler.kinds.base import Extent, Member, from_base, partitions
-from wql.compiler.kinds.grid import candidates
 from wql.compiler.schema import Domain
 from wql.compiler.units import EPOCH_DATE
 from wql.compiler.windows import SlideOn, Window
@@ -159,7 +158,7 @@ def _bounds(window: Window, w: int) -> tuple[Number, Number]:
 
 
 def _grid_candidates(window: Window, values: list[Number]) -> range:
-    return candidates(window, values)
+    return kind_of(window).candidates(window, values)
 
 
 def data_driven_extents(window: Window, tuples: list[_Tuple]) -> list[Extent]:

@@ -11,7 +11,7 @@ import os
 import sys
 import tempfile
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
@@ -77,16 +77,36 @@ def session_conf(
         logging = _quiet_logging_options()
         conf["spark.driver.extraJavaOptions"] += " " + logging
         conf["spark.executor.extraJavaOptions"] += " " + logging
-    jar = kernel_jar()
-    if jar is not None:  # the kernels, and the extension that plans them (what a Connect server is given too)
-        conf["spark.jars"] = jar
-        conf["spark.sql.extensions"] = KERNEL_EXTENSION
-    extra = dict(extra or {})
-    for key in ("spark.jars", "spark.sql.extensions"):
-        if key in conf and extra.get(key):
-            extra[key] = f"{extra[key]},{conf[key]}"
-    conf.update(extra)
+    conf.update(extra or {})
+    conf.update(kernel_settings(extra or {}))  # the kernels, and the extension that plans them
     return conf
+
+
+def kernel_settings(given: Mapping[str, str]) -> dict[str, str]:
+    """spark.jars and spark.sql.extensions with WQL's kernels and their extension after those `given`, or
+    nothing when the jar is not built (the plans then run in numpy)."""
+    jar = kernel_jar()
+    if jar is None:
+        return {}
+    settings = {}
+    for key, ours in (("spark.jars", jar), ("spark.sql.extensions", KERNEL_EXTENSION)):
+        items = [item for item in str(given.get(key) or "").split(",") if item.strip()]
+        settings[key] = ",".join(items if ours in items else [*items, ours])
+    return settings
+
+
+def configure(builder: Any) -> Any:
+    """WQL's settings added to a SparkSession builder of your own, before its session starts: WQL's JVM
+    kernels (the jar and its extension, after any of yours), and Python workers on this interpreter, which
+    has pyarrow, numpy and pandas (PySpark reads PYSPARK_PYTHON when the session starts; one already set is
+    kept). A Spark Connect builder is returned as it is: its server's classpath and Python are its own."""
+    options = getattr(builder, "_options", {})  # what .config() was given: PySpark's builder keeps it there
+    if "spark.remote" in options or os.environ.get("SPARK_REMOTE"):
+        return builder
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    for key, value in kernel_settings(options).items():
+        builder = builder.config(key, value)
+    return builder
 
 
 def local_session(
@@ -172,6 +192,9 @@ def remote_session(url: str, *, app_name: str = "wql", seconds: float = 10, extr
             hint="start the server (sbin/start-connect-server.sh) or check the URL",
         ) from None
     warnings.filterwarnings("ignore", category=FutureWarning, module=r"pyspark(\..*)?")
+    # The Connect client warns on stderr of every window without PARTITION BY (a global ordering some plans
+    # ask for on purpose); a classic session logs the same at WARN, which WQL's sessions do not print.
+    warnings.filterwarnings("ignore", message="WARN WindowExpression", category=UserWarning)
     try:
         from pyspark.sql.connect.utils import check_dependencies
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from wql.compiler.analysis import Query
+from wql.compiler.codegen.calendar_axis import cell_of_attribute
 from wql.compiler.codegen.emit import Code, col, comment, expr, number, py, spark_name
 from wql.compiler.kinds import kind_of
 from wql.compiler.plans import Plan
@@ -72,9 +73,9 @@ class Context:
     def window(self) -> Window:
         return self.query.window
 
-    def constant(self, name: str, value: int | float, note: str = "") -> str:
+    def constant(self, name: str, value: int | float | str, note: str = "") -> str:
         if name not in {c[0] for c in self.constants}:
-            self.constants.append((name, number(value), note))
+            self.constants.append((name, py(value) if isinstance(value, str) else number(value), note))
         return name
 
     def partition_columns(self) -> list[str]:
@@ -112,6 +113,9 @@ def origin_note(window: Window) -> str:
 
 def declare_window_constants(ctx: Context) -> None:
     window = ctx.window
+    if window.calendar is not None:
+        declare_calendar_constants(ctx)
+        return
     if window.range is not None:
         ctx.constant("RANGE", window.range, unit_note(window, window.range))
     if window.slide is not None:
@@ -119,6 +123,24 @@ def declare_window_constants(ctx: Context) -> None:
         ctx.constant("SLIDE", window.slide, note)
     if window.is_grid:
         ctx.constant("ORIGIN", window.origin, origin_note(window))
+
+
+def declare_calendar_constants(ctx: Context) -> None:
+    """A calendar grid's numbers count cells (semantics §2.21): RANGE and ORIGIN its periods, SLIDE its cells."""
+    window = ctx.window
+    calendar = window.calendar
+    assert calendar is not None and window.range is not None and window.slide is not None
+    ctx.constant("RANGE", window.range, calendar_note(window.range, calendar.period, window.zone))
+    ctx.constant("SLIDE", window.slide, calendar_note(window.slide, calendar.cell, window.zone))
+    ctx.constant("ORIGIN", window.origin, f"{window.origin_text().split(chr(39))[1]}, counted in {calendar.period}s")
+    if window.zone is not None:
+        ctx.constant("ZONE", window.zone, "whose local days and months the cells are")
+
+
+def calendar_note(amount: int | float, unit: str, zone: str | None) -> str:
+    count = int(amount)
+    local = "local " if unit == "day" and zone else ""
+    return f"{count} {local}{unit}{'s' if count != 1 else ''}"
 
 
 def attribute_expression(ctx: Context, name: str) -> str:
@@ -156,7 +178,7 @@ def window_attribute_rule(ctx: Context) -> None:
     code = ctx.rules
     code("def window_attribute(rows):")
     code.indent()
-    code(f'"""{attribute_note(ctx)}: what punctuations and lateness compare."""')
+    code(f'"""{attribute_note(ctx, raw=True)}: what punctuations and lateness compare."""')
     code(f"return {recorded_attribute(ctx)}")
     code.dedent()
     code.blank(2)
@@ -228,14 +250,20 @@ def key_items(ctx: Context) -> list[str]:
 
 def attribute_items(ctx: Context) -> list[str]:
     window = ctx.window
-    items = [f"{attribute_expression(ctx, window.attr.name)}.alias({py(ATTR)})"]
+    value = cell_of_attribute(window) if window.calendar is not None else attribute_expression(ctx, window.attr.name)
+    items = [f"{value}.alias({py(ATTR)})"]
     if window.end_attr is not None:
         items.append(f"{attribute_expression(ctx, window.end_attr.name)}.alias({py(END_ATTR)})")
     return items
 
 
-def attribute_note(ctx: Context) -> str:
+def attribute_note(ctx: Context, raw: bool = False) -> str:
+    """What `_t` holds (or with `raw` the attribute itself, in base units): on a calendar grid, a cell."""
     window = ctx.window
+    if window.calendar is not None and not raw:
+        unit = window.calendar.cell
+        what = "local day" if unit == "day" and window.zone else unit
+        return f"the {what} of {window.attr.name}, counted from 1970"
     return {
         Domain.TIMESTAMP: f"{window.attr.name} in microseconds since the epoch",
         Domain.DATE: f"{window.attr.name} in days since the epoch",

@@ -9,6 +9,7 @@ A streaming job's window rules are in `codegen.grid_stream`.
 
 from __future__ import annotations
 
+from wql.compiler.codegen.calendar_axis import month_first_day, month_of_day
 from wql.compiler.codegen.common import (
     ANCHOR,
     ATTR,
@@ -21,7 +22,7 @@ from wql.compiler.codegen.common import (
     flags_where,
     prologue,
 )
-from wql.compiler.codegen.emit import col, expr, py
+from wql.compiler.codegen.emit import Raw, col, expr, py
 from wql.compiler.codegen.grid_axis import (
     T,
     cell_expression,
@@ -61,7 +62,7 @@ def generate(ctx: Context) -> None:
 def declare(ctx: Context) -> None:
     """The constants a grid reads beyond RANGE, SLIDE and ORIGIN."""
     window = ctx.window
-    if grid_shape(ctx).reach == "period":
+    if grid_shape(ctx).reach == "period" and not month_to_date(ctx):
         assert window.range is not None and window.slide is not None
         ctx.constant("PERIOD", round(window.range / window.slide), "CUMULATE: windows per period of RANGE")
     if window.first_wid is not None:
@@ -97,6 +98,8 @@ def tag(ctx: Context) -> None:
     reach = grid_shape(ctx).reach
     if reach == "unbounded":
         _tag_to_data_end(ctx)
+    elif reach == "period" and month_to_date(ctx):
+        _tag_month_to_date(ctx)
     elif reach == "period":
         _tag_to_period_end(ctx)
     else:
@@ -148,6 +151,23 @@ def _tag_to_period_end(ctx: Context) -> None:
     code(f"first = {first_of(ctx)}")
     code(f"last = ({period} + 1) * PERIOD - 1")
     code('tagged = rows.withColumn("wid", F.explode(F.sequence(first, last)))')
+
+
+def month_to_date(ctx: Context) -> bool:
+    """CUMULATE over periods of months that grow day by day (a calendar grid of day cells, month periods)."""
+    calendar = ctx.window.calendar
+    return calendar is not None and calendar.mixed
+
+
+def _tag_month_to_date(ctx: Context) -> None:
+    """Month to date: a tuple is in the windows of its own day and every later day of its period of months."""
+    code = ctx.code
+    code.comment("Bucket (WID), month to date: window w is its period's days up to day w, so a tuple is in the")
+    code.comment("windows from its own day to the last day of its period (RANGE months from ORIGIN); aggregate by")
+    code.comment("window-id and key.")
+    period = f"F.floor(({month_of_day(T)} - ORIGIN) / RANGE)"
+    code(f"last = {month_first_day(f'(ORIGIN + ({period} + 1) * RANGE)')} - 1")
+    code(f'tagged = rows.withColumn("wid", F.explode(F.sequence({T}, last)))')
 
 
 def _tag_to_data_end(ctx: Context) -> None:
@@ -230,6 +250,9 @@ def lift(ctx: Context) -> None:
     code = ctx.stage("lift", "rows", f"Cells ({what}): one row of partial states per key and cell.")
     if cells.combine == "running":
         code.comment("Panes of one slide: pre-aggregate each (key, pane) once; window w is every pane up to w.")
+    elif month_to_date(ctx):
+        code.comment("Cells of one day: pre-aggregate each (key, day) once. Window w is the days of its period of")
+        code.comment("months up to day w.")
     elif cells.combine == "period":
         code.comment("Panes of one slide: pre-aggregate each (key, pane) once. Window w is the panes from its")
         code.comment(f"period's first, {cells.size}·⌊w / {cells.size}⌋, up to w.")
@@ -277,6 +300,9 @@ def combine(ctx: Context) -> None:
     states = [(g.operation, list(g.columns)) for g in decomposition.groups]
     if cells.combine == "running":
         code.comment("Combine: a running combine over each key's ordered panes, one pass.")
+    elif cells.combine == "period" and month_to_date(ctx):
+        code.comment("Combine: a running combine over each key's days, one pass, reset where each period of RANGE")
+        code.comment("months (from ORIGIN) begins; every day's running total is a window.")
     elif cells.combine == "period":
         code.comment("Combine: a running combine over each key's ordered panes, one pass, reset where each period")
         code.comment("of PERIOD panes begins; every pane's running total is a window.")
@@ -291,6 +317,9 @@ def combine(ctx: Context) -> None:
         keywords["last"] = "_last"
     if cells.combine == "period":
         keywords["cumulate"] = True
+    if month_to_date(ctx):
+        keywords["months"] = Raw("RANGE")
+        keywords["month_origin"] = Raw("ORIGIN")
     code.call("windows", "combine_cells", ["cells"], keywords=keywords)
     code("return windows")
     lower_stage(ctx)

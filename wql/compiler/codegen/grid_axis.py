@@ -13,6 +13,7 @@ The batch stages (`codegen.grid`), the stream rules (`codegen.grid_stream`) and 
 
 from __future__ import annotations
 
+from wql.compiler.codegen.calendar_axis import month_first_day, month_of_day, point
 from wql.compiler.codegen.common import ATTR, Context, from_anchor
 from wql.compiler.codegen.emit import col, expr, py
 from wql.compiler.kinds import kind_of
@@ -60,9 +61,28 @@ def start_bound(ctx: Context, end: str) -> str | None:
     return f"{end} - RANGE"
 
 
+def calendar_bounds(ctx: Context) -> tuple[str, str]:
+    """window_start and window_end of a calendar grid's window `wid`: where its first cell and the cell after
+    its last begin. Month to date (days of month periods): from its period's first day to the day after w."""
+    window = ctx.window
+    calendar = window.calendar
+    assert calendar is not None
+    if calendar.mixed:
+        month = month_of_day('F.col("wid")')
+        first = month_first_day(f"(ORIGIN + F.floor(({month} - ORIGIN) / RANGE) * RANGE)")
+        return point(window, first, "day"), point(window, 'F.col("wid") + 1', "day")
+    end = 'ORIGIN + (F.col("wid") + 1) * SLIDE'
+    start = start_bound(ctx, end)
+    assert start is not None, "calendar windows have a start"
+    return point(window, f"({start})"), point(window, f"({end})")
+
+
 def grid_bounds(ctx: Context) -> list[str]:
     """window_start and window_end expressions for grid windows (window w = [end − RANGE, end))."""
     window = ctx.window
+    if window.calendar is not None:
+        start, end = calendar_bounds(ctx)
+        return [f'{start}.alias("window_start")', f'{end}.alias("window_end")']
     domain = window.attr.domain
     convert = {
         Domain.TIMESTAMP: "F.timestamp_micros({})",
@@ -96,6 +116,8 @@ def cell_expression(ctx: Context, cells: Cells) -> str:
             slide_no = f"cell_of({T}, SLIDE)"
         code(f"slide_no = {slide_no}")
         return f"(2 * slide_no + F.when({T} - ORIGIN - slide_no * SLIDE >= SLICE_SPLIT, 1).otherwise(0))"
+    if ctx.window.calendar is not None and ctx.window.calendar.mixed:
+        return T  # month to date: a tuple's cell is its day
     running = cells.combine != "sliding"  # panes of one slide
     width = "SLIDE" if running else ctx.constant("PANE", cells.width, "gcd(RANGE, SLIDE)")
     if on_doubles(ctx):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from wql.compiler.algebra import OPERATIONS
+from wql.compiler.codegen.calendar_axis import cell_of_base, month_first_day, month_of_day
 from wql.compiler.codegen.common import ANCHOR, ATTR, FIRST, IN, Context, flags_where, from_anchor
 from wql.compiler.codegen.emit import col, py
 from wql.compiler.codegen.grid_axis import (
@@ -76,6 +77,8 @@ def final_rules(ctx: Context, final: Callable[[Context], None] | None = None) ->
         code.indent()
         code('"""A window is final once the punctuation reaches its end: no tuple still to come can fall in it."""')
         end = from_anchor(ctx.window, 'ORIGIN + (F.col("wid") + 1) * SLIDE')
+        if ctx.window.calendar is not None:
+            end = calendar_punctuation(ctx)
         code(f"return {end} <= punctuation")
         code.dedent()
         code.blank(2)
@@ -83,6 +86,9 @@ def final_rules(ctx: Context, final: Callable[[Context], None] | None = None) ->
     code.indent()
     code('"""The first window the punctuation has not closed."""')
     first = "F.floor((F.lit(punctuation) - ORIGIN) / SLIDE)"
+    if ctx.window.calendar is not None:
+        first = "punctuation" if ctx.window.calendar.mixed else "F.floor((punctuation - ORIGIN) / SLIDE)"
+        calendar_punctuation(ctx)
     if on_doubles(ctx):
         code("# DOUBLE edges: one window earlier than the floor, so that rounding never drops a needed tuple.")
         first += " - 1"
@@ -112,6 +118,15 @@ def stream_rules(ctx: Context) -> None:
     missed_rule(ctx)
 
 
+def calendar_punctuation(ctx: Context) -> str:
+    """On a calendar grid, the punctuation as the cell it falls in: a window ends where a cell begins, so it is
+    final exactly once the punctuation's cell is past its own (semantics §2.21). Returns the window's end cell."""
+    ctx.rules.comment("A calendar grid counts cells: the punctuation's cell, which a window's end cell is final at.")
+    ctx.rules(f"punctuation = {cell_of_base(ctx.window, 'F.lit(punctuation)')}")
+    mixed = ctx.window.calendar is not None and ctx.window.calendar.mixed
+    return 'F.col("wid") + 1' if mixed else 'ORIGIN + (F.col("wid") + 1) * SLIDE'
+
+
 def relative_punctuation(ctx: Context, anchor: str) -> None:
     """ALIGN FIRST: each partition's grid starts at its own first arrival, so the punctuation is measured
     from that partition's anchor (a column), as the cells' and rows' _t are."""
@@ -128,6 +143,13 @@ def _retain_open(ctx: Context, kept: str) -> None:
     code("if punctuation is None:")
     code(f"    return {kept}")
     relative_punctuation(ctx, ANCHOR)
+    calendar = ctx.window.calendar
+    if calendar is not None and calendar.mixed:
+        code("# Month to date: the first open window starts on its period's first day.")
+        month = month_of_day("first_open(punctuation)")
+        code(f"start = {month_first_day(f'(ORIGIN + F.floor(({month} - ORIGIN) / RANGE) * RANGE)')}")
+        code('return cells.where(F.col("_cell") >= start)' if cells is not None else f"return rows.where({T} >= start)")
+        return
     if grid_shape(ctx).reach == "period":
         code("# CUMULATE: the first open window starts where its period does.")
         code("start = ORIGIN + F.floor(first_open(punctuation) / PERIOD) * RANGE")
@@ -267,6 +289,8 @@ def missed_rule(ctx: Context, windows: Callable[[Context, str, bool], str] | Non
     else:
         code('"""CONSISTENT: a late tuple is in no window; it misses every window it belongs to."""')
     code("t = window_attribute(late)")
+    if window.calendar is not None:
+        code(f"t = {cell_of_base(window, 't')}  # the cell it falls in")
     if window.align_first:
         code(f"t = t - F.col({py(FIRST)})")
     if generous:
@@ -298,6 +322,13 @@ def _missed_windows(ctx: Context, closed: str, generous: bool) -> str:
             return f'F.format_string("windows %d and every later one", {first})'
         ctx.rules(f"first, last = {first}, {closed}")
     else:
+        calendar = ctx.window.calendar
+        if calendar is not None and calendar.mixed:  # from its own day to its period's last
+            period = f"F.floor(({month_of_day('t')} - ORIGIN) / RANGE)"
+            last = f"{month_first_day(f'(ORIGIN + ({period} + 1) * RANGE)')} - 1"
+            ctx.rules(f"first, last = t, {f'F.least({last}, {closed})' if generous else last}")
+            nothing = missed_none(generous)
+            return f'F.when(first <= last, F.format_string("windows %d to %d", first, last)).otherwise({py(nothing)})'
         if reach == "period":  # up to the last window of t's period
             last = "F.floor((t - ORIGIN) / RANGE) * PERIOD + PERIOD - 1"
         else:

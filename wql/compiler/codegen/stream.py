@@ -4,7 +4,7 @@ The stages (number, prepare, lift, windows, finish) are the batch job's, written
 by the plan family's generator. A stream adds `merge` (cell plans: cells of one
 key and index from several triggers into one), the window rules each family
 writes (`is_final`, `retain`, `missed`), `window_attribute` and `show_point`,
-and the driver copied from `wql.compiler.kernels.streaming`.
+and the stream driver copied from `wql.compiler.kernels` (engine.py has its protocol).
 """
 
 from __future__ import annotations

@@ -61,80 +61,109 @@ def replay_key(frame, size, tick, grace):
       [t - size, t] (a copy of the window just before it, plus itself), both only while open, and its own
       right window [t + tick, t + tick + size] (a copy of the first window holding it, without itself).
     Records before `size` share Kafka's one early window [0, size] instead of left windows."""
-    import bisect
-
-    frame = frame.sort_values("_row", kind="stable").reset_index(drop=True)
     import pandas as pd
 
+    frame = frame.sort_values("_row", kind="stable").reset_index(drop=True)
     # pandas holds a column of integers with NULLs as floats (NaN): exact, as base units are below 2^53.
     times = [None if pd.isna(v) else int(v) for v in frame["_t"].tolist()]
     seens = [None if pd.isna(v) else int(v) for v in frame["_seen"].tolist()]
     held = frame["_wins"].tolist()
-    store = {}  # start -> set of record positions
-    newest = {}  # start -> the largest timestamp among them
-    starts = []  # the stored starts, sorted
-
-    def add(start, members):
-        if start not in store:
-            bisect.insort(starts, start)
-        store[start] = members
-        newest[start] = max(times[i] for i in members)
-
-    def put(start, base, i, close):
-        """Create a window from `base` plus record i, or add i to the stored one (in place: a record joins
-        many windows, and copying each would cost their sizes); a closed window is neither."""
-        if start + size < close:
-            return
-        if start in store and base is store[start]:
-            store[start].add(i)
-            newest[start] = max(newest[start], times[i])
-        else:
-            add(start, set(base) | {i})
-
-    def near(lo, hi):
-        return starts[bisect.bisect_left(starts, lo) : bisect.bisect_right(starts, hi)]
-
-    fresh = []
-    for i, wins in enumerate(held):
-        if wins is None:
-            fresh.append(i)
-            continue
-        for start in wins:
-            store.setdefault(int(start), set()).add(i)
-    for start in sorted(store):
-        starts.append(start)
-        newest[start] = max(times[i] for i in store[start])
-    for i in fresh:
+    store = KafkaWindowStore(times, size, tick)
+    for i in store.rebuilt(held):
         t = times[i]
         if t is None or seens[i] is None:
             continue
         close = seens[i] - grace
         if t + size < close:
             continue
-        seen, right, right_made, previous = set(), None, False, None
         if 0 <= t < size:  # Kafka's early records: the combined window [0, size]
-            combined = False
-            for start in near(0, t + tick):
-                seen.add(start)
-                if start == 0:
-                    combined = True
-                    if newest[0] < t:
-                        previous = newest[0]
-                elif start <= t:
-                    right = set(store[start])
-                    put(start, store[start], i, close)
-                elif start == t + tick:
-                    right_made = True
-            if right is None and combined and newest[0] > t:
-                right = set(store[0])
-            if not right_made and right and max(times[j] for j in right) > t:
-                add(t + tick, right)
-            if previous is not None and previous + tick not in seen:
-                put(previous + tick, (), i, close)
-            put(0, store.get(0, ()), i, close)  # the stored set itself when there is one
-            continue
-        left, left_made, duplicate = None, False, False
-        for start in reversed(near(t - 2 * size, t + tick)):
+            store.place_early(i, close)
+        else:
+            store.place(i, close)
+    frame["_wins"] = store.windows_of_records(len(held))
+    return frame
+
+
+class KafkaWindowStore:
+    """One key's windows as Kafka's KStreamSlidingWindowAggregate stores them while its records go through in
+    arrival order: each window's start, its records (by position in the key's frame, `times` their
+    timestamps) and their largest timestamp."""
+
+    def __init__(self, times, size, tick):
+        self.times, self.size, self.tick = times, size, tick
+        self.store = {}  # start -> set of record positions
+        self.newest = {}  # start -> the largest timestamp among them
+        self.starts = []  # the stored starts, sorted
+
+    def rebuilt(self, held):
+        """The store the records of earlier triggers hold (their `_wins`, in `held`); the positions of the
+        trigger's own records (no `_wins` yet), to place in order."""
+        fresh = []
+        for i, wins in enumerate(held):
+            if wins is None:
+                fresh.append(i)
+                continue
+            for start in wins:
+                self.store.setdefault(int(start), set()).add(i)
+        for start in sorted(self.store):
+            self.starts.append(start)
+            self.newest[start] = max(self.times[i] for i in self.store[start])
+        return fresh
+
+    def add(self, start, members):
+        import bisect
+
+        if start not in self.store:
+            bisect.insort(self.starts, start)
+        self.store[start] = members
+        self.newest[start] = max(self.times[i] for i in members)
+
+    def put(self, start, base, i, close):
+        """Create a window from `base` plus record i, or add i to the stored one (in place: a record joins
+        many windows, and copying each would cost their sizes); a closed window is neither."""
+        if start + self.size < close:
+            return
+        if start in self.store and base is self.store[start]:
+            self.store[start].add(i)
+            self.newest[start] = max(self.newest[start], self.times[i])
+        else:
+            self.add(start, set(base) | {i})
+
+    def near(self, lo, hi):
+        import bisect
+
+        return self.starts[bisect.bisect_left(self.starts, lo) : bisect.bisect_right(self.starts, hi)]
+
+    def place_early(self, i, close):
+        """Record i, earlier than `size`: it joins Kafka's one early window [0, size] and the stored windows
+        after it that hold it, and makes its right window and the previous record's."""
+        store, newest, t, tick = self.store, self.newest, self.times[i], self.tick
+        seen, right, right_made, previous, combined = set(), None, False, None, False
+        for start in self.near(0, t + tick):
+            seen.add(start)
+            if start == 0:
+                combined = True
+                if newest[0] < t:
+                    previous = newest[0]
+            elif start <= t:
+                right = set(store[start])
+                self.put(start, store[start], i, close)
+            elif start == t + tick:
+                right_made = True
+        if right is None and combined and newest[0] > t:
+            right = set(store[0])
+        if not right_made and right and max(self.times[j] for j in right) > t:
+            self.add(t + tick, right)
+        if previous is not None and previous + tick not in seen:
+            self.put(previous + tick, (), i, close)
+        self.put(0, store.get(0, ()), i, close)  # the stored set itself when there is one
+
+    def place(self, i, close):
+        """Record i: it joins the stored windows near it that hold it, and makes its left and right windows and
+        the previous record's right window where they are missing."""
+        store, newest, t, size, tick = self.store, self.newest, self.times[i], self.size, self.tick
+        seen, right, right_made, previous, left, left_made = set(), None, False, None, None, False
+        for start in reversed(self.near(t - 2 * size, t + tick)):
             seen.add(start)
             end = start + size
             if start == t + tick:
@@ -142,30 +171,29 @@ def replay_key(frame, size, tick, grace):
             elif end > t:
                 if right is None:
                     right = set(store[start])
-                put(start, store[start], i, close)
+                self.put(start, store[start], i, close)
             elif end == t:  # its own left window exists
                 left_made = True
                 highest = newest[start]
-                put(start, store[start], i, close)
+                self.put(start, store[start], i, close)
                 if highest >= t:  # a record at t came first: every window it needs exists
-                    duplicate = True
-                    break
+                    return
                 previous = highest
             else:
                 left, previous = store[start], newest[start]
                 break
-        if duplicate:
-            continue
         if previous is not None and previous + tick not in seen and previous + tick + size >= t:
-            put(previous + tick, (), i, close)
+            self.put(previous + tick, (), i, close)
         if not left_made:
             base = left if left is not None and t - size <= previous else ()
-            put(t - size, base, i, close)
-        if not right_made and right and max(times[j] for j in right) > t:
-            add(t + tick, right)
-    wins = [[] for _ in held]
-    for start in starts:
-        for i in store[start]:
-            wins[i].append(start)
-    frame["_wins"] = wins
-    return frame
+            self.put(t - size, base, i, close)
+        if not right_made and right and max(self.times[j] for j in right) > t:
+            self.add(t + tick, right)
+
+    def windows_of_records(self, count):
+        """Every record's window starts, by position."""
+        wins = [[] for _ in range(count)]
+        for start in self.starts:
+            for i in self.store[start]:
+                wins[i].append(start)
+        return wins

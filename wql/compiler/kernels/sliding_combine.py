@@ -8,7 +8,7 @@ from wql.compiler.kernels.job_support import (  # a job holds its own copy, besi
 from wql.compiler.kernels.state_algebra import state_combine, state_identity  # a job holds its own copy
 
 
-def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
+def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False, months=None, month_origin=0):
     """Build a mapInArrow function that combines ordered cells (panes or slices) into windows.
 
     Input rows: one per (keys, cell) with partial aggregate states; all cells of a
@@ -28,13 +28,16 @@ def sliding_combine(keys, cell, states, size, step, last=None, cumulate=False):
     With `cumulate` (CUMULATE windows, step 1), window w is the cells of w's period
     (`size` cells, starting at a multiple of size) up to w: a running combine that
     starts again at each period, the prefix of one block. Windows run from a key's
-    first cell in a period to the period's end.
+    first cell in a period to the period's end. With `months` (month to date on a
+    calendar), the cells are days from 1970-01-01 and a period is `months` calendar
+    months from month `month_origin`: its block starts at its first day and holds
+    `size` cells (at least its days; the rest are empty, and no window ends there).
 
     states: (operation, columns) pairs; operation is "sum", "min", "max" or
     "moments" (count, mean, M2, combined with Chan's parallel formula). Output rows
     have the input's schema, with the cell column holding the window-id.
     """
-    return CellCombine(keys, cell, states, size, step, last, cumulate).run
+    return CellCombine(keys, cell, states, size, step, last, cumulate, months, month_origin).run
 
 
 def block_scan(operation, blocks):
@@ -96,9 +99,32 @@ class CellCombine:
 
     TAIL = 65_536  # a landmark tail's windows per record batch
 
-    def __init__(self, keys, cell, states, size, step, last, cumulate):
+    def __init__(self, keys, cell, states, size, step, last, cumulate, months=None, month_origin=0):
         self.keys, self.cell, self.states = keys, cell, states
         self.size, self.step, self.last, self.cumulate = size, step, last, cumulate
+        self.months, self.month_origin = months, month_origin
+
+    def period(self, cells):
+        """CUMULATE: the period each cell falls in, `size` cells from 0 or `months` months from month_origin."""
+        import numpy as np
+
+        if self.months is None:
+            return np.floor_divide(cells, self.size)
+        month = np.asarray(cells, dtype=np.int64).astype("datetime64[D]").astype("datetime64[M]").astype(np.int64)
+        return np.floor_divide(month - self.month_origin, self.months)
+
+    def period_first(self, period):
+        """CUMULATE: each period's first cell."""
+        import numpy as np
+
+        if self.months is None:
+            return self.size * period
+        month = self.month_origin + self.months * np.asarray(period, dtype=np.int64)
+        return month.astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
+
+    def period_last(self, period):
+        """CUMULATE: each period's last cell (a window ends on every cell of a period, the last one too)."""
+        return self.period_first(period + 1) - 1
 
     def run(self, batches):
         """Walk the partition's cells, sorted by keys then cell, a chunk at a time (batch_chunks): a pass
@@ -177,7 +203,7 @@ class CombineChunk:
             new_key[1:] |= sorted_code[1:] != sorted_code[:-1]
         group = np.cumsum(new_key) - 1
         if spec.cumulate:
-            period = np.floor_divide(cells, spec.size)
+            period = spec.period(cells)
             starts_run = new_key.copy()
             starts_run[1:] |= period[1:] != period[:-1]  # a run is one key's cells of one period
         elif spec.last is None:
@@ -205,7 +231,7 @@ class CombineChunk:
         size, step = spec.size, spec.step
         if spec.cumulate:
             first_end = lo.copy()
-            last_end = size * (np.floor_divide(lo, size) + 1) - 1
+            last_end = spec.period_last(spec.period(lo))
         elif spec.last is None:
             first_end = -(-(lo + 1) // step) * step - 1
             last_end = ((hi + size) // step) * step - 1
@@ -232,7 +258,7 @@ class CombineChunk:
 
         spec, lo, hi, size = self.spec, self.lo, self.hi, self.spec.size
         if spec.cumulate:
-            base = size * np.floor_divide(lo, size)
+            base = spec.period_first(spec.period(lo))
             end = base + size
         elif spec.last is None:
             base = size * np.floor_divide(lo - size + 1, size)
@@ -344,11 +370,11 @@ class CombineChunk:
         if spec.last is not None:
             return held_row(self.table, int(order[first]), {spec.cell: top, **{n: t[r] for n, t in totals.items()}})
         held = self.cells[first:stop]
-        still = held // spec.size == top // spec.size if spec.cumulate else held > top - spec.size
+        still = spec.period(held) == spec.period(top) if spec.cumulate else held > top - spec.size
         return self.table.take(pa.array(order[first:stop][still]))
 
 
-def combine_cells(cells, keys, cell, states, size, step, last=None, cumulate=False):
+def combine_cells(cells, keys, cell, states, size, step, last=None, cumulate=False, months=None, month_origin=0):
     """Combine cells into windows with WQL's JVM kernel when it is on Spark's classpath, else in numpy.
 
     Both take the same cells and return the same rows (see sliding_combine). The JVM
@@ -358,7 +384,7 @@ def combine_cells(cells, keys, cell, states, size, step, last=None, cumulate=Fal
     """
     operations, columns = jvm_states(states)
     request = {"kernel": "SlidingCombine", "keys": keys, "cell": cell, "operations": operations, "columns": columns}
-    request.update(size=size, step=step, last=last, cumulate=bool(cumulate))
+    request.update(size=size, step=step, last=last, cumulate=bool(cumulate), months=months, month_origin=month_origin)
     windows = jvm_kernel(cells, request)
     if windows is not None:
         return windows
@@ -366,5 +392,5 @@ def combine_cells(cells, keys, cell, states, size, step, last=None, cumulate=Fal
     # numpy walks each partition's cells in (keys, cell) order: Spark sorts them (its sort spills).
     order = [spark_column(name) for name in [*keys, cell]]
     return cells.sortWithinPartitions(*order).mapInArrow(
-        sliding_combine(keys, cell, states, size, step, last, cumulate), cells.schema
+        sliding_combine(keys, cell, states, size, step, last, cumulate, months, month_origin), cells.schema
     )

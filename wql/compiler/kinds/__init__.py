@@ -11,6 +11,7 @@ asks `kind_of(window)` instead of matching on `Form`.
 | `partitioned_rows` | on each PATTR partition's arrival positions | §2.5 |
 | `landmark` | RANGE UNBOUNDED | §2.3 |
 | `cumulate` | CUMULATE | §2.13 |
+| `calendar` | grids of months or of a zone's local days (TIME ZONE), CUMULATE month to date | §2.21 |
 | `slide_by_tuple` | windows named by every (n-th) arrival | §2.6, §2.7 |
 | `rank` | windows named by every n-th tuple in value order | §2.8 |
 | `kafka` | Kafka Streams' sliding windows | §2.9 |
@@ -23,6 +24,7 @@ asks `kind_of(window)` instead of matching on `Form`.
 from __future__ import annotations
 
 from wql.compiler.kinds import (
+    calendar,
     cumulate,
     frames,
     grid,
@@ -47,6 +49,7 @@ KINDS: tuple[Kind, ...] = (
     partitioned_rows.KIND,
     landmark.KIND,
     cumulate.KIND,
+    calendar.KIND,
     slide_by_tuple.KIND,
     rank.KIND,
     kafka.KIND,

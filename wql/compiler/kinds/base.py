@@ -264,6 +264,10 @@ class Kind:
         """[lo, hi) of window w, for kinds on a grid, whose windows are named by their place on it."""
         raise TypeError(f"{self.name} windows are not named by their place on a grid")
 
+    def candidates(self, window: Window, values: list[Number]) -> range:
+        """For kinds on a grid: the window-ids tuples at these values can be in, and some on either side."""
+        raise TypeError(f"{self.name} windows are not named by their place on a grid")
+
     def final(self, window: Window, extent: Extent, point: Number) -> bool:
         """Whether the punctuation at `point` makes a session or frame final (§8.4): the reference's rule for
         windows whose end the data decides; the others' ends are known up front (final_text)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from decimal import Decimal
 
+from wql.compiler import calendars
 from wql.compiler.schema import ROW_NUM, Domain, Stream
 from wql.compiler.units import Number, origin_text, parse_date, parse_timestamp, to_base
 from wql.compiler.windows import Attribute, Form, Slack
@@ -156,8 +157,12 @@ class Clauses:
         full = self.get(ast.FullClause)
         if full is not None:
             raise WQLSemanticError(f"FULL applies to count windows with SLIDE in ROWS: {why}", span=full.span)
-        for kind, word in ((ast.CumulateClause, "CUMULATE"), (ast.KafkaClause, "KAFKA")):
-            clause = self.get(kind)
+        for clause_type, word in (
+            (ast.CumulateClause, "CUMULATE"),
+            (ast.KafkaClause, "KAFKA"),
+            (ast.TimeZoneClause, "TIME ZONE"),
+        ):
+            clause = self.get(clause_type)
             if clause is not None:
                 raise WQLSemanticError(f"{word} applies to grid windows: {why}", span=clause.span)
         align = self.get(ast.AlignClause)
@@ -179,10 +184,15 @@ class Clauses:
             names.append(column.name)
         return tuple(names)
 
-    def origin(self, attr: Attribute, range_value: Number | None, form: Form) -> Number:
+    def origin(self, attr: Attribute, range_value: Number | None, form: Form, zone: str | None = None) -> Number:
+        """The grid's origin o in base units: ALIGN's value (START: + RANGE), else the epoch; with a TIME ZONE a
+        timestamp is read as the zone's wall clock, and the epoch is 1970-01-01 00:00 there."""
         clause = self.get(ast.AlignClause)
+        local_epoch = calendars.day_start(0, zone) if zone is not None else 0
         if clause is None:
-            return 0.0 if attr.domain is Domain.FLOAT else Decimal(0) if attr.domain is Domain.DECIMAL else 0
+            if zone is not None:
+                self.notes.append(f"ALIGN TIMESTAMP '1970-01-01 00:00:00' (the epoch's midnight in {zone})")
+            return 0.0 if attr.domain is Domain.FLOAT else Decimal(0) if attr.domain is Domain.DECIMAL else local_epoch
         assert isinstance(clause, ast.AlignClause)
         domain = attr.domain
         value: Number
@@ -195,7 +205,9 @@ class Clauses:
                     span=clause.span,
                 )
             try:
-                if domain is Domain.TIMESTAMP:
+                if domain is Domain.TIMESTAMP and zone is not None:
+                    value = calendars.parse_local(clause.value, zone)
+                elif domain is Domain.TIMESTAMP:
                     value = parse_timestamp(clause.value)
                 else:
                     value = parse_date(clause.value.split(" ")[0].split("T")[0])
@@ -206,7 +218,7 @@ class Clauses:
                     hint="write ALIGN TIMESTAMP 'YYYY-MM-DD HH:MM:SS' (UTC unless it names a zone)",
                 ) from None
         else:
-            value = to_base(clause.value, domain, attr.name, "ALIGN", allow_negative=True)
+            value = to_base(clause.value, domain, attr.name, "ALIGN", allow_negative=True) + local_epoch
         if clause.anchor == "start" and form is Form.CUMULATE:
             pass  # a CUMULATE period starts where the previous one ends: START and END name one grid
         elif clause.anchor == "start":

@@ -30,7 +30,7 @@ class Cumulate(Grid):
     reach = "period"  # a window starts where its period does
 
     def matches(self, window: Window) -> bool:
-        return window.form is Form.CUMULATE
+        return window.form is Form.CUMULATE and window.calendar is None
 
     def grid_what(self, window: Window) -> str:
         return f"cumulating {super().grid_what(window)}"

@@ -47,7 +47,12 @@ class Grid(Kind):
     reach: ClassVar[Reach] = "range"  # where a window starts (kinds.shapes): RANGE before its end
 
     def matches(self, window: Window) -> bool:
-        return window.form is Form.SLIDING and window.end_attr is None and not window.attr.is_row_num
+        return (
+            window.form is Form.SLIDING
+            and window.end_attr is None
+            and not window.attr.is_row_num
+            and window.calendar is None
+        )
 
     def shape(self, window: Window) -> Shape:
         return GridShape(self.reach)
@@ -176,6 +181,10 @@ class Grid(Kind):
         """Whether window w (which starts at lo) is among the windows (reported when non-empty)."""
         return not (window.kafka_grid and lo < 0)  # Kafka: no window starts before 0
 
+    def candidates(self, window: Window, values: list[Number]) -> range:
+        """Window-ids worth trying for tuples at these values."""
+        return candidates(window, values)
+
     def start_of(self, window: Window, lo: Number) -> Number | None:
         return lo
 
@@ -213,7 +222,7 @@ class Grid(Kind):
         well_formed = [t for t in tuples if t.a is not None and not t.shaping_only and (t.end is None or t.end >= t.a)]
         values = [t.a for t in well_formed]
         ends = [t.end for t in well_formed if t.end is not None]
-        found = candidates(window, values + ends)  # type: ignore[arg-type]
+        found = self.candidates(window, values + ends)  # type: ignore[arg-type]
         horizon = max(values + ends) if values else None  # type: ignore[type-var]
         extents = []
         for part in partitions(tuples):

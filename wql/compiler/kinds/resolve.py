@@ -17,6 +17,7 @@ clauses (`kinds.clauses` has what they share). Defaults (docs/language.md §5.9)
 
 from __future__ import annotations
 
+from wql.compiler.kinds.calendar import is_calendar, resolve_calendar, time_zone
 from wql.compiler.kinds.clauses import Clauses, scaled
 from wql.compiler.kinds.cumulate import check_cumulate
 from wql.compiler.kinds.data_driven import order_attribute
@@ -47,6 +48,7 @@ _NOT_DATA_DRIVEN: dict[type, str] = {
     ast.SnapshotClause: "SNAPSHOT",
     ast.ClipClause: "CLIP",
     ast.SnapClause: "SNAP",
+    ast.TimeZoneClause: "TIME ZONE",
 }
 
 
@@ -190,6 +192,9 @@ def resolve_grid(
     unbounded: bool,
     one_row: bool = False,
 ) -> Window:
+    zone = time_zone(clauses, attr)
+    if is_calendar(rng, slide, zone, attr):
+        return resolve_calendar(clauses, rng, slide, attr, end_attr, unbounded, zone)
     domain = attr.domain
     range_value: Number | None = None
     range_unit = slide_unit = None
@@ -221,7 +226,7 @@ def resolve_grid(
         check_kafka_grid(clauses, kafka, attr, end_attr, range_value, slide_value, form)
         origin = range_value % slide_value  # window starts on k·SLIDE: ends on the grid RANGE mod SLIDE
     else:
-        origin = clauses.origin(attr, range_value, form)
+        origin = clauses.origin(attr, range_value, form, zone)
     if form is Form.CUMULATE and attr.domain is Domain.FLOAT and not float(origin).is_integer():
         raise WQLNotSupportedError(
             "CUMULATE over a DOUBLE attribute with a fractional ALIGN (edges are exact for whole numbers)",
@@ -257,6 +262,7 @@ def resolve_grid(
         full_start=isinstance(full, ast.FullClause) and full.end != "end",
         full_end=isinstance(full, ast.FullClause) and full.end != "start",
         own_end=own_end is not None,
+        zone=zone,
     )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from wql.compiler import sections
-from wql.compiler.kernels.streaming import CHANGE
+from wql.compiler.kernels.names import CHANGE
 from wql.compiler.kinds.base import Extent, Member, Sql, amount
 from wql.compiler.kinds.data_driven import DataDriven, Run, gap_of, ordering, rule_of
 from wql.compiler.units import Number, quantity_text, to_base

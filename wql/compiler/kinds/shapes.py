@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from wql.compiler.windows import Calendar
+
 # Where window w of a grid starts, given that it ends on the grid point o + (w+1)·s:
 # "range"     RANGE before its end (sliding, tumbling, SLIDE > RANGE);
 # "period"    at the start of its period of RANGE, the grid o + j·r (CUMULATE);
@@ -23,9 +25,12 @@ Reach = Literal["range", "period", "unbounded"]
 
 @dataclass(frozen=True)
 class GridShape:
-    """A window on a grid of its attribute (or of arrival positions): the grid plans compute it."""
+    """A window on a grid of its attribute (or of arrival positions): the grid plans compute it. `calendar`:
+    its cells are months or local days, numbered from the epoch, rather than fixed lengths of the attribute
+    (then RANGE, SLIDE and the origin count cells, and a cell's start is a calendar point)."""
 
     reach: Reach
+    calendar: Calendar | None = None
 
 
 @dataclass(frozen=True)

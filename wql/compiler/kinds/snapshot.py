@@ -155,6 +155,7 @@ def resolve_snapshot(clauses: Clauses, clause: ast.SnapshotClause, wattr: ast.Wa
         (ast.KafkaClause, "KAFKA"),
         (ast.FullClause, "FULL"),
         (ast.OwnEndClause, "OWN END"),
+        (ast.TimeZoneClause, "TIME ZONE"),
     ):
         found = clauses.get(kind)
         if found is not None:

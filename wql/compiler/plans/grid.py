@@ -34,6 +34,7 @@ from wql.compiler.plans.states import Decomposition, decompose, state_names, why
 from wql.compiler.schema import Domain
 from wql.compiler.windows import Window
 
+DAYS_A_MONTH = 30.44  # a month's days, on average: month-to-date windows a tuple is in
 OWN_END_PANES = "OWN END: the panes' running combine runs every key to the stream's last window (not supported yet)"
 FULL_END_CELLS = "FULL END needs each partition's last position, which the cells do not keep (not supported yet)"
 
@@ -54,7 +55,10 @@ def pane_cells(window: Window) -> Cells | None:
     assert window.slide is not None
     if not grid_exact(window):
         return None
-    reach = grid_shape(window).reach
+    reach, calendar = grid_shape(window).reach, grid_shape(window).calendar
+    if reach == "period" and calendar is not None and calendar.mixed:
+        assert window.range is not None  # periods of months over day cells: up to 31 days a month
+        return Cells(1, 31 * int(window.range), 1, combine="period")
     if reach == "period":
         assert window.range is not None
         return Cells(window.slide, round(window.range / window.slide), 1, combine="period")
@@ -106,6 +110,9 @@ def fan_out(window: Window, stats: Statistics) -> float:
     if reach == "unbounded":
         return max(1.0, stats.rows / stats.rows_per_slide / 2)
     assert window.range is not None and window.slide is not None
+    calendar = grid_shape(window).calendar
+    if reach == "period" and calendar is not None and calendar.mixed:
+        return (DAYS_A_MONTH * float(window.range) + 1) / 2  # days of a period of months, on average
     if reach == "period":
         return (round(window.range / window.slide) + 1) / 2  # from a tuple's own window to the end of its period
     return max(1.0, window.range / window.slide)
@@ -131,7 +138,13 @@ def pane_candidate(window: Window, cells: Cells, decomposition: Decomposition, s
         return cells_candidate(PlanName.PANE, cells, decomposition, stats, note)
     if cells.size == 1 and cells.step == 1:
         return Candidate.refused(PlanName.PANE, "tumbling: each window is one pane, so bucket is a plain group-by")
-    if cells.combine == "period":
+    calendar = grid_shape(window).calendar
+    if cells.combine == "period" and calendar is not None and calendar.mixed:
+        note = (
+            "cells of one day; each window is a running combine of its period's days, reset where a period of "
+            "months begins: cost flat in the days a period has"
+        )
+    elif cells.combine == "period":
         note = (
             f"panes of one slide; each window is a running combine of its period's panes, reset every "
             f"{cells.size} panes: cost flat in RANGE/SLIDE"
@@ -202,4 +215,6 @@ def in_state_store(query: Query, plan: Plan) -> bool:
     window, cells = query.window, plan.cells
     if plan.family != "grid" or cells is None or cells.combine != "sliding" or not each_tuple_a_cell(plan):
         return False
+    if grid_shape(window).calendar is not None:
+        return False  # the JVM function places cells on a uniform grid; a calendar grid keeps its cells in files
     return not (window.align_first or window.attr.domain is Domain.FLOAT or window.numbers_rows)

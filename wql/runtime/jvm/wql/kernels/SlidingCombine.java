@@ -20,7 +20,10 @@ import org.apache.spark.sql.types.StructType;
  *
  * <p>With {@code cumulate} (CUMULATE windows, step 1), window w is the cells of w's period ({@code
  * size} cells from a multiple of size) up to w: a running combine that starts again at each period.
- * A key's windows run from its first cell in a period to the period's end.
+ * A key's windows run from its first cell in a period to the period's end. With {@code months}
+ * (month to date on a calendar), the cells are days from 1970-01-01 and the periods {@code months}
+ * calendar months from month {@code month_origin} (months from January 1970): a period's first cell is
+ * the first day of its first month, whatever its length.
  *
  * <p>Output rows have the input's schema, with the cell column holding the window-id; only windows
  * whose first state (the row count) is positive are kept.
@@ -28,7 +31,10 @@ import org.apache.spark.sql.types.StructType;
 public final class SlidingCombine {
   private SlidingCombine() {}
 
-  /** The request {"keys", "cell", "operations", "columns", "size", "step", "last", "cumulate"} over cells of that schema. */
+  /**
+   * The request {"keys", "cell", "operations", "columns", "size", "step", "last", "cumulate", "months",
+   * "month_origin"} over cells of that schema.
+   */
   static KernelRequest request(RequestJson request, StructType schema) {
     List<String> keys = request.strings("keys");
     String cell = request.text("cell");
@@ -42,6 +48,11 @@ public final class SlidingCombine {
     spec.size = request.number("size");
     spec.cumulate = request.flag("cumulate"); // CUMULATE: cells of one step, size to a period
     spec.step = spec.cumulate ? 1 : request.number("step");
+    spec.months = request.has("months") ? request.number("months") : 0; // month to date: day cells
+    spec.monthOrigin = request.has("month_origin") ? request.number("month_origin") : 0;
+    if (spec.months < 0 || (spec.months > 0 && !spec.cumulate)) {
+      throw new KernelRequest.Refused("months are periods of a CUMULATE window");
+    }
     if (spec.size <= 0 || spec.step <= 0) {
       throw new KernelRequest.Refused("size and step must be positive");
     }
@@ -63,6 +74,27 @@ public final class SlidingCombine {
     long size;
     long step;
     boolean cumulate;
+    long months; // month to date: periods of this many months over cells of days (0: periods of size cells)
+    long monthOrigin;
+
+    /** The period a cell falls in: `size` cells from 0, or `months` calendar months from monthOrigin. */
+    long period(long cell) {
+      if (months == 0) {
+        return Math.floorDiv(cell, size);
+      }
+      java.time.LocalDate day = java.time.LocalDate.ofEpochDay(cell);
+      long month = (day.getYear() - 1970L) * 12 + day.getMonthValue() - 1;
+      return Math.floorDiv(month - monthOrigin, months);
+    }
+
+    /** The last cell of a period. */
+    long periodEnd(long period) {
+      if (months == 0) {
+        return (period + 1) * size - 1;
+      }
+      long month = monthOrigin + (period + 1) * months;
+      return java.time.LocalDate.of(1970, 1, 1).plusMonths(month).toEpochDay() - 1;
+    }
   }
 
   /** The windows of one partition's cells, sorted by cell, with every key's cells in it. */
@@ -94,7 +126,7 @@ public final class SlidingCombine {
       if (spec.cumulate) { // CUMULATE: the running combine of the period so far is every window's
         if (queue.open) {
           emitCumulative(queue, Math.min(cell - 1, periodEnd(queue.last)));
-          if (Math.floorDiv(cell, spec.size) != Math.floorDiv(queue.last, spec.size)) {
+          if (spec.period(cell) != spec.period(queue.last)) {
             queue.restart(); // a new period: its windows hold none of the earlier cells
           }
         }
@@ -143,7 +175,7 @@ public final class SlidingCombine {
 
     /** The last cell of the period that holds `cell`. */
     private long periodEnd(long cell) {
-      return (Math.floorDiv(cell, spec.size) + 1) * spec.size - 1;
+      return spec.periodEnd(spec.period(cell));
     }
 
     /** CUMULATE: the windows ending at the key's bookmark up to `last`, all holding its running combine. */

@@ -83,6 +83,24 @@ bench: $(STAMP) check-java $(JAR)
 	$(BIN)/python benchmarks/sessions.py
 	$(BIN)/python benchmarks/streaming.py --skip-native-above 60
 
+# Apache Flink as a peer (benchmarks/peers.py, and the deep test's check of WQL's windows against Flink's):
+# PyFlink in a virtual environment of its own, never a dependency of WQL; its wheel carries Flink's runtime.
+# `make peers` builds it and runs the benchmark (PEERS_ARGS=--smoke: 20,000 rows, a few minutes).
+FLINK_VENV := .venv-flink
+FLINK_STAMP := $(FLINK_VENV)/.installed
+FLINK_VERSION := 2.3.0
+.PHONY: peers
+
+$(FLINK_STAMP):
+	@$(MAKE) --no-print-directory check-python
+	$(PYTHON) -m venv $(FLINK_VENV)
+	$(FLINK_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(FLINK_VENV)/bin/python -m pip install --quiet apache-flink==$(FLINK_VERSION)
+	@touch $(FLINK_STAMP)
+
+peers: $(STAMP) $(FLINK_STAMP) check-java $(JAR)
+	$(BIN)/python benchmarks/peers.py $(PEERS_ARGS)
+
 # The charts of docs/performance.md: run the benchmarks' --json modes into benchmarks/results.jsonl
 # (an hour or more), then draw docs/images/*.png from it. `make plots` only redraws from the file.
 BENCH_STAMP := $(VENV)/.bench-installed
@@ -91,7 +109,7 @@ $(BENCH_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	@touch $(BENCH_STAMP)
 
-bench-plots: $(BENCH_STAMP) check-java $(JAR)
+bench-plots: $(BENCH_STAMP) $(FLINK_STAMP) check-java $(JAR)
 	$(BIN)/python benchmarks/record.py --results benchmarks/results.jsonl
 	$(BIN)/python benchmarks/plots.py --results benchmarks/results.jsonl --out docs/images
 
@@ -99,4 +117,4 @@ plots: $(BENCH_STAMP)
 	$(BIN)/python benchmarks/plots.py --results benchmarks/results.jsonl --out docs/images
 
 clean:
-	rm -rf $(VENV) $(JAR) build *.egg-info .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(FLINK_VENV) $(JAR) build *.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -163,3 +163,18 @@ def land_parquet(frame: Any, folder: Path, index: int) -> None:
     shutil.rmtree(part)
     stamp = 1_700_000_000 + index
     os.utime(target, (stamp, stamp))
+
+
+def noop_stream(frame: Any, checkpoint: str) -> tuple[float, Any]:
+    """A streaming DataFrame run over the files there now (availableNow), append mode, into Spark's noop sink:
+    (seconds to the end, the finished query, whose progress reports each trigger)."""
+    started = time.perf_counter()
+    query = (
+        frame.writeStream.format("noop")
+        .outputMode("append")
+        .option("checkpointLocation", checkpoint)
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    return time.perf_counter() - started, query

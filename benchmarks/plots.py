@@ -11,7 +11,9 @@ One PNG per benchmark, each named after it; a benchmark with no lines in the fil
 - sessions.png:       sessions and frames: WQL, Spark's session_window (sessions only), tumbling;
 - intervals.png:      interval events: seconds against mean event length, WQL, bucket, explode;
 - stream_state.png:   a stream's median trigger against the keys kept, WQL's two state engines and
-                      Spark's streaming window().
+                      Spark's streaming window();
+- peers.png:          Flink's window functions on one csv: WQL, Spark's own and Flink SQL in batch and
+                      streaming mode; and the same rows as a stream, with each engine's scan alone.
 
 Needs matplotlib (`pip install -e '.[bench]'`; `make bench-plots` installs it).
 """
@@ -231,12 +233,89 @@ def stream_state(rows: list[dict[str, Any]], out: Path) -> bool:
     return True
 
 
+def peers(rows: list[dict[str, Any]], out: Path) -> bool:
+    data = of(rows, "peers")
+    if not data:
+        return False
+    fig, axes = figure(2)
+    fig.set_size_inches(15, 4.8)
+    groups = ["scan\nonly" if r["case"] == "scan" else r["case"].replace("(", "\n").rstrip(")") for r in data]
+    for axis, title, series in (
+        (
+            axes[0][0],
+            f"batch: {data[0]['rows']:,} rows of csv, 100 keys",
+            (
+                ("wql", "WQL", WQL),
+                ("native", "Spark's own", NATIVE),
+                ("flink_batch", "Flink SQL, batch", OTHER),
+                ("flink_streaming", "Flink SQL, streaming", "#9467bd"),
+            ),
+        ),
+        (
+            axes[0][1],
+            f"stream: the same rows in {data[0]['files']} files",
+            (
+                ("wql_stream", "WQL stream", WQL),
+                ("native_stream", "Spark streaming", NATIVE),
+                ("flink_streaming", "Flink SQL, streaming", "#9467bd"),
+            ),
+        ),
+    ):
+        bars(axis, groups, [(label, color, [r.get(f"{key}_s") for r in data]) for key, label, color in series])
+        refused_bars(axis, data, [key for key, _, _ in series])
+        plain_log_y(axis)
+        shown = [r[f"{key}_s"] for r in data for key, _, _ in series if r.get(f"{key}_s") is not None]
+        axis.set_ylim(min(shown) / 2, max(shown) * 6)  # room for the smallest bar, and for the legend above
+        axis.legend(frameon=False, fontsize=8, ncol=len(series), loc="upper center")
+        axis.tick_params(axis="x", labelsize=7)
+        axis.set_title(title, fontsize=10)
+    save(fig, out / "peers.png", f"local[*] and Flink's local mini-cluster, 2 shared cores; {load_range(data)}")
+    return True
+
+
+def refused_bars(axis: Any, data: list[dict[str, Any]], engines: list[str]) -> None:
+    """'refused' where an engine has no form of the window, at its bar's place."""
+    width = 0.8 / len(engines)
+    for group, row in enumerate(data):
+        for index, engine in enumerate(engines):
+            if row.get(f"{engine}_s") is None and engine in row.get("refused", {}):
+                x = group + (index - (len(engines) - 1) / 2) * width
+                axis.annotate(
+                    "refused",
+                    (x, 0),
+                    xycoords=("data", "axes fraction"),
+                    xytext=(0, 3),
+                    textcoords="offset points",
+                    rotation=90,
+                    ha="center",
+                    va="bottom",
+                    fontsize=6,
+                )
+
+
+def plain_log_y(axis: Any) -> None:
+    """A log y axis labelled with plain numbers at 1, 2 and 5 of each power of ten, as plain_log's."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis.set_yscale("log")
+    axis.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    axis.yaxis.set_minor_formatter(NullFormatter())
+
+
+def load_range(data: list[dict[str, Any]]) -> str:
+    """The load average over a benchmark's own processes (load_low, load_high), as loads() says it."""
+    low, high = min(r["load_low"] for r in data), max(r["load_high"] for r in data)
+    return f"load average {low:.1f}" if low == high else f"load average {low:.1f}–{high:.1f}"
+
+
 CHARTS = {
     "sliding": sliding,
     "slide_by_tuple": slide_by_tuple,
     "sessions": sessions,
     "intervals": intervals,
     "stream_state": stream_state,
+    "peers": peers,
 }
 
 # --tables: each benchmark's lines as a markdown table for docs/performance.md: (title, benchmarks, columns).
@@ -322,6 +401,26 @@ TABLES = (
         "calendar",
         ("calendar",),
         ("case", "plan", "windows", "wql_s", "tumbling_s", "spark_s", "spark_over_wql", "wql_over_tumbling", "load"),
+    ),
+    (
+        "peers",
+        ("peers",),
+        (
+            "case",
+            "plan",
+            "wql_s",
+            "native_s",
+            "flink_batch_s",
+            "flink_streaming_s",
+            "native_over_wql",
+            "flink_over_wql",
+            "wql_stream_s",
+            "native_stream_s",
+            "flink_streaming_over_wql_stream",
+            "flink_start_s",
+            "load_low",
+            "load_high",
+        ),
     ),
 )
 

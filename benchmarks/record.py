@@ -37,6 +37,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "sessions": ["sessions.py", "--json"],
     "intervals": ["intervals.py", "--json", "--repeat", "1"],  # its slowest contenders take minutes a run
     "calendar": ["calendar.py", "--json"],
+    "peers": ["peers.py", "--json"],  # Flink in .venv-flink: `make peers` builds it
 }
 
 

@@ -50,7 +50,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness import counting_sink, described, land_parquet, session
+from harness import counting_sink, described, land_parquet, noop_stream, session
 
 SLIDE_SECONDS = 60
 KEYS = 100
@@ -132,16 +132,8 @@ def stream_native(spark: Any, folder: Path, work: Path, aggregate: Any) -> float
     checkpoint = tempfile.mkdtemp(prefix="wql-bench-native-", dir=work)
     stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(folder))
     windows = aggregate(stream.withWatermark("ts", "0 seconds"))
-    started = time.perf_counter()
-    query = (
-        windows.writeStream.format("noop")
-        .outputMode("append")
-        .option("checkpointLocation", checkpoint)
-        .trigger(availableNow=True)
-        .start()
-    )
-    query.awaitTermination()
-    return time.perf_counter() - started
+    seconds, _ = noop_stream(windows, checkpoint)
+    return seconds
 
 
 def stream_floor(spark: Any, folder: Path, work: Path, ratio: int) -> float:

@@ -55,7 +55,15 @@ def test_the_tables_come_from_the_same_lines() -> None:
     rows = [json.loads(line) for line in RESULTS.read_text(encoding="utf-8").splitlines()]
     text = PERFORMANCE.read_text(encoding="utf-8")
     for row in rows:
-        for key in ("wql_s", "native_s", "over_s"):
+        for key in (
+            "wql_s",
+            "native_s",
+            "over_s",
+            "flink_batch_s",
+            "flink_streaming_s",
+            "wql_stream_s",
+            "native_stream_s",
+        ):
             if row.get(key) is not None:
                 assert f"{row[key]:.2f} s" in text or f"{row[key]:.1f} s" in text, (row["benchmark"], key, row[key])
 

@@ -183,7 +183,7 @@ def test_the_support_codes_calls_into_a_job_follow_its_declared_contract() -> No
             assert ("retracts" in job.STREAMING) == name.endswith("EMIT CHANGES"), name
             store = job.STREAMING["store"]
             if store is not None:
-                typed = {"cells": contract.CellStore, "session": contract.SessionStore}[store["kind"]]
+                typed = {"cells": contract.CellStore, "session": contract.SessionStore}[store["state"]]
                 assert set(store) == keys(typed)[1], name
 
 

@@ -70,7 +70,7 @@ STREAMING = {
     "opened": False,
     "lowered": True,
     "store": {
-        "kind": "cells",
+        "state": "cells",
         "keys": ["sensor"],
         "cell": "_cell",
         "operations": ["sum", "sum", "max"],

@@ -69,7 +69,7 @@ STREAMING = {
     "opened": False,
     "lowered": True,
     "store": {
-        "kind": "cells",
+        "state": "cells",
         "keys": ["sensor"],
         "cell": "_cell",
         "operations": ["sum", "sum", "sum", "max"],

@@ -68,7 +68,7 @@ STREAMING = {
     "opened": True,
     "lowered": True,
     "store": {
-        "kind": "session",
+        "state": "session",
         "keys": ["user_id"],
         "gap": 1800000000,
         "operations": ["sum", "sum", "sum", "sum"],

@@ -52,7 +52,7 @@ def store_request(ctx: Context) -> CellStore | None:
     assert window.slide is not None and cells is not None and decomposition is not None
     assert any(s.name == "shares" for s in ctx.stages), "each tuple a cell: the job has the shares stage"
     return {
-        "kind": "cells",
+        "state": "cells",
         "keys": ctx.keys(),
         "cell": "_cell",
         "operations": decomposition.operations,

@@ -345,7 +345,7 @@ def store_request(ctx: Context) -> SessionStore | None:
         return None
     assert decomposition is not None and run_rule(ctx).gap is not None
     return {
-        "kind": "session",
+        "state": "session",
         "keys": _partitions(ctx),
         "gap": int(run_rule(ctx).gap),
         "operations": decomposition.operations,

@@ -32,7 +32,7 @@ class Stream(TypedDict):
 class CellStore(TypedDict):
     """What Spark's state store keeps of a grid query (STREAMING["store"]), read by the JVM's StreamCells."""
 
-    kind: Literal["cells"]
+    state: Literal["cells"]  # which JVM function keeps it: StreamCells
     keys: list[str]
     cell: str  # the column of a tuple's cell index
     operations: list[str]  # each partial state's combine: sum, min, max, moments
@@ -56,7 +56,7 @@ class CalendarGrid(TypedDict):
 class SessionStore(TypedDict):
     """What Spark's state store keeps of a session query (STREAMING["store"]), read by the JVM's StreamSessions."""
 
-    kind: Literal["session"]
+    state: Literal["session"]  # which JVM function keeps it: StreamSessions
     keys: list[str]  # the PATTR columns
     gap: int  # GAP, base units
     operations: list[str]  # each partial state's combine, the first the tuple's count

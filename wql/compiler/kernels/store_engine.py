@@ -178,7 +178,7 @@ class StoreEngine(TriggerRun):
 
         rows = self.found.where(self.raw).drop("_kind", "_window")
         columns = as_read(rows.columns)
-        if STREAMING["store"].get("generous") and STREAMING["store"]["kind"] == "session":
+        if STREAMING["store"].get("generous") and STREAMING["store"]["state"] == "session":
             points = self.found.where(F.col("_kind") == "closing").select("_window.*")
             points = points.select(
                 *(F.col(f"`{c}`") for c in STREAMING["store"]["keys"]), F.col("wid").alias("_closed_t")
@@ -220,7 +220,7 @@ def stores_state(spark):
 def store_function():
     """The JVM function of flatMapGroupsWithState that keeps this query's state: a grid's open cells
     (StreamCells) or a key's open sessions (StreamSessions)."""
-    return "StreamSessions" if STREAMING["store"]["kind"] == "session" else "StreamCells"
+    return "StreamSessions" if STREAMING["store"]["state"] == "session" else "StreamCells"
 
 
 def timed_tuples(source):
@@ -252,7 +252,7 @@ def stored_tuples(rows):
     from pyspark.sql import functions as F
 
     store = STREAMING["store"]
-    if store["kind"] != "session":
+    if store["state"] != "session":
         return shares(prepare(rows))
     tuples = prepare(rows)
     inside = F.col("_in") if "_in" in tuples.columns else F.lit(True)
@@ -275,7 +275,7 @@ def stored_windows(found):
     from pyspark.sql import functions as F
 
     windows = found.where(F.col("_kind") == "window").select("_window.*")
-    if STREAMING["store"]["kind"] != "session" or STREAMING["store"]["emit"] != "changes":
+    if STREAMING["store"]["state"] != "session" or STREAMING["store"]["emit"] != "changes":
         return finish(lower(windows))
     current = lower(windows)
     held = lower(found.where(F.col("_kind") == "held").select("_window.*"))

@@ -59,7 +59,7 @@ public final class StreamSessions implements FlatMapGroupsWithStateFunction<Row,
 
     Spec(RequestJson request, StructType input) {
       super(request, input);
-      if (!"session".equals(request.text("kind"))) {
+      if (!"session".equals(request.text("state"))) {
         throw new KernelRequest.Refused("only sessions are kept here");
       }
       if (generous && changes) {

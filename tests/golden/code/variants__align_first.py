@@ -32,7 +32,7 @@ ORIGIN = 0  # ALIGN FIRST: from the first arrival's value, _anchor
 STREAMS = {
     "traffic": {
         "parameter": "traffic",
-        "path": "<root>/examples/data/traffic.csv",
+        "path": "examples/data/traffic.csv",
         "format": "csv",
         "schema": "`seg_id` STRING, `speed` DOUBLE, `ts` TIMESTAMP",
         "options": {"header": "true"},

@@ -34,7 +34,7 @@ PERIOD = 6  # CUMULATE: windows per period of RANGE
 STREAMS = {
     "traffic": {
         "parameter": "traffic",
-        "path": "<root>/examples/data/traffic.csv",
+        "path": "examples/data/traffic.csv",
         "format": "csv",
         "schema": "`seg_id` STRING, `speed` DOUBLE, `ts` TIMESTAMP",
         "options": {"header": "true"},

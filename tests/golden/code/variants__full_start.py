@@ -34,7 +34,7 @@ FIRST_FULL = 1  # FULL START: the first window to start at row 0 or after
 STREAMS = {
     "views": {
         "parameter": "views",
-        "path": "<root>/examples/variants/data/views.csv",
+        "path": "examples/variants/data/views.csv",
         "format": "csv",
         "schema": "`user_id` STRING, `page` STRING, `ts_ms` BIGINT",
         "options": {"header": "true"},

@@ -34,7 +34,7 @@ FIRST_WID = 1  # KAFKA: the window [0, RANGE); none starts before 0
 STREAMS = {
     "views": {
         "parameter": "views",
-        "path": "<root>/examples/variants/data/views.csv",
+        "path": "examples/variants/data/views.csv",
         "format": "csv",
         "schema": "`user_id` STRING, `page` STRING, `ts_ms` BIGINT",
         "options": {"header": "true"},

@@ -32,7 +32,7 @@ GRACE = 3000  # Kafka's grace: a record past it joins only open stored windows
 STREAMS = {
     "readings": {
         "parameter": "readings",
-        "path": "<root>/examples/variants/data/readings.csv",
+        "path": "examples/variants/data/readings.csv",
         "format": "csv",
         "schema": "`sensor` STRING, `celsius` DOUBLE, `ts_ms` BIGINT",
         "options": {"header": "true"},

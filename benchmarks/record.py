@@ -36,7 +36,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "slide_by_tuple_max": ["slide_by_tuple.py", "--json", "--aggregate", "max"],
     "sessions": ["sessions.py", "--json"],
     "intervals": ["intervals.py", "--json", "--repeat", "1"],  # its slowest contenders take minutes a run
-    "calendar": ["calendar.py", "--json"],
+    "calendar": ["calendar_windows.py", "--json"],  # not calendar.py: it would hide the standard library's
     "peers": ["peers.py", "--json"],  # Flink in .venv-flink: `make peers` builds it
 }
 

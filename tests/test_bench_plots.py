@@ -112,3 +112,10 @@ def _in_view(label: Any, axis: Any, which: str) -> bool:
     low, high = sorted(axis.get_xlim() if which == "x" else axis.get_ylim())
     value = label.get_position()[0 if which == "x" else 1]
     return bool(low <= value <= high)
+
+
+def test_no_benchmark_hides_a_standard_library_module() -> None:
+    """The benchmarks run as scripts, so their folder comes first on sys.path: a benchmarks/calendar.py hid
+    the standard library's calendar from matplotlib's dateutil, and plots.py failed to import."""
+    names = {path.stem for path in (ROOT / "benchmarks").glob("*.py")}
+    assert not names & sys.stdlib_module_names

@@ -1,6 +1,6 @@
 """Calendar windows: months, and a zone's local days, against the Spark a user would write.
 
-    python benchmarks/calendar.py [--rows N] [--cases months,days] [--check-rows M] [--json]
+    python benchmarks/calendar_windows.py [--rows N] [--cases months,days] [--check-rows M] [--json]
 
 N rows (default 5,000,000) of 100 keys over four years (2021-2024, a reading every 25 s at the
 default N), an amount v in cents; sum, count and avg of v per key and window. Two cases, each timed

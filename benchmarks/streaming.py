@@ -1,10 +1,12 @@
 """Sliding windows on a stream: WQL's streaming job against Spark's streaming window() and WQL's batch run.
 
-    python benchmarks/streaming.py [--rows N | --rows-per-trigger N] [--files 10] [--ratios 1,10,60,240]
-                                   [--no-sessions] [--json] [--repeat 2] [--verbose]
+    python benchmarks/streaming.py [--rows N | --rows-per-trigger N] [--files 10] [--files-per-trigger 1]
+                                   [--ratios 1,10,60,240] [--no-sessions] [--json] [--repeat 2] [--verbose]
 
 N rows (default 5,000,000) of 100 keys, a reading every 0.1 s, written once as --files parquet files
-in time order. Each contender reads them from disk (nothing cached), one file per trigger:
+in time order. Each contender reads them from disk (nothing cached), one file per trigger; with
+--files-per-trigger K each trigger's rows are K files instead (as a source that lands many small files
+does), so a trigger's scan is K tasks rather than one:
 
 - wql:    the job `wql compile --stream` prints (slack 0: the files arrive in order), windows written
           to Spark's noop sink as they close, then drained;
@@ -57,13 +59,17 @@ KEYS = 100
 GAP_SECONDS = 30  # the session case: readings 10 s apart, pauses of 60 s
 PAUSE_EVERY = 500  # rows: each key's 50 readings per 500 rows, one block in ten left out
 SCHEMA = "k INT, v DOUBLE, ts TIMESTAMP"
+PER_TRIGGER = [1]  # files a trigger reads (--files-per-trigger), set once in main before any stream starts
 
 
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=5_000_000)
     parser.add_argument("--files", type=int, default=10, help="parquet files, one per trigger")
-    parser.add_argument("--rows-per-trigger", type=int, help="rows of each file (sets --rows to this × --files)")
+    parser.add_argument("--rows-per-trigger", type=int, help="rows of each trigger (sets --rows to this × --files)")
+    parser.add_argument(
+        "--files-per-trigger", type=int, default=1, help="files each trigger reads (its rows split into them)"
+    )
     parser.add_argument("--ratios", default="1,10,60,240", help="RANGE/SLIDE ratios, comma-separated")
     parser.add_argument("--skip-native-above", type=int, default=None, help="leave out native above this ratio")
     parser.add_argument("--json", action="store_true", help="one JSON object per ratio")
@@ -117,7 +123,7 @@ def stream_wql(spark: Any, compiled: Any, verbose: bool) -> tuple[float, int, in
     sink = counting_sink(counted)
     report = (lambda t: print("  " + t.line(), file=sys.stderr)) if verbose else None
     started = time.perf_counter()
-    run = compiled.start(spark, sink=sink, once=True, max_files=1, on_trigger=report)
+    run = compiled.start(spark, sink=sink, once=True, max_files=PER_TRIGGER[0], on_trigger=report)
     run.wait()
     jobs = len(spark.sparkContext.statusTracker().getJobIdsForGroup(str(run.query.runId)))
     run.drain()
@@ -130,7 +136,7 @@ def stream_wql(spark: Any, compiled: Any, verbose: bool) -> tuple[float, int, in
 def stream_native(spark: Any, folder: Path, work: Path, aggregate: Any) -> float:
     """Spark's own streaming aggregation (`aggregate` of the watermarked stream), append mode, noop sink."""
     checkpoint = tempfile.mkdtemp(prefix="wql-bench-native-", dir=work)
-    stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(folder))
+    stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", PER_TRIGGER[0]).parquet(str(folder))
     windows = aggregate(stream.withWatermark("ts", "0 seconds"))
     seconds, _ = noop_stream(windows, checkpoint)
     return seconds
@@ -143,7 +149,7 @@ def stream_floor(spark: Any, folder: Path, work: Path, ratio: int) -> float:
     from pyspark.sql import functions as F
 
     checkpoint = tempfile.mkdtemp(prefix="wql-bench-floor-", dir=work)
-    stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(folder))
+    stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", PER_TRIGGER[0]).parquet(str(folder))
     pane = F.floor(F.unix_micros("ts") / (SLIDE_SECONDS * 1_000_000)).alias("pane")
 
     def aggregate(rows: Any, batch: int) -> None:
@@ -159,7 +165,7 @@ def stream_empty(spark: Any, folder: Path, work: Path) -> float:
     """Structured Streaming's own cost of the triggers: the same source and trigger as the floor, and a
     foreachBatch that reads nothing (offsets, commits, planning the micro-batch, the call into Python)."""
     checkpoint = tempfile.mkdtemp(prefix="wql-bench-empty-stream-", dir=work)
-    stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(folder))
+    stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", PER_TRIGGER[0]).parquet(str(folder))
     started = time.perf_counter()
     query = stream.writeStream.foreachBatch(lambda rows, batch: None).option("checkpointLocation", checkpoint)
     query.trigger(availableNow=True).start().awaitTermination()
@@ -233,7 +239,8 @@ def main() -> int:
     spark.conf.set("spark.wql.stream.state", args.state)
     work = Path(tempfile.mkdtemp(prefix="wql-bench-stream-"))
     folder = work / "in"
-    write_files(spark, args.rows, args.files, folder)
+    PER_TRIGGER[0] = args.files_per_trigger
+    write_files(spark, args.rows, args.files * args.files_per_trigger, folder)
     ratios = [int(r) for r in args.ratios.split(",") if r]
     empty_shown = False
     try:
@@ -244,7 +251,9 @@ def main() -> int:
             if not empty_shown:  # the fixed cost: a trigger with no rows, on a stream with open windows
                 checkpoint = tempfile.mkdtemp(prefix="wql-bench-empty-", dir=work)
                 spark.conf.set("spark.wql.stream.state", "files")  # a trigger the driver runs by itself
-                warm = compiled.start(spark, sink=lambda w, t: 0, once=True, max_files=1, checkpoint=checkpoint)
+                warm = compiled.start(
+                    spark, sink=lambda w, t: 0, once=True, max_files=PER_TRIGGER[0], checkpoint=checkpoint
+                )
                 warm.wait()
                 nothing = spark.read.schema(SCHEMA).parquet(str(folder)).limit(0)
                 batch_number = len(warm.triggers)
@@ -275,6 +284,7 @@ def main() -> int:
                 "state_rows": state_rows,
                 "triggers": triggers,
                 "rows_per_trigger": args.rows // args.files,
+                "files_per_trigger": args.files_per_trigger,
                 "jobs_per_trigger": round(jobs, 1),
                 "empty_trigger_s": round(empty_s, 3),
                 "windows_equal_batch": emitted == batch_windows,
@@ -322,7 +332,7 @@ def session_case(spark: Any, args: argparse.Namespace, work: Path) -> None:
     import wql
 
     folder = work / "sessions"
-    write_files(spark, args.rows, args.files, folder, pauses=True)
+    write_files(spark, args.rows, args.files * args.files_per_trigger, folder, pauses=True)
     text = (
         f"CREATE STREAM bench ({SCHEMA}) FROM '{folder}' FORMAT parquet;\n"
         f"SELECT sum(v) AS total, count(*) AS n, max(v) AS top "
@@ -345,6 +355,7 @@ def session_case(spark: Any, args: argparse.Namespace, work: Path) -> None:
         "state_rows": state_rows,
         "triggers": triggers,
         "rows_per_trigger": args.rows // args.files,
+        "files_per_trigger": args.files_per_trigger,
         "jobs_per_trigger": round(jobs, 1),
         "windows_equal_batch": emitted == batch_windows,
         "native_over_wql": round(native_s / wql_s, 2),

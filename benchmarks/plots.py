@@ -11,7 +11,7 @@ One PNG per benchmark, each named after it; a benchmark with no lines in the fil
 - sessions.png:       sessions and frames: WQL, Spark's session_window (sessions only), tumbling;
 - intervals.png:      interval events: seconds against mean event length, WQL, bucket, explode;
 - stream_state.png:   a stream's median trigger against the keys kept, WQL's two state engines and
-                      Spark's streaming window();
+                      Spark's streaming window(), with Spark's RocksDB and in-memory state store providers;
 - peers.png:          Flink's window functions on one csv: WQL, Spark's own and Flink SQL in batch and
                       streaming mode; and the same rows as a stream, with each engine's scan alone.
 
@@ -205,7 +205,8 @@ def intervals(rows: list[dict[str, Any]], out: Path) -> bool:
 
 
 def stream_state(rows: list[dict[str, Any]], out: Path) -> bool:
-    data = of(rows, "stream_state")
+    """Per ratio, each engine's median trigger against the keys; RocksDB solid, in memory dashed."""
+    data = of(rows, "stream_state") + of(rows, "stream_state_memory")
     if not data:
         return False
     ratios = sorted({r["ratio"] for r in data})
@@ -214,16 +215,21 @@ def stream_state(rows: list[dict[str, Any]], out: Path) -> bool:
         points = sorted((r for r in data if r["ratio"] == ratio), key=lambda r: r["keys"])
         # Tumbling windows (ratio 1) take the bucket plan, whose state is in the checkpoint's own files.
         where = "bucket plan, state in its own files" if ratio == 1 else "pane plan, state in Spark's state store"
-        for key, label, color in (
-            ("wql_trigger_s", f"WQL ({where})", WQL),
-            ("files_trigger_s", "WQL, state in its own files", OTHER),
-            ("native_trigger_s", "Spark's streaming window()", NATIVE),
-        ):
-            shown = [r for r in points if r.get(key) is not None]
-            if shown:
-                axis.plot([r["keys"] for r in shown], [r[key] for r in shown], marker="o", label=label, color=color)
+        for provider, style in (("rocksdb", "-"), ("memory", "--")):
+            at = [r for r in points if r.get("provider", "rocksdb") == provider]
+            name = "RocksDB" if provider == "rocksdb" else "in memory"
+            for key, label, color in (
+                ("wql_trigger_s", f"WQL ({where}), {name}", WQL),
+                ("files_trigger_s", f"WQL, state in its own files, {name}", OTHER),
+                ("native_trigger_s", f"Spark's streaming window(), {name}", NATIVE),
+            ):
+                shown = [r for r in at if r.get(key) is not None]
+                if shown:
+                    keys, seconds = [r["keys"] for r in shown], [r[key] for r in shown]
+                    axis.plot(keys, seconds, style, marker="o", label=label, color=color)
         plain_log(axis)
-        axis.set_xticks([r["keys"] for r in points], [f"{r['keys']:,}" for r in points])
+        ticks = sorted({r["keys"] for r in points})
+        axis.set_xticks(ticks, [f"{k:,}" for k in ticks])
         axis.set_xlabel("keys (the state grows with them; rows per trigger do not)")
         axis.set_ylabel("seconds, median trigger")
         rows_in = f"{points[0]['rows_per_trigger']:,}" if points else ""
@@ -327,8 +333,9 @@ TABLES = (
     ),
     (
         "streaming",
-        ("streaming",),
+        ("streaming", "streaming_4_files"),
         (
+            "files_per_trigger",
             "ratio",
             "case",
             "plan",
@@ -345,8 +352,9 @@ TABLES = (
     ),
     (
         "stream state",
-        ("stream_state",),
+        ("stream_state", "stream_state_memory"),
         (
+            "provider",
             "keys",
             "ratio",
             "windows_per_trigger",

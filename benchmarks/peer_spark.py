@@ -7,7 +7,7 @@ Reads the csv files in DIR (peer_cases.py's layout) and prints one JSON line per
 peer_cases.BENCH_CASES, each window's result written whole to Spark's noop sink, which keeps nothing:
 
 - wql, batch:    the query as `wql run` runs it (the stream read from its csv files and checked, then
-                 the plan WQL chooses); one more line ("read") times that read alone: the csv parsed
+                 the plan WQL chooses); one more line ("scan") times that read alone: the csv parsed
                  with a column for malformed lines, its rows counted and cached, as every case's run
                  does before its windows;
 - spark, batch:  what a Spark user writes: groupBy(k, window(ts, size, slide)) for TUMBLE and HOP,
@@ -233,7 +233,7 @@ def main() -> int:
             emit({"case": case.name, **row})
         folder = str(Path(args.input).resolve())
         if args.engine == "wql" and args.mode == "batch":
-            emit({"case": "read", "seconds": round(wql_read(spark, folder, args.repeat), 3)})
+            emit({"case": "scan", "seconds": round(wql_read(spark, folder, args.repeat), 3)})
         if args.engine == "spark":
             if args.mode == "batch":
                 floor = batch(spark, lambda: scan(spark.read.schema(SPARK_SCHEMA).csv(folder)), args.repeat)

@@ -28,7 +28,7 @@ each is timed):
 One JSON line per window (--json) with each engine's seconds (best of --repeat), Flink's form of the
 window (its table-valued function, or its older group window where it refuses that), what each engine
 refused and why, the windows each produced where they differ from WQL's, and the load average before and
-after each process; then one line with the scans alone (and WQL's read alone: the csv parsed, checked,
+after each process; then one line with the scans alone (WQL's is its read: the csv parsed, checked,
 counted and cached, as each of its batch runs does first) and Flink's start. --smoke is 20,000 rows in 2
 files, one run each. The machine is shared: read the ratios, with the load.
 """
@@ -116,22 +116,16 @@ def one_file(folder: Path, target: Path) -> Path:
 def commands(args: argparse.Namespace, folder: Path, in_order: Path) -> dict[str, list[str]]:
     """Each engine's process: its command line (Flink's streaming mode reads `in_order`, the rows as one file)."""
     spark = [sys.executable, str(HERE / "peer_spark.py"), "--input", str(folder), "--repeat", str(args.repeat)]
-    flink = [str(args.flink_python), str(HERE / "peer_flink.py"), "--input", str(folder), "--repeat", str(args.repeat)]
+
+    def flink(rows: Path) -> list[str]:
+        return [str(args.flink_python), str(HERE / "peer_flink.py"), "--input", str(rows), "--repeat", str(args.repeat)]
+
     slack = ["--slack", str(WATERMARK_S)]
     return {
         "wql": [*spark, "--engine", "wql", "--mode", "batch"],
         "native": [*spark, "--engine", "spark", "--mode", "batch"],
-        "flink_batch": [*flink, "--mode", "batch"],
-        "flink_streaming": [
-            *flink[:2],
-            "--input",
-            str(in_order),
-            *flink[4:],
-            "--mode",
-            "streaming",
-            "--watermark",
-            str(WATERMARK_S),
-        ],
+        "flink_batch": [*flink(folder), "--mode", "batch"],
+        "flink_streaming": [*flink(in_order), "--mode", "streaming", "--watermark", str(WATERMARK_S)],
         "wql_stream": [*spark, "--engine", "wql", "--mode", "stream", *slack],
         "native_stream": [*spark, "--engine", "spark", "--mode", "stream", *slack],
     }
@@ -210,8 +204,6 @@ def main() -> int:
     }
     lines = [{**merged(case.name, results), **common} for case in BENCH_CASES]
     scans = {f"{e}_s": results[e]["scan"]["seconds"] for e in results if "scan" in results[e]}
-    if "read" in results.get("wql", {}):  # WQL's read alone: parsed, checked, counted and cached
-        scans["wql_read_s"] = results["wql"]["read"]["seconds"]
     start = results.get("flink_batch", {}).get("start") or results.get("flink_streaming", {}).get("start")
     lines.append({"case": "scan", **scans, "flink_start_s": start and start["seconds"], **common})
     for line in lines:

@@ -269,21 +269,16 @@ def peers(rows: list[dict[str, Any]], out: Path) -> bool:
             ),
         ),
     ):
-        bars(axis, groups, [(label, color, [peer_seconds(r, key) for r in data]) for key, label, color in series])
+        bars(axis, groups, [(label, color, [r.get(f"{key}_s") for r in data]) for key, label, color in series])
         refused_bars(axis, data, [key for key, _, _ in series])
         plain_log_y(axis)
-        shown = [peer_seconds(r, key) for r in data for key, _, _ in series if peer_seconds(r, key) is not None]
+        shown = [r[f"{key}_s"] for r in data for key, _, _ in series if r.get(f"{key}_s") is not None]
         axis.set_ylim(min(shown) / 2, max(shown) * 6)  # room for the smallest bar, and for the legend above
         axis.legend(frameon=False, fontsize=8, ncol=len(series), loc="upper center")
         axis.tick_params(axis="x", labelsize=7)
         axis.set_title(title, fontsize=10)
     save(fig, out / "peers.png", f"local[*] and Flink's local mini-cluster, 2 shared cores; {load_range(data)}")
     return True
-
-
-def peer_seconds(row: dict[str, Any], engine: str) -> float | None:
-    """An engine's seconds in a peers line; in the scan line WQL's is its read (parsed, checked, cached)."""
-    return row.get(f"{engine}_s", row.get(f"{engine}_read_s"))
 
 
 def refused_bars(axis: Any, data: list[dict[str, Any]], engines: list[str]) -> None:
@@ -432,7 +427,6 @@ TABLES = (
             "wql_stream_s",
             "native_stream_s",
             "flink_streaming_over_wql_stream",
-            "wql_read_s",
             "flink_start_s",
             "load_low",
             "load_high",
